@@ -1,0 +1,55 @@
+// Chooses a backend from --device. The CUDA backend is linked only when it
+// was built (RESIDENT_HAVE_CUDA).
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "server/base/log.h"
+#include "server/device/cpu/cpu_backend.h"
+#include "server/device/device.h"
+#ifdef RESIDENT_HAVE_CUDA
+#include "server/device/cuda/cuda_backend.h"
+#endif
+
+namespace resident {
+
+bool CudaSupportBuilt() {
+#ifdef RESIDENT_HAVE_CUDA
+  return true;
+#else
+  return false;
+#endif
+}
+
+absl::StatusOr<std::unique_ptr<Backend>> CreateBackend(const std::string& spec) {
+  if (spec == "cpu") return std::unique_ptr<Backend>(NewCpuBackend());
+  int ordinal = 0;
+  const bool is_auto = spec == "auto";
+  if (!is_auto) {
+    if (!absl::StartsWith(spec, "cuda:") ||
+        !absl::SimpleAtoi(spec.substr(5), &ordinal) || ordinal < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "unknown device '", spec, "': expected auto, cpu or cuda:N"));
+    }
+  }
+#ifdef RESIDENT_HAVE_CUDA
+  if (is_auto && CudaDeviceCount() == 0) {
+    RESIDENT_LOG(kInfo, "device auto: no CUDA device present, using cpu");
+    return std::unique_ptr<Backend>(NewCpuBackend());
+  }
+  return NewCudaBackend(ordinal);
+#else
+  if (is_auto) {
+    RESIDENT_LOG(kInfo, "device auto: built without CUDA support, using cpu");
+    return std::unique_ptr<Backend>(NewCpuBackend());
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "device '", spec, "' needs CUDA support, which this build lacks "
+      "(configure with -DRESIDENT_CUDA=ON on a machine with nvcc)"));
+#endif
+}
+
+}  // namespace resident
