@@ -1,0 +1,120 @@
+#include "kernels/cpu/convert.h"
+
+#include <algorithm>
+#include <cstdint>
+
+#include "absl/strings/str_cat.h"
+#include "kernels/cpu/broadcast.h"
+#include "server/base/shape.h"
+
+namespace resident::cpu {
+namespace {
+
+template <typename To, typename From>
+absl::Status CastTyped(ThreadPool* pool, const ConstView& a,
+                       const MutView& out) {
+  const absl::Span<const int64_t> shapes[] = {a.shape, out.shape};
+  absl::StatusOr<BroadcastLayout> made = MakeBroadcastLayout(out.shape, shapes);
+  if (!made.ok()) return made.status();
+  const BroadcastLayout& layout = *made;
+  const From* pa = static_cast<const From*>(a.data);
+  To* po = static_cast<To*>(out.data);
+  const int last = static_cast<int>(layout.dims.size()) - 1;
+  const int64_t sa = last < 0 ? 0 : layout.strides[0][last];
+  ParallelFor(pool, out.size(), kParallelGrain, [&](int64_t begin, int64_t end) {
+    ForEachRow(layout, begin, end, [&](const int64_t* off, int64_t count) {
+      const From* src = pa + off[0];
+      To* dst = po + off[1];
+      if (sa == 1) {
+        for (int64_t i = 0; i < count; ++i) {
+          dst[i] = ConvertElement<To, From>(src[i]);
+        }
+      } else if (sa == 0) {
+        std::fill(dst, dst + count, ConvertElement<To, From>(*src));
+      } else {
+        for (int64_t i = 0; i < count; ++i) {
+          dst[i] = ConvertElement<To, From>(src[i * sa]);
+        }
+      }
+    });
+  });
+  return absl::OkStatus();
+}
+
+// The value Fill writes, as numpy.full(shape, value, dtype) gives it.
+template <typename T>
+T ScalarAs(const Scalar& value) {
+  if constexpr (std::is_same_v<T, uint8_t>) {
+    return static_cast<T>(value.as_bool());
+  } else if constexpr (std::is_floating_point_v<T>) {
+    return static_cast<T>(value.as_double());
+  } else if constexpr (std::is_same_v<T, int32_t>) {
+    // A float goes through NumPy's float -> int32 cast (3e9 -> INT32_MIN);
+    // integers the program layer has range-checked.
+    if (value.is_float()) return ConvertElement<int32_t>(value.as_double());
+    return static_cast<int32_t>(value.as_int64());
+  } else {
+    return value.as_int64();
+  }
+}
+
+}  // namespace
+
+absl::Status Cast(ThreadPool* pool, const ConstView& a, const MutView& out) {
+  return DispatchDType(out.dtype, [&](auto to) {
+    return DispatchDType(a.dtype, [&](auto from) {
+      return CastTyped<decltype(to), decltype(from)>(pool, a, out);
+    });
+  });
+}
+
+absl::Status Fill(ThreadPool* pool, const Scalar& value, const MutView& out) {
+  return DispatchDType(out.dtype, [&](auto zero) {
+    using T = decltype(zero);
+    const T v = ScalarAs<T>(value);
+    T* p = static_cast<T*>(out.data);
+    ParallelFor(pool, out.size(), kParallelGrain,
+                [&](int64_t begin, int64_t end) {
+                  std::fill(p + begin, p + end, v);
+                });
+    return absl::OkStatus();
+  });
+}
+
+absl::Status Arange(ThreadPool* pool, const Scalar& start, const Scalar& delta,
+                    const MutView& out) {
+  if (out.shape.size() != 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "arange output must be 1-D, got shape ", ShapeString(out.shape)));
+  }
+  if (out.dtype == DType::kBool) {
+    return absl::InvalidArgumentError("arange does not fill bool arrays");
+  }
+  return DispatchDType(out.dtype, [&](auto zero) {
+    using T = decltype(zero);
+    T* p = static_cast<T*>(out.data);
+    if constexpr (std::is_floating_point_v<T>) {
+      const T s = static_cast<T>(start.as_double());
+      const T d = static_cast<T>(delta.as_double());
+      ParallelFor(pool, out.size(), kParallelGrain,
+                  [&](int64_t begin, int64_t end) {
+                    for (int64_t i = begin; i < end; ++i) {
+                      p[i] = s + static_cast<T>(i) * d;
+                    }
+                  });
+    } else {
+      // Wrapping in 64 bits and truncating equals wrapping in T.
+      const uint64_t s = static_cast<uint64_t>(start.as_int64());
+      const uint64_t d = static_cast<uint64_t>(delta.as_int64());
+      ParallelFor(pool, out.size(), kParallelGrain,
+                  [&](int64_t begin, int64_t end) {
+                    for (int64_t i = begin; i < end; ++i) {
+                      p[i] = static_cast<T>(s + static_cast<uint64_t>(i) * d);
+                    }
+                  });
+    }
+    return absl::OkStatus();
+  });
+}
+
+}  // namespace resident::cpu

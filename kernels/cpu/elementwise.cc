@@ -1,0 +1,189 @@
+#include "kernels/cpu/elementwise.h"
+
+#include <cstdint>
+#include <type_traits>
+
+#include "absl/strings/str_cat.h"
+#include "kernels/cpu/broadcast.h"
+#include "server/base/shape.h"
+
+namespace resident::cpu {
+namespace {
+
+// Bool is stored as uint8_t 0/1; everything else is a NumPy number.
+template <typename T>
+inline constexpr bool kIsBool = std::is_same_v<T, uint8_t>;
+
+// Integer arithmetic goes through the unsigned type: wrapping, never UB.
+template <typename T>
+using Unsigned = std::make_unsigned_t<T>;
+
+struct AddOp {
+  template <typename T>
+  static T Apply(T x, T y) {
+    if constexpr (kIsBool<T>) {
+      return static_cast<T>((x | y) != 0);
+    } else if constexpr (std::is_floating_point_v<T>) {
+      return x + y;
+    } else {
+      return static_cast<T>(static_cast<Unsigned<T>>(x) +
+                            static_cast<Unsigned<T>>(y));
+    }
+  }
+};
+
+struct SubtractOp {
+  template <typename T>
+  static T Apply(T x, T y) {
+    if constexpr (std::is_floating_point_v<T>) {
+      return x - y;
+    } else {
+      return static_cast<T>(static_cast<Unsigned<T>>(x) -
+                            static_cast<Unsigned<T>>(y));
+    }
+  }
+};
+
+struct MultiplyOp {
+  template <typename T>
+  static T Apply(T x, T y) {
+    if constexpr (kIsBool<T>) {
+      return static_cast<T>(x != 0 && y != 0);
+    } else if constexpr (std::is_floating_point_v<T>) {
+      return x * y;
+    } else {
+      // uint32 * uint32 stays unsigned (no promotion to signed int).
+      return static_cast<T>(static_cast<Unsigned<T>>(x) *
+                            static_cast<Unsigned<T>>(y));
+    }
+  }
+};
+
+struct DivideOp {
+  template <typename T>
+  static T Apply(T x, T y) {
+    return x / y;  // floats only (checked by the caller)
+  }
+};
+
+struct NegateOp {
+  template <typename T>
+  static T Apply(T x, T /*unused*/) {
+    if constexpr (std::is_floating_point_v<T>) {
+      return -x;
+    } else {
+      return static_cast<T>(Unsigned<T>{0} - static_cast<Unsigned<T>>(x));
+    }
+  }
+};
+
+// One run of elements. Contiguous operands use blocks of 8 computed into a
+// temporary before storing, which the compiler vectorises and which stays
+// correct when out is exactly a or b (every load of a block precedes its
+// stores).
+template <typename T, typename Op>
+void Row(const T* a, int64_t sa, const T* b, int64_t sb, T* out, int64_t n) {
+  int64_t i = 0;
+  if (sa == 1 && sb == 1) {
+    for (; i + 8 <= n; i += 8) {
+      T r[8];
+      for (int j = 0; j < 8; ++j) r[j] = Op::Apply(a[i + j], b[i + j]);
+      for (int j = 0; j < 8; ++j) out[i + j] = r[j];
+    }
+    for (; i < n; ++i) out[i] = Op::Apply(a[i], b[i]);
+  } else if (sa == 1 && sb == 0) {
+    const T y = *b;
+    for (; i + 8 <= n; i += 8) {
+      T r[8];
+      for (int j = 0; j < 8; ++j) r[j] = Op::Apply(a[i + j], y);
+      for (int j = 0; j < 8; ++j) out[i + j] = r[j];
+    }
+    for (; i < n; ++i) out[i] = Op::Apply(a[i], y);
+  } else if (sa == 0 && sb == 1) {
+    const T x = *a;
+    for (; i + 8 <= n; i += 8) {
+      T r[8];
+      for (int j = 0; j < 8; ++j) r[j] = Op::Apply(x, b[i + j]);
+      for (int j = 0; j < 8; ++j) out[i + j] = r[j];
+    }
+    for (; i < n; ++i) out[i] = Op::Apply(x, b[i]);
+  } else {
+    for (; i < n; ++i) out[i] = Op::Apply(a[i * sa], b[i * sb]);
+  }
+}
+
+template <typename T, typename Op>
+absl::Status RunTyped(ThreadPool* pool, const ConstView& a, const ConstView& b,
+                      const MutView& out) {
+  const absl::Span<const int64_t> shapes[] = {a.shape, b.shape, out.shape};
+  absl::StatusOr<BroadcastLayout> made = MakeBroadcastLayout(out.shape, shapes);
+  if (!made.ok()) return made.status();
+  const BroadcastLayout& layout = *made;
+  const T* pa = static_cast<const T*>(a.data);
+  const T* pb = static_cast<const T*>(b.data);
+  T* po = static_cast<T*>(out.data);
+  const int last = static_cast<int>(layout.dims.size()) - 1;
+  const int64_t sa = last < 0 ? 0 : layout.strides[0][last];
+  const int64_t sb = last < 0 ? 0 : layout.strides[1][last];
+  ParallelFor(pool, out.size(), kParallelGrain, [&](int64_t begin, int64_t end) {
+    ForEachRow(layout, begin, end, [&](const int64_t* off, int64_t count) {
+      Row<T, Op>(pa + off[0], sa, pb + off[1], sb, po + off[2], count);
+    });
+  });
+  return absl::OkStatus();
+}
+
+template <typename Op>
+absl::Status RunOp(ThreadPool* pool, const ConstView& a, const ConstView& b,
+                   const MutView& out) {
+  return DispatchDType(out.dtype, [&](auto zero) {
+    return RunTyped<decltype(zero), Op>(pool, a, b, out);
+  });
+}
+
+}  // namespace
+
+absl::Status Binary(ThreadPool* pool, ArithOp op, const ConstView& a,
+                    const ConstView& b, const MutView& out) {
+  if (a.dtype != out.dtype || b.dtype != out.dtype) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "binary op needs one dtype, got ", NameOf(a.dtype), ", ",
+        NameOf(b.dtype), " -> ", NameOf(out.dtype)));
+  }
+  const bool is_bool = out.dtype == DType::kBool;
+  switch (op) {
+    case ArithOp::kAdd:
+      return RunOp<AddOp>(pool, a, b, out);
+    case ArithOp::kMultiply:
+      return RunOp<MultiplyOp>(pool, a, b, out);
+    case ArithOp::kSubtract:
+      if (is_bool) {
+        return absl::InvalidArgumentError(
+            "subtract is not supported for bool (NumPy refuses it too)");
+      }
+      return RunOp<SubtractOp>(pool, a, b, out);
+    case ArithOp::kDivide:
+      if (!IsFloating(out.dtype)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "divide needs a float dtype, got ", NameOf(out.dtype)));
+      }
+      return RunOp<DivideOp>(pool, a, b, out);
+  }
+  return absl::InvalidArgumentError("unknown binary op");
+}
+
+absl::Status Negative(ThreadPool* pool, const ConstView& a, const MutView& out) {
+  if (a.dtype != out.dtype) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("negative needs one dtype, got ", NameOf(a.dtype),
+                     " -> ", NameOf(out.dtype)));
+  }
+  if (out.dtype == DType::kBool) {
+    return absl::InvalidArgumentError(
+        "negative is not supported for bool (NumPy refuses it too)");
+  }
+  // The second operand is ignored by NegateOp; pass a again.
+  return RunOp<NegateOp>(pool, a, a, out);
+}
+
+}  // namespace resident::cpu
