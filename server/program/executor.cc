@@ -1,0 +1,107 @@
+#include "server/program/executor.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "server/base/status_macros.h"
+#include "server/program/ops.h"
+
+namespace resident {
+namespace {
+
+class Executor {
+ public:
+  Executor(const Plan& plan, OpContext ctx, const ExecOptions& options)
+      : plan_(plan), ctx_(ctx), options_(options) {}
+
+  absl::Status RunScope(const PlannedScope& scope, std::vector<DeviceArray>& values);
+
+ private:
+  DeviceArray Lookup(const Operand& o, const std::vector<DeviceArray>& values) {
+    if (o.is_handle) return plan_.inputs.at(o.handle);
+    return values[o.value];
+  }
+  absl::Status RunLoop(const Instruction& ins, const PlannedScope& body,
+                       std::vector<DeviceArray> args,
+                       std::vector<DeviceArray>& values, int first_output);
+
+  const Plan& plan_;
+  OpContext ctx_;
+  const ExecOptions& options_;
+};
+
+absl::Status Executor::RunScope(const PlannedScope& scope,
+                                std::vector<DeviceArray>& values) {
+  const Program& program = *scope.program;
+  for (int v : scope.unused_params) values[v] = DeviceArray();
+  for (size_t i = 0; i < program.instructions.size(); ++i) {
+    const Instruction& ins = program.instructions[i];
+    if (options_.check_continue) RETURN_IF_ERROR(options_.check_continue());
+    std::vector<DeviceArray> args;
+    args.reserve(ins.operands.size());
+    for (const Operand& o : ins.operands) args.push_back(Lookup(o, values));
+    // Drop dead values first so their buffers can be reused in place.
+    for (int v : scope.dies_after[i]) {
+      if (v < scope.first_output[i]) values[v] = DeviceArray();
+    }
+    const int first = scope.first_output[i];
+    if (ins.op == OpKind::kLoop) {
+      RETURN_IF_ERROR(RunLoop(ins, *scope.bodies[i], std::move(args), values, first));
+    } else {
+      absl::StatusOr<DeviceArray> r =
+          RunOp(ctx_, ins, std::move(args), scope.types[first]);
+      if (!r.ok()) {
+        return Annotate(r.status(),
+                        absl::StrCat("instruction ", i, " (", OpName(ins.op), ")"));
+      }
+      values[first] = *std::move(r);
+    }
+    for (int v : scope.dies_after[i]) {
+      if (v >= first) values[v] = DeviceArray();
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Executor::RunLoop(const Instruction& ins, const PlannedScope& body,
+                               std::vector<DeviceArray> args,
+                               std::vector<DeviceArray>& values,
+                               int first_output) {
+  const Program& prog = *ins.body;
+  const size_t carried = prog.yields.size();
+  std::vector<DeviceArray> current(std::make_move_iterator(args.begin()),
+                                   std::make_move_iterator(args.begin() + carried));
+  const std::vector<DeviceArray> invariants(args.begin() + carried, args.end());
+  args.clear();
+  for (int64_t t = 0; t < ins.trip_count; ++t) {
+    std::vector<DeviceArray> body_values(body.types.size());
+    for (size_t c = 0; c < carried; ++c) body_values[c] = std::move(current[c]);
+    for (size_t j = 0; j < invariants.size(); ++j) {
+      body_values[carried + j] = invariants[j];
+    }
+    RETURN_IF_ERROR(RunScope(body, body_values));
+    for (size_t c = 0; c < carried; ++c) current[c] = Lookup(prog.yields[c], body_values);
+  }
+  for (size_t c = 0; c < carried; ++c) values[first_output + c] = std::move(current[c]);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<DeviceArray>> Execute(
+    const Plan& plan, Device& device, Stream& stream,
+    MemoryBudget::Reservation* reservation, const ExecOptions& options) {
+  Executor executor(plan, OpContext{device, stream, reservation}, options);
+  std::vector<DeviceArray> values(plan.top.types.size());
+  absl::Status status = executor.RunScope(plan.top, values);
+  // Wait for the device even on failure: queued work may still read buffers.
+  const absl::Status synced = device.backend().Synchronize(stream);
+  RETURN_IF_ERROR(status);
+  RETURN_IF_ERROR(synced);
+  std::vector<DeviceArray> results;
+  results.reserve(plan.outputs.size());
+  for (const OutputSpec& o : plan.outputs) results.push_back(values[o.value]);
+  return results;
+}
+
+}  // namespace resident

@@ -1,0 +1,366 @@
+#include "server/program/infer.h"
+
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "server/base/status_macros.h"
+
+namespace resident {
+namespace {
+
+absl::Status Invalid(std::string msg) {
+  return absl::InvalidArgumentError(std::move(msg));
+}
+
+// Validates a shape attribute and returns it as a type.
+absl::StatusOr<ValueType> MakeType(DType dtype, Shape shape) {
+  ASSIGN_OR_RETURN(int64_t n, CheckedNumElements(shape));
+  RETURN_IF_ERROR(CheckedNumBytes(n, ItemSize(dtype)).status());
+  return ValueType{dtype, std::move(shape)};
+}
+
+absl::Status ExpectOperands(const Instruction& ins,
+                            absl::Span<const ValueType> operands, size_t n) {
+  if (operands.size() != n) {
+    return Invalid(absl::StrCat(OpName(ins.op), " takes ", n, " operand",
+                                n == 1 ? "" : "s", ", got ", operands.size()));
+  }
+  return absl::OkStatus();
+}
+
+// A Python int fill must fit the integer dtype, as in NumPy 2.
+absl::Status CheckFillFits(const Scalar& fill, DType dtype) {
+  if (!fill.is_int() || dtype != DType::kInt32) return absl::OkStatus();
+  const int64_t v = fill.as_int64();
+  if (v < std::numeric_limits<int32_t>::min() ||
+      v > std::numeric_limits<int32_t>::max()) {
+    return Invalid(absl::StrCat("Python integer ", v, " out of bounds for int32"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<ValueType> InferDot(const ValueType& a, const ValueType& b) {
+  const DType dt = PromoteTypes(a.dtype, b.dtype);
+  const size_t ra = a.shape.size(), rb = b.shape.size();
+  if (ra == 0 || rb == 0) {  // numpy.dot of a scalar is multiply
+    ASSIGN_OR_RETURN(Shape s, BroadcastShapes(a.shape, b.shape));
+    return MakeType(dt, std::move(s));
+  }
+  if (ra > 2 || rb > 2) {
+    return Invalid(absl::StrCat(
+        "dot supports 0-D, 1-D and 2-D operands, got ", ShapeString(a.shape),
+        " and ", ShapeString(b.shape), "; use matmul for stacks of matrices"));
+  }
+  const int64_t ka = a.shape[ra - 1];
+  const size_t kb_axis = rb == 1 ? 0 : rb - 2;
+  const int64_t kb = b.shape[kb_axis];
+  if (ka != kb) {
+    return Invalid(absl::StrCat("shapes ", ShapeString(a.shape), " and ",
+                                ShapeString(b.shape), " not aligned: ", ka,
+                                " (dim ", ra - 1, ") != ", kb, " (dim ",
+                                kb_axis, ")"));
+  }
+  Shape out;
+  if (ra == 2) out.push_back(a.shape[0]);
+  if (rb == 2) out.push_back(b.shape[1]);
+  return MakeType(dt, std::move(out));
+}
+
+absl::StatusOr<ValueType> InferMatmul(const ValueType& a, const ValueType& b) {
+  if (a.shape.empty() || b.shape.empty()) {
+    return Invalid(absl::StrCat("matmul: Input operand ", a.shape.empty() ? 0 : 1,
+                                " does not have enough dimensions (has 0, "
+                                "requires at least 1)"));
+  }
+  Shape sa = a.shape, sb = b.shape;
+  const bool a_vec = sa.size() == 1, b_vec = sb.size() == 1;
+  if (a_vec) sa.insert(sa.begin(), 1);
+  if (b_vec) sb.push_back(1);
+  const int64_t m = sa[sa.size() - 2], k = sa.back();
+  const int64_t kb = sb[sb.size() - 2], n = sb.back();
+  if (k != kb) {
+    return Invalid(absl::StrCat(
+        "matmul: Input operand 1 has a mismatch in its core dimension 0, with "
+        "gufunc signature (n?,k),(k,m?)->(n?,m?) (size ", kb, " is different from ",
+        k, ")"));
+  }
+  ASSIGN_OR_RETURN(
+      Shape batch,
+      BroadcastShapes(absl::MakeConstSpan(sa).subspan(0, sa.size() - 2),
+                      absl::MakeConstSpan(sb).subspan(0, sb.size() - 2)));
+  if (!a_vec) batch.push_back(m);
+  if (!b_vec) batch.push_back(n);
+  return MakeType(PromoteTypes(a.dtype, b.dtype), std::move(batch));
+}
+
+}  // namespace
+
+std::string TypeString(const ValueType& t) {
+  return absl::StrCat(DTypeName(t.dtype), " ", ShapeString(t.shape));
+}
+
+DType ArithmeticType(OpKind op, DType a, DType b) {
+  const DType t = PromoteTypes(a, b);
+  if (op == OpKind::kDivide && !IsFloating(t)) return DType::kFloat64;
+  return t;
+}
+
+DType ArangeDefaultType(const Scalar& start, const Scalar& stop,
+                        const Scalar& step) {
+  if (start.is_float() || stop.is_float() || step.is_float()) {
+    return DType::kFloat64;
+  }
+  return DType::kInt64;
+}
+
+absl::StatusOr<ArangeParams> ComputeArange(const Scalar& start,
+                                           const Scalar& stop,
+                                           const Scalar& step, DType dtype) {
+  ArangeParams p;
+  const bool all_int = !start.is_float() && !stop.is_float() && !step.is_float();
+  if (all_int) {
+    const __int128 s = start.as_int64(), e = stop.as_int64(), d = step.as_int64();
+    if (d == 0) return Invalid("arange: step must not be zero");
+    const __int128 span = e - s;
+    __int128 len = span / d;
+    if (len * d != span) ++len;  // ceil for either sign; negative -> empty
+    if (len < 0 || (span > 0) != (d > 0)) len = 0;
+    if (len > std::numeric_limits<int64_t>::max()) {
+      return Invalid("arange: too many elements");
+    }
+    p.length = static_cast<int64_t>(len);
+  } else {
+    const double s = start.as_double(), e = stop.as_double(),
+                 d = step.as_double();
+    if (d == 0 || std::isnan(d)) return Invalid("arange: step must not be zero");
+    const double len = std::ceil((e - s) / d);
+    if (std::isnan(len)) return Invalid("arange: cannot compute length");
+    if (len >= 9.2e18) return Invalid("arange: too many elements");
+    p.length = len > 0 ? static_cast<int64_t>(len) : 0;
+  }
+  // NumPy stores start and start+step in the dtype, then fills with their
+  // difference computed in the dtype.
+  switch (dtype) {
+    case DType::kFloat64: {
+      const double a = start.as_double();
+      const double b = all_int ? static_cast<double>(start.as_int64() + step.as_int64())
+                               : start.as_double() + step.as_double();
+      p.start = Scalar::Float(a);
+      p.delta = Scalar::Float(b - a);
+      break;
+    }
+    case DType::kFloat32: {
+      const float a = static_cast<float>(start.as_double());
+      const double next = all_int ? static_cast<double>(start.as_int64() + step.as_int64())
+                                  : start.as_double() + step.as_double();
+      const float b = static_cast<float>(next);
+      p.start = Scalar::Float(a);
+      p.delta = Scalar::Float(static_cast<double>(b - a));
+      break;
+    }
+    case DType::kInt32:
+    case DType::kInt64:
+    case DType::kBool: {
+      // Non-integer bounds are truncated as NumPy's setitem does.
+      const int64_t a = Scalar::Float(start.as_double()).as_int64();
+      const int64_t b = all_int ? start.as_int64() + step.as_int64()
+                                : Scalar::Float(start.as_double() + step.as_double()).as_int64();
+      p.start = Scalar::Int(a);
+      p.delta = Scalar::Int(static_cast<int64_t>(static_cast<uint64_t>(b) -
+                                                 static_cast<uint64_t>(a)));
+      if (all_int) p.start = Scalar::Int(start.as_int64());
+      if (dtype == DType::kBool && p.length > 2) {
+        return Invalid("arange: no fill-function for data-type bool beyond 2 elements");
+      }
+      break;
+    }
+  }
+  return p;
+}
+
+absl::StatusOr<Shape> ResolveReshape(absl::Span<const int64_t> from,
+                                     absl::Span<const int64_t> to) {
+  const int64_t size = NumElements(from);
+  Shape out(to.begin(), to.end());
+  int unknown = -1;
+  int64_t known = 1;
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (out[i] == -1) {
+      if (unknown >= 0) return Invalid("reshape: can only specify one unknown dimension");
+      unknown = static_cast<int>(i);
+    } else if (out[i] < 0) {
+      return Invalid(absl::StrCat("reshape: negative dimension ", out[i],
+                                  " in shape ", ShapeString(to)));
+    }
+  }
+  Shape known_dims;
+  for (int64_t d : out) {
+    if (d != -1) known_dims.push_back(d);
+  }
+  ASSIGN_OR_RETURN(known, CheckedNumElements(known_dims));
+  if (unknown >= 0) {
+    if (known == 0 || size % known != 0) {
+      return Invalid(absl::StrCat("cannot reshape array of size ", size,
+                                  " into shape ", ShapeString(to)));
+    }
+    out[unknown] = size / known;
+  } else if (known != size) {
+    return Invalid(absl::StrCat("cannot reshape array of size ", size,
+                                " into shape ", ShapeString(to)));
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<int>> ResolvePermutation(
+    int rank, absl::Span<const int64_t> axes) {
+  std::vector<int> perm(rank);
+  if (axes.empty()) {
+    for (int i = 0; i < rank; ++i) perm[i] = rank - 1 - i;
+    return perm;
+  }
+  if (static_cast<int>(axes.size()) != rank) {
+    return Invalid(absl::StrCat("transpose: axes don't match array: got ",
+                                axes.size(), " axes for an array of dimension ",
+                                rank));
+  }
+  std::vector<bool> seen(rank, false);
+  for (int i = 0; i < rank; ++i) {
+    int64_t a = axes[i];
+    if (a < -rank || a >= rank) {
+      return Invalid(absl::StrCat("transpose: axis ", a,
+                                  " is out of bounds for array of dimension ", rank));
+    }
+    if (a < 0) a += rank;
+    if (seen[a]) return Invalid("transpose: repeated axis in transpose");
+    seen[a] = true;
+    perm[i] = static_cast<int>(a);
+  }
+  return perm;
+}
+
+absl::StatusOr<ValueType> InferType(const Instruction& ins,
+                                    absl::Span<const ValueType> ops) {
+  switch (ins.op) {
+    case OpKind::kOnes:
+    case OpKind::kZeros:
+      RETURN_IF_ERROR(ExpectOperands(ins, ops, 0));
+      return MakeType(ins.dtype.value_or(DType::kFloat64), ins.shape);
+    case OpKind::kFull: {
+      RETURN_IF_ERROR(ExpectOperands(ins, ops, 0));
+      if (!ins.fill) return Invalid("full needs a fill value");
+      const DType dt = ins.dtype.value_or(ins.fill->natural_dtype());
+      RETURN_IF_ERROR(CheckFillFits(*ins.fill, dt));
+      return MakeType(dt, ins.shape);
+    }
+    case OpKind::kArange: {
+      RETURN_IF_ERROR(ExpectOperands(ins, ops, 0));
+      if (!ins.stop) return Invalid("arange needs stop");
+      const Scalar start = ins.start.value_or(Scalar::Int(0));
+      const Scalar step = ins.step.value_or(Scalar::Int(1));
+      const DType dt = ins.dtype.value_or(ArangeDefaultType(start, *ins.stop, step));
+      ASSIGN_OR_RETURN(ArangeParams p, ComputeArange(start, *ins.stop, step, dt));
+      return MakeType(dt, {p.length});
+    }
+    case OpKind::kAdd:
+    case OpKind::kSubtract:
+    case OpKind::kMultiply:
+    case OpKind::kDivide: {
+      RETURN_IF_ERROR(ExpectOperands(ins, ops, 2));
+      const DType dt = ArithmeticType(ins.op, ops[0].dtype, ops[1].dtype);
+      if (ins.op == OpKind::kSubtract && dt == DType::kBool) {
+        return Invalid(
+            "numpy boolean subtract, the `-` operator, is not supported, use "
+            "the bitwise_xor, the `^` operator, or the logical_xor function "
+            "instead");
+      }
+      ASSIGN_OR_RETURN(Shape s, BroadcastShapes(ops[0].shape, ops[1].shape));
+      return MakeType(dt, std::move(s));
+    }
+    case OpKind::kNegative:
+      RETURN_IF_ERROR(ExpectOperands(ins, ops, 1));
+      if (ops[0].dtype == DType::kBool) {
+        return Invalid(
+            "The numpy boolean negative, the `-` operator, is not supported, "
+            "use the `~` operator or the logical_not function instead");
+      }
+      return ops[0];
+    case OpKind::kDot:
+      RETURN_IF_ERROR(ExpectOperands(ins, ops, 2));
+      return InferDot(ops[0], ops[1]);
+    case OpKind::kMatmul:
+      RETURN_IF_ERROR(ExpectOperands(ins, ops, 2));
+      return InferMatmul(ops[0], ops[1]);
+    case OpKind::kSum: {
+      RETURN_IF_ERROR(ExpectOperands(ins, ops, 1));
+      const DType dt = SumResultType(ops[0].dtype);
+      if (!ins.axis) return MakeType(dt, {});
+      const int64_t rank = static_cast<int64_t>(ops[0].shape.size());
+      int64_t axis = *ins.axis;
+      if (axis < -rank || axis >= rank) {
+        return Invalid(absl::StrCat("axis ", axis,
+                                    " is out of bounds for array of dimension ", rank));
+      }
+      if (axis < 0) axis += rank;
+      Shape s = ops[0].shape;
+      s.erase(s.begin() + axis);
+      return MakeType(dt, std::move(s));
+    }
+    case OpKind::kReshape: {
+      RETURN_IF_ERROR(ExpectOperands(ins, ops, 1));
+      ASSIGN_OR_RETURN(Shape s, ResolveReshape(ops[0].shape, ins.shape));
+      return MakeType(ops[0].dtype, std::move(s));
+    }
+    case OpKind::kTranspose: {
+      RETURN_IF_ERROR(ExpectOperands(ins, ops, 1));
+      ASSIGN_OR_RETURN(std::vector<int> perm,
+                       ResolvePermutation(static_cast<int>(ops[0].shape.size()), ins.axes));
+      Shape s(perm.size());
+      for (size_t i = 0; i < perm.size(); ++i) s[i] = ops[0].shape[perm[i]];
+      return ValueType{ops[0].dtype, std::move(s)};
+    }
+    case OpKind::kAstype:
+      RETURN_IF_ERROR(ExpectOperands(ins, ops, 1));
+      if (!ins.dtype) return Invalid("astype needs a dtype");
+      return ValueType{*ins.dtype, ops[0].shape};
+    case OpKind::kLoop:
+      break;
+  }
+  return absl::InternalError("InferType called on a loop");
+}
+
+int64_t AllocationBound(const Instruction& ins,
+                        absl::Span<const ValueType> ops,
+                        const ValueType& result) {
+  const int64_t out = result.nbytes();
+  switch (ins.op) {
+    case OpKind::kReshape:
+      return 0;
+    case OpKind::kAstype:
+      return ops[0].dtype == result.dtype ? 0 : out;
+    case OpKind::kTranspose:
+      return out;
+    case OpKind::kAdd: case OpKind::kSubtract: case OpKind::kMultiply:
+    case OpKind::kDivide: case OpKind::kDot: case OpKind::kMatmul: {
+      // Operands promoted to the compute dtype, and matmul's broadcast
+      // batches materialised: at most each operand at the result's size
+      // or its own, in the compute dtype.
+      int64_t extra = 0;
+      const DType ct = ins.op == OpKind::kDivide
+                           ? ArithmeticType(ins.op, ops[0].dtype, ops[1].dtype)
+                           : result.dtype;
+      for (const ValueType& o : ops) {
+        if (o.dtype != ct || ins.op == OpKind::kMatmul) {
+          extra += std::max(o.num_elements(), result.num_elements()) * ItemSize(ct);
+        }
+      }
+      return out + extra;
+    }
+    default:
+      return out;
+  }
+}
+
+}  // namespace resident

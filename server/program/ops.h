@@ -1,0 +1,31 @@
+// Lowering of single instructions onto the Backend: NumPy promotion by
+// inserted casts, dot/matmul onto batched matrix products, in-place reuse of
+// buffers no one else holds.
+#ifndef RESIDENT_SERVER_PROGRAM_OPS_H_
+#define RESIDENT_SERVER_PROGRAM_OPS_H_
+
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "server/device/device.h"
+#include "server/program/infer.h"
+#include "server/program/program.h"
+
+namespace resident {
+
+struct OpContext {
+  Device& device;
+  Stream& stream;
+  MemoryBudget::Reservation* reservation;
+};
+
+// Runs `ins` (not a loop) on `args`, which the caller hands over: a buffer
+// referenced only by `args` may be overwritten with the result. `out` is the
+// type the planner inferred.
+absl::StatusOr<DeviceArray> RunOp(OpContext& ctx, const Instruction& ins,
+                                  std::vector<DeviceArray> args,
+                                  const ValueType& out);
+
+}  // namespace resident
+
+#endif  // RESIDENT_SERVER_PROGRAM_OPS_H_

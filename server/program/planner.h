@@ -1,0 +1,71 @@
+// Validation and planning of a whole program before anything runs.
+//
+// PlanProgram checks every operand, handle, dtype, shape, loop and output,
+// infers each value's type, finds where each value dies, and bounds the
+// device memory the program can need, so that a program that cannot run is
+// refused before any allocation.
+#ifndef RESIDENT_SERVER_PROGRAM_PLANNER_H_
+#define RESIDENT_SERVER_PROGRAM_PLANNER_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "server/base/handle_id.h"
+#include "server/device/backend.h"
+#include "server/program/infer.h"
+#include "server/program/program.h"
+
+namespace resident {
+
+struct ProgramLimits {
+  int max_loop_depth = 8;            // loops nested deeper are refused
+  int64_t max_trip_count = int64_t{1} << 30;
+  int64_t max_instructions = 1 << 20;    // in the program text, all scopes
+  int64_t max_executed_ops = int64_t{1} << 34;  // trip counts multiplied out
+  int64_t max_inline_bytes = 4 << 20;    // per program, returned inline
+};
+
+// A scope (the program or a loop body) with its inferred types.
+struct PlannedScope {
+  const Program* program = nullptr;
+  int num_params = 0;
+  std::vector<ValueType> types;        // params, then instruction outputs
+  std::vector<int> first_output;       // per instruction: its first value id
+  std::vector<std::vector<int>> dies_after;  // per instruction: values to free
+  std::vector<int> unused_params;      // freed before the first instruction
+  std::vector<std::unique_ptr<PlannedScope>> bodies;  // per instruction; loops
+  int64_t peak_bytes = 0;              // bound on bytes allocated in the scope
+};
+
+struct Plan {
+  std::shared_ptr<const Program> program;
+  PlannedScope top;
+  // Every handle the program names, resolved; holding them keeps their
+  // buffers alive while the program runs even if released meanwhile.
+  absl::flat_hash_map<HandleId, DeviceArray> inputs;
+  std::vector<OutputSpec> outputs;
+  std::vector<ValueType> output_types;  // per output
+  int64_t peak_bytes = 0;   // device bytes the run may allocate at once
+  int64_t executed_ops = 0;
+};
+
+// Resolves a handle to its array: NOT_FOUND for unknown, released and other
+// tenants' handles alike.
+using HandleResolver = std::function<absl::StatusOr<DeviceArray>(const HandleId&)>;
+
+// INVALID_ARGUMENT for a malformed program (messages name the instruction
+// path, e.g. "instruction 2 (loop), body instruction 0 (add): ..."),
+// NOT_FOUND for a handle, RESOURCE_EXHAUSTED for inline results over
+// the limit.
+absl::StatusOr<Plan> PlanProgram(std::shared_ptr<const Program> program,
+                                 std::vector<OutputSpec> outputs,
+                                 const HandleResolver& resolve,
+                                 const ProgramLimits& limits);
+
+}  // namespace resident
+
+#endif  // RESIDENT_SERVER_PROGRAM_PLANNER_H_

@@ -1,0 +1,111 @@
+// resident-server: serves resident.v1.Resident until SIGINT/SIGTERM.
+#include <signal.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "server/base/log.h"
+#include "server/rpc/server.h"
+
+ABSL_FLAG(std::string, listen, "127.0.0.1:50051", "address to listen on, HOST:PORT");
+ABSL_FLAG(std::string, device, "auto", "auto, cpu or cuda:N");
+ABSL_FLAG(std::string, max_memory, "0",
+          "device bytes the server may hold (suffixes K, M, G, T); 0: all");
+ABSL_FLAG(std::string, log_level, "info", "debug, info, warning or error");
+ABSL_FLAG(absl::Duration, session_idle_timeout, absl::Minutes(30),
+          "close sessions (and free their arrays) after this long unused");
+ABSL_FLAG(int64_t, max_message_bytes, 64 << 20, "largest gRPC message, bytes");
+ABSL_FLAG(int64_t, max_inline_bytes, 4 << 20,
+          "largest total of results returned inline by one program, bytes");
+ABSL_FLAG(int64_t, chunk_bytes, 4 << 20, "download chunk size, bytes");
+ABSL_FLAG(absl::Duration, shutdown_grace, absl::Seconds(10),
+          "how long in-flight calls may finish after SIGINT/SIGTERM");
+
+namespace {
+
+bool ParseBytes(const std::string& text, int64_t* out) {
+  if (text.empty()) return false;
+  int64_t scale = 1;
+  std::string digits = text;
+  switch (text.back()) {
+    case 'K': case 'k': scale = int64_t{1} << 10; break;
+    case 'M': case 'm': scale = int64_t{1} << 20; break;
+    case 'G': case 'g': scale = int64_t{1} << 30; break;
+    case 'T': case 't': scale = int64_t{1} << 40; break;
+    default: break;
+  }
+  if (scale != 1) digits.pop_back();
+  int64_t v = 0;
+  if (!absl::SimpleAtoi(digits, &v) || v < 0 || v > INT64_MAX / scale) return false;
+  *out = v * scale;
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "Keeps arrays resident on a device and runs array programs for clients.\n"
+      "  resident-server [--listen HOST:PORT] [--device auto|cpu|cuda:N] "
+      "[--max-memory BYTES] [--log-level LEVEL]");
+  absl::ParseCommandLine(argc, argv);
+
+  resident::LogLevel level;
+  if (!resident::ParseLogLevel(absl::GetFlag(FLAGS_log_level), &level)) {
+    std::fprintf(stderr, "unknown --log-level '%s'\n", absl::GetFlag(FLAGS_log_level).c_str());
+    return 2;
+  }
+  resident::SetLogLevel(level);
+
+  resident::ServerOptions options;
+  options.listen = absl::GetFlag(FLAGS_listen);
+  options.device = absl::GetFlag(FLAGS_device);
+  if (!ParseBytes(absl::GetFlag(FLAGS_max_memory), &options.max_memory_bytes)) {
+    std::fprintf(stderr, "bad --max-memory '%s'\n", absl::GetFlag(FLAGS_max_memory).c_str());
+    return 2;
+  }
+  options.session_idle_timeout = absl::GetFlag(FLAGS_session_idle_timeout);
+  options.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
+  options.limits.max_inline_bytes = absl::GetFlag(FLAGS_max_inline_bytes);
+  options.chunk_bytes = absl::GetFlag(FLAGS_chunk_bytes);
+  if (options.chunk_bytes <= 0 || options.chunk_bytes > options.max_message_bytes / 2) {
+    std::fprintf(stderr, "--chunk-bytes must be positive and at most half of --max-message-bytes\n");
+    return 2;
+  }
+
+  // Signals are taken by sigwait in this thread; every thread started from
+  // here on inherits the mask. A poisoned device raises SIGUSR1 to get here.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGUSR1);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  options.on_fatal = [] { kill(getpid(), SIGUSR1); };
+
+  auto server = resident::Server::Start(options);
+  if (!server.ok()) {
+    RESIDENT_LOG(kError, "cannot start: ", server.status().ToString());
+    return 1;
+  }
+  int sig = 0;
+  sigwait(&signals, &sig);
+  if (sig == SIGUSR1) {
+    // In-flight calls already fail with UNAVAILABLE; a supervisor restarts us.
+    (*server)->Shutdown(absl::Seconds(1));
+    RESIDENT_LOG(kError, "exiting after an unrecoverable device error");
+    std::_Exit(3);
+  }
+  RESIDENT_LOG(kInfo, "signal ", sig, ": draining for up to ",
+               absl::FormatDuration(absl::GetFlag(FLAGS_shutdown_grace)));
+  (*server)->Shutdown(absl::GetFlag(FLAGS_shutdown_grace));
+  RESIDENT_LOG(kInfo, "stopped");
+  return 0;
+}

@@ -1,0 +1,157 @@
+#include "server/rpc/proto_convert.h"
+
+#include <string>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "server/base/status_macros.h"
+
+namespace resident {
+namespace {
+
+std::optional<Scalar> DecodeScalar(const v1::Scalar& s) {
+  switch (s.value_case()) {
+    case v1::Scalar::kBoolValue: return Scalar::Bool(s.bool_value());
+    case v1::Scalar::kIntValue: return Scalar::Int(s.int_value());
+    case v1::Scalar::kFloatValue: return Scalar::Float(s.float_value());
+    case v1::Scalar::VALUE_NOT_SET: break;
+  }
+  return std::nullopt;
+}
+
+absl::StatusOr<Operand> DecodeOperand(const v1::Operand& o) {
+  switch (o.source_case()) {
+    case v1::Operand::kHandle: {
+      ASSIGN_OR_RETURN(HandleId h, DecodeHandle(o.handle(), "handle"));
+      return Operand::Handle(h);
+    }
+    case v1::Operand::kValue:
+      return Operand::Value(o.value());
+    case v1::Operand::SOURCE_NOT_SET: break;
+  }
+  return absl::InvalidArgumentError("operand names neither a handle nor a value");
+}
+
+absl::StatusOr<std::shared_ptr<const Program>> DecodeScope(
+    const v1::Program& wire, int depth, int max_depth, const std::string& where) {
+  if (depth > max_depth) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        where, "loops nest deeper than the limit of ", max_depth));
+  }
+  auto program = std::make_shared<Program>();
+  program->instructions.reserve(wire.instructions_size());
+  for (int i = 0; i < wire.instructions_size(); ++i) {
+    const v1::Instruction& w = wire.instructions(i);
+    const std::string ctx = absl::StrCat(where, "instruction ", i);
+    Instruction ins;
+    std::optional<OpKind> op = ParseOpKind(w.op());
+    if (!op) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(ctx, ": unknown op '", w.op(), "'"));
+    }
+    ins.op = *op;
+    const std::string octx = absl::StrCat(ctx, " (", w.op(), ")");
+    for (int j = 0; j < w.operands_size(); ++j) {
+      absl::StatusOr<Operand> o = DecodeOperand(w.operands(j));
+      if (!o.ok()) return Annotate(o.status(), absl::StrCat(octx, ": operand ", j));
+      ins.operands.push_back(*o);
+    }
+    ins.shape.assign(w.shape().begin(), w.shape().end());
+    if (w.dtype() != v1::DTYPE_UNSPECIFIED) {
+      absl::StatusOr<DType> dt = DecodeDType(w.dtype());
+      if (!dt.ok()) return Annotate(dt.status(), octx);
+      ins.dtype = *dt;
+    }
+    if (w.has_fill()) ins.fill = DecodeScalar(w.fill());
+    if (w.has_start()) ins.start = DecodeScalar(w.start());
+    if (w.has_stop()) ins.stop = DecodeScalar(w.stop());
+    if (w.has_step()) ins.step = DecodeScalar(w.step());
+    if (w.has_axis()) ins.axis = w.axis();
+    ins.axes.assign(w.axes().begin(), w.axes().end());
+    ins.trip_count = w.trip_count();
+    if (ins.op == OpKind::kLoop) {
+      ASSIGN_OR_RETURN(ins.body, DecodeScope(w.body(), depth + 1, max_depth,
+                                             absl::StrCat(octx, ", body ")));
+    } else if (w.has_body()) {
+      return absl::InvalidArgumentError(absl::StrCat(octx, ": only loop has a body"));
+    }
+    program->instructions.push_back(std::move(ins));
+  }
+  for (int y = 0; y < wire.yields_size(); ++y) {
+    absl::StatusOr<Operand> o = DecodeOperand(wire.yields(y));
+    if (!o.ok()) return Annotate(o.status(), absl::StrCat(where, "yield ", y));
+    program->yields.push_back(*o);
+  }
+  return program;
+}
+
+}  // namespace
+
+absl::StatusOr<DType> DecodeDType(int wire) {
+  switch (wire) {
+    case v1::DTYPE_BOOL: return DType::kBool;
+    case v1::DTYPE_INT32: return DType::kInt32;
+    case v1::DTYPE_INT64: return DType::kInt64;
+    case v1::DTYPE_FLOAT32: return DType::kFloat32;
+    case v1::DTYPE_FLOAT64: return DType::kFloat64;
+    case v1::DTYPE_UNSPECIFIED:
+      return absl::InvalidArgumentError("dtype is unspecified");
+    default:
+      return absl::InvalidArgumentError(absl::StrCat(
+          "unsupported dtype ", wire,
+          "; supported: bool, int32, int64, float32, float64"));
+  }
+}
+
+v1::DType EncodeDType(DType dtype) {
+  switch (dtype) {
+    case DType::kBool: return v1::DTYPE_BOOL;
+    case DType::kInt32: return v1::DTYPE_INT32;
+    case DType::kInt64: return v1::DTYPE_INT64;
+    case DType::kFloat32: return v1::DTYPE_FLOAT32;
+    case DType::kFloat64: return v1::DTYPE_FLOAT64;
+  }
+  return v1::DTYPE_UNSPECIFIED;
+}
+
+absl::StatusOr<HandleId> DecodeHandle(const std::string& bytes,
+                                      std::string_view what) {
+  std::optional<HandleId> h = HandleId::FromBytes(bytes);
+  if (!h) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        what, " must be ", HandleId::kSize, " bytes, got ", bytes.size()));
+  }
+  return *h;
+}
+
+absl::StatusOr<Shape> DecodeShape(
+    const google::protobuf::RepeatedField<int64_t>& dims) {
+  Shape shape(dims.begin(), dims.end());
+  RETURN_IF_ERROR(CheckedNumElements(shape).status());
+  return shape;
+}
+
+absl::StatusOr<std::shared_ptr<const Program>> DecodeProgram(
+    const v1::Program& program, int max_depth) {
+  return DecodeScope(program, 0, max_depth, "");
+}
+
+absl::StatusOr<std::vector<OutputSpec>> DecodeOutputs(
+    const google::protobuf::RepeatedPtrField<v1::Output>& outputs) {
+  std::vector<OutputSpec> out;
+  out.reserve(outputs.size());
+  for (const v1::Output& o : outputs) {
+    out.push_back(OutputSpec{o.value(), o.keep(), o.return_data()});
+  }
+  return out;
+}
+
+void EncodeArray(const ArrayDescription& a, v1::ArrayInfo* out) {
+  if (!(a.handle == HandleId())) out->set_handle(a.handle.bytes());
+  out->set_dtype(EncodeDType(a.dtype));
+  for (int64_t d : a.shape) out->add_shape(d);
+  out->set_nbytes(a.nbytes);
+}
+
+}  // namespace resident

@@ -1,0 +1,65 @@
+// The Resident gRPC server: options plus Start(), as tensorstore's servers.
+//
+//   ServerOptions options;
+//   options.listen = "127.0.0.1:0";
+//   ASSIGN_OR_RETURN(std::unique_ptr<Server> server, Server::Start(options));
+//   ... connect to absl::StrCat("127.0.0.1:", server->port()) ...
+//   server->Shutdown(absl::Seconds(5));
+#ifndef RESIDENT_SERVER_RPC_SERVER_H_
+#define RESIDENT_SERVER_RPC_SERVER_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "server/program/planner.h"
+
+namespace resident {
+
+class Device;
+class SessionManager;
+
+struct ServerOptions {
+  std::string listen = "127.0.0.1:50051";  // port 0 picks a free one
+  std::string device = "auto";             // auto | cpu | cuda:N
+  int64_t max_memory_bytes = 0;            // 0: the device's total
+  absl::Duration session_idle_timeout = absl::Minutes(30);
+  int64_t max_message_bytes = 64 << 20;    // per gRPC message, both ways
+  int64_t chunk_bytes = 4 << 20;           // download chunk size
+  int worker_threads = 0;                  // programs running at once; 0: auto
+  ProgramLimits limits;
+  // Called (once) when the device is poisoned and the process must exit.
+  std::function<void()> on_fatal;
+};
+
+class Server {
+ public:
+  // Opens the device, binds, and starts serving. UNAVAILABLE if the
+  // address cannot be bound, INVALID_ARGUMENT for bad options.
+  static absl::StatusOr<std::unique_ptr<Server>> Start(ServerOptions options);
+  ~Server();  // Shutdown(0) if still running
+
+  int port() const;
+  std::string device_name() const;
+  Device& device();
+  SessionManager& sessions();
+
+  // Stops accepting calls, lets in-flight calls finish until `grace` has
+  // passed, then cancels the rest. Health turns NOT_SERVING first.
+  void Shutdown(absl::Duration grace);
+  // Marks health NOT_SERVING (device poisoned) without stopping.
+  void SetNotServing();
+
+  class Impl;
+
+ private:
+  explicit Server(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace resident
+
+#endif  // RESIDENT_SERVER_RPC_SERVER_H_

@@ -1,0 +1,337 @@
+#include "server/rpc/service.h"
+
+#include <atomic>
+#include <chrono>
+#include <string>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "server/base/log.h"
+#include "server/base/status_macros.h"
+#include "server/rpc/proto_convert.h"
+#include "server/rpc/status_util.h"
+
+#ifndef RESIDENT_VERSION
+#define RESIDENT_VERSION "0.0.0"
+#endif
+
+namespace resident {
+namespace {
+
+constexpr uint32_t kProtocolVersion = 1;
+
+absl::StatusOr<HandleId> SessionOf(const std::string& bytes) {
+  if (bytes.empty()) {
+    return absl::InvalidArgumentError("request names no session; call OpenSession first");
+  }
+  return DecodeHandle(bytes, "session id");
+}
+
+// Stops a program at the next op boundary when the call's deadline passes
+// or the client goes away.
+std::function<absl::Status()> CallChecker(grpc::CallbackServerContext* ctx) {
+  const auto deadline = ctx->deadline();
+  return [ctx, deadline]() -> absl::Status {
+    if (ctx->IsCancelled()) return absl::CancelledError("call cancelled by the client");
+    if (std::chrono::system_clock::now() > deadline) {
+      return absl::DeadlineExceededError("deadline passed; program stopped");
+    }
+    return absl::OkStatus();
+  };
+}
+
+}  // namespace
+
+std::string TenantOf(const grpc::CallbackServerContext&) { return "default"; }
+
+ResidentService::ResidentService(SessionManager& sessions, WorkPool& pool,
+                                 const ServerOptions& options,
+                                 std::function<void()> on_poisoned)
+    : sessions_(sessions), pool_(pool), options_(options),
+      on_poisoned_(std::move(on_poisoned)) {}
+
+absl::Status ResidentService::CheckDevice() {
+  if (!sessions_.device().backend().poisoned()) return absl::OkStatus();
+  return absl::UnavailableError(
+      "the device hit an unrecoverable error; the server is restarting");
+}
+
+absl::Status ResidentService::Observe(std::string_view method,
+                                      const absl::Status& status) {
+  if (sessions_.device().backend().poisoned()) {
+    if (on_poisoned_) on_poisoned_();
+    return CheckDevice();
+  }
+  if (!status.ok()) {
+    RESIDENT_LOG(kInfo, method, " failed: ",
+                 absl::StatusCodeToString(status.code()), ": ", status.message());
+  }
+  return status;
+}
+
+void ResidentService::Finish(grpc::ServerUnaryReactor* reactor,
+                             const absl::Status& status) {
+  reactor->Finish(ToGrpcStatus(status));
+}
+
+grpc::ServerUnaryReactor* ResidentService::Describe(
+    grpc::CallbackServerContext* ctx, const v1::DescribeRequest*,
+    v1::DescribeResponse* resp) {
+  Device& device = sessions_.device();
+  resp->set_server_version(RESIDENT_VERSION);
+  resp->set_protocol_version(kProtocolVersion);
+  const MemoryInfo mem = device.backend().memory();
+  v1::DeviceInfo* d = resp->add_devices();
+  d->set_name(device.backend().name());
+  d->set_description(device.backend().description());
+  d->set_total_bytes(mem.total);
+  d->set_free_bytes(mem.free);
+  d->set_limit_bytes(device.budget().limit());
+  d->set_used_bytes(device.budget().used());
+  resp->set_max_inline_bytes(options_.limits.max_inline_bytes);
+  resp->set_max_message_bytes(options_.max_message_bytes);
+  resp->set_chunk_bytes(options_.chunk_bytes);
+  auto* reactor = ctx->DefaultReactor();
+  Finish(reactor, CheckDevice());
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* ResidentService::OpenSession(
+    grpc::CallbackServerContext* ctx, const v1::OpenSessionRequest*,
+    v1::OpenSessionResponse* resp) {
+  auto* reactor = ctx->DefaultReactor();
+  absl::Status status = CheckDevice();
+  if (status.ok()) {
+    absl::StatusOr<HandleId> id = sessions_.Open(TenantOf(*ctx));
+    status = id.status();
+    if (id.ok()) {
+      resp->set_session(id->bytes());
+      resp->set_idle_timeout_ms(
+          absl::ToInt64Milliseconds(sessions_.options().idle_timeout));
+    }
+  }
+  Finish(reactor, Observe("OpenSession", status));
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* ResidentService::CloseSession(
+    grpc::CallbackServerContext* ctx, const v1::CloseSessionRequest* req,
+    v1::CloseSessionResponse*) {
+  auto* reactor = ctx->DefaultReactor();
+  absl::StatusOr<HandleId> s = SessionOf(req->session());
+  absl::Status status = s.ok() ? sessions_.Close(TenantOf(*ctx), *s) : s.status();
+  Finish(reactor, Observe("CloseSession", status));
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* ResidentService::RenewSession(
+    grpc::CallbackServerContext* ctx, const v1::RenewSessionRequest* req,
+    v1::RenewSessionResponse*) {
+  auto* reactor = ctx->DefaultReactor();
+  absl::StatusOr<HandleId> s = SessionOf(req->session());
+  absl::Status status = s.ok() ? sessions_.Renew(TenantOf(*ctx), *s) : s.status();
+  Finish(reactor, Observe("RenewSession", status));
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* ResidentService::Run(grpc::CallbackServerContext* ctx,
+                                               const v1::RunRequest* req,
+                                               v1::RunResponse* resp) {
+  auto* reactor = ctx->DefaultReactor();
+  pool_.Post([this, ctx, req, resp, reactor] {
+    auto run = [&]() -> absl::Status {
+      RETURN_IF_ERROR(CheckDevice());
+      ASSIGN_OR_RETURN(HandleId session, SessionOf(req->session()));
+      ASSIGN_OR_RETURN(std::shared_ptr<const Program> program,
+                       DecodeProgram(req->program(), options_.limits.max_loop_depth));
+      ASSIGN_OR_RETURN(std::vector<OutputSpec> outputs, DecodeOutputs(req->outputs()));
+      ExecOptions exec;
+      exec.check_continue = CallChecker(ctx);
+      ASSIGN_OR_RETURN(std::vector<ProgramResult> results,
+                       sessions_.Run(TenantOf(*ctx), session, std::move(program),
+                                     std::move(outputs), exec));
+      for (ProgramResult& r : results) {
+        v1::RunResult* out = resp->add_results();
+        EncodeArray(r.array, out->mutable_array());
+        if (r.data) out->set_data(std::move(*r.data));
+      }
+      return absl::OkStatus();
+    };
+    Finish(reactor, Observe("Run", run()));
+  });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* ResidentService::Release(
+    grpc::CallbackServerContext* ctx, const v1::ReleaseRequest* req,
+    v1::ReleaseResponse*) {
+  auto* reactor = ctx->DefaultReactor();
+  auto release = [&]() -> absl::Status {
+    ASSIGN_OR_RETURN(HandleId session, SessionOf(req->session()));
+    std::vector<HandleId> handles;
+    for (const std::string& h : req->handles()) {
+      ASSIGN_OR_RETURN(HandleId id, DecodeHandle(h, "handle"));
+      handles.push_back(id);
+    }
+    return sessions_.Release(TenantOf(*ctx), session, handles);
+  };
+  Finish(reactor, Observe("Release", release()));
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* ResidentService::List(grpc::CallbackServerContext* ctx,
+                                                const v1::ListRequest* req,
+                                                v1::ListResponse* resp) {
+  auto* reactor = ctx->DefaultReactor();
+  auto list = [&]() -> absl::Status {
+    ASSIGN_OR_RETURN(HandleId session, SessionOf(req->session()));
+    ASSIGN_OR_RETURN(std::vector<ArrayDescription> arrays,
+                     sessions_.List(TenantOf(*ctx), session));
+    for (const ArrayDescription& a : arrays) EncodeArray(a, resp->add_arrays());
+    return absl::OkStatus();
+  };
+  Finish(reactor, Observe("List", list()));
+  return reactor;
+}
+
+// --- Upload: client-streaming chunks ----------------------------------------
+
+namespace {
+
+class UploadReactor final : public grpc::ServerReadReactor<v1::UploadRequest> {
+ public:
+  UploadReactor(ResidentService& service, grpc::CallbackServerContext* ctx,
+                v1::ArrayInfo* resp)
+      : service_(service), ctx_(ctx), resp_(resp) {
+    StartRead(&request_);
+  }
+
+  void OnReadDone(bool ok) override {
+    if (!ok) {
+      // The client half-closed (or went away: then Finish is a no-op).
+      if (ctx_->IsCancelled()) return Done(absl::CancelledError("upload cancelled"));
+      if (upload_ == nullptr) {
+        return Done(absl::InvalidArgumentError("upload stream carried no header"));
+      }
+      absl::StatusOr<ArrayDescription> a = upload_->Finish();
+      if (a.ok()) EncodeArray(*a, resp_);
+      upload_.reset();
+      return Done(a.status());
+    }
+    absl::Status status = upload_ == nullptr ? Begin() : absl::OkStatus();
+    if (status.ok()) status = upload_->Append(request_.data());
+    if (!status.ok()) return Done(status);
+    request_.Clear();
+    StartRead(&request_);
+  }
+
+  void OnDone() override { delete this; }
+
+ private:
+  absl::Status Begin() {
+    RETURN_IF_ERROR(service_.CheckDevice());
+    if (request_.session().empty()) {
+      return absl::InvalidArgumentError("the first upload message names no session");
+    }
+    ASSIGN_OR_RETURN(HandleId session, DecodeHandle(request_.session(), "session id"));
+    ASSIGN_OR_RETURN(DType dtype, DecodeDType(request_.dtype()));
+    ASSIGN_OR_RETURN(Shape shape, DecodeShape(request_.shape()));
+    ASSIGN_OR_RETURN(upload_, service_.sessions().BeginUpload(
+                                  TenantOf(*ctx_), session, dtype, shape));
+    return absl::OkStatus();
+  }
+  void Done(const absl::Status& status) {
+    upload_.reset();  // frees the buffer of an unfinished upload
+    Finish(ToGrpcStatus(service_.Observe("Upload", status)));
+  }
+
+  ResidentService& service_;
+  grpc::CallbackServerContext* ctx_;
+  v1::ArrayInfo* resp_;
+  v1::UploadRequest request_;
+  std::unique_ptr<resident::Upload> upload_;
+};
+
+// --- Download: server-streaming chunks ---------------------------------------
+
+class DownloadReactor final : public grpc::ServerWriteReactor<v1::DownloadChunk> {
+ public:
+  DownloadReactor(ResidentService& service, grpc::CallbackServerContext* ctx,
+                  const v1::DownloadRequest* req)
+      : service_(service), ctx_(ctx) {
+    absl::Status status = Begin(req);
+    if (!status.ok()) {
+      Finish(ToGrpcStatus(service_.Observe("Download", status)));
+      return;
+    }
+    EncodeArray(download_->description(), chunk_.mutable_array());
+    WriteNext();
+  }
+
+  void OnWriteDone(bool ok) override {
+    if (!ok) {
+      Finish(ToGrpcStatus(absl::CancelledError("download cancelled")));
+      return;
+    }
+    if (offset_ >= download_->description().nbytes) {
+      Finish(grpc::Status::OK);
+      return;
+    }
+    WriteNext();
+  }
+
+  void OnDone() override { delete this; }
+
+ private:
+  absl::Status Begin(const v1::DownloadRequest* req) {
+    RETURN_IF_ERROR(service_.CheckDevice());
+    ASSIGN_OR_RETURN(HandleId session, SessionOf(req->session()));
+    ASSIGN_OR_RETURN(HandleId handle, DecodeHandle(req->handle(), "handle"));
+    ASSIGN_OR_RETURN(download_, service_.sessions().BeginDownload(
+                                    TenantOf(*ctx_), session, handle));
+    return absl::OkStatus();
+  }
+  // Sends the next chunk; the first also carries the description, and an
+  // empty array is one message with no data.
+  void WriteNext() {
+    if (!first_) chunk_.clear_array();
+    const int64_t total = download_->description().nbytes;
+    const int64_t n = std::min<int64_t>(service_.options().chunk_bytes, total - offset_);
+    std::string* data = chunk_.mutable_data();
+    data->resize(static_cast<size_t>(n));
+    absl::Status status = download_->Read(offset_, n, data->data());
+    if (!status.ok()) {
+      Finish(ToGrpcStatus(service_.Observe("Download", status)));
+      return;
+    }
+    offset_ += n;
+    if (offset_ >= total) {
+      StartWriteLast(&chunk_, grpc::WriteOptions());
+    } else {
+      StartWrite(&chunk_);
+    }
+    first_ = false;
+  }
+
+  ResidentService& service_;
+  grpc::CallbackServerContext* ctx_;
+  std::unique_ptr<resident::Download> download_;
+  v1::DownloadChunk chunk_;
+  int64_t offset_ = 0;
+  bool first_ = true;
+};
+
+}  // namespace
+
+grpc::ServerReadReactor<v1::UploadRequest>* ResidentService::Upload(
+    grpc::CallbackServerContext* ctx, v1::ArrayInfo* resp) {
+  return new UploadReactor(*this, ctx, resp);
+}
+
+grpc::ServerWriteReactor<v1::DownloadChunk>* ResidentService::Download(
+    grpc::CallbackServerContext* ctx, const v1::DownloadRequest* req) {
+  return new DownloadReactor(*this, ctx, req);
+}
+
+}  // namespace resident

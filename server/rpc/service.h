@@ -1,0 +1,69 @@
+// resident.v1.Resident on gRPC's callback API.
+#ifndef RESIDENT_SERVER_RPC_SERVICE_H_
+#define RESIDENT_SERVER_RPC_SERVICE_H_
+
+#include <functional>
+
+#include "resident/v1/resident.grpc.pb.h"
+#include "server/rpc/server.h"
+#include "server/rpc/work_pool.h"
+#include "server/session/session_manager.h"
+
+namespace resident {
+
+class ResidentService final : public v1::Resident::CallbackService {
+ public:
+  // `on_poisoned` runs when a call finds the device poisoned.
+  ResidentService(SessionManager& sessions, WorkPool& pool,
+                  const ServerOptions& options, std::function<void()> on_poisoned);
+
+  grpc::ServerUnaryReactor* Describe(grpc::CallbackServerContext* ctx,
+                                     const v1::DescribeRequest* req,
+                                     v1::DescribeResponse* resp) override;
+  grpc::ServerUnaryReactor* OpenSession(grpc::CallbackServerContext* ctx,
+                                        const v1::OpenSessionRequest* req,
+                                        v1::OpenSessionResponse* resp) override;
+  grpc::ServerUnaryReactor* CloseSession(grpc::CallbackServerContext* ctx,
+                                         const v1::CloseSessionRequest* req,
+                                         v1::CloseSessionResponse* resp) override;
+  grpc::ServerUnaryReactor* RenewSession(grpc::CallbackServerContext* ctx,
+                                         const v1::RenewSessionRequest* req,
+                                         v1::RenewSessionResponse* resp) override;
+  grpc::ServerUnaryReactor* Run(grpc::CallbackServerContext* ctx,
+                                const v1::RunRequest* req,
+                                v1::RunResponse* resp) override;
+  grpc::ServerReadReactor<v1::UploadRequest>* Upload(
+      grpc::CallbackServerContext* ctx, v1::ArrayInfo* resp) override;
+  grpc::ServerWriteReactor<v1::DownloadChunk>* Download(
+      grpc::CallbackServerContext* ctx, const v1::DownloadRequest* req) override;
+  grpc::ServerUnaryReactor* Release(grpc::CallbackServerContext* ctx,
+                                    const v1::ReleaseRequest* req,
+                                    v1::ReleaseResponse* resp) override;
+  grpc::ServerUnaryReactor* List(grpc::CallbackServerContext* ctx,
+                                 const v1::ListRequest* req,
+                                 v1::ListResponse* resp) override;
+
+  // Finishes `reactor` with `status`, first checking for a poisoned device.
+  void Finish(grpc::ServerUnaryReactor* reactor, const absl::Status& status);
+  // UNAVAILABLE once the device is poisoned; OK otherwise.
+  absl::Status CheckDevice();
+  // Logs a failed call (one line) and notices device poisoning.
+  absl::Status Observe(std::string_view method, const absl::Status& status);
+
+  SessionManager& sessions() { return sessions_; }
+  const ServerOptions& options() const { return options_; }
+
+ private:
+  SessionManager& sessions_;
+  WorkPool& pool_;
+  const ServerOptions& options_;
+  std::function<void()> on_poisoned_;
+};
+
+// The tenant a call acts for. Until authentication lands every caller is
+// the single tenant "default".
+std::string TenantOf(const grpc::CallbackServerContext& ctx);
+
+}  // namespace resident
+
+#endif  // RESIDENT_SERVER_RPC_SERVICE_H_
