@@ -105,9 +105,10 @@ class Backend {
   // out[...] = value, converted to out.dtype as NumPy's full() would.
   virtual absl::Status Fill(Stream& stream, const Scalar& value,
                             DeviceArray& out) = 0;
-  // out is 1-D: out[i] = start + i * delta in out.dtype (NumPy's arange fill;
-  // integer dtypes wrap). For float dtypes start/delta are used as doubles
-  // and each element is rounded to out.dtype once.
+  // out is 1-D: out[i] = start + T(i) * delta evaluated in T = out.dtype's
+  // own arithmetic (float32 math for float32, wrapping for integers), with
+  // start and delta first converted to T. This is NumPy's arange fill; the
+  // program layer computes start and delta as NumPy does. Not for bool.
   virtual absl::Status Arange(Stream& stream, const Scalar& start,
                               const Scalar& delta, DeviceArray& out) = 0;
   // out = a op b with NumPy broadcasting of a and b to out.shape.

@@ -148,9 +148,14 @@ grpc::ServerUnaryReactor* ResidentService::Run(grpc::CallbackServerContext* ctx,
       ASSIGN_OR_RETURN(std::vector<OutputSpec> outputs, DecodeOutputs(req->outputs()));
       ExecOptions exec;
       exec.check_continue = CallChecker(ctx);
-      ASSIGN_OR_RETURN(std::vector<ProgramResult> results,
-                       sessions_.Run(TenantOf(*ctx), session, std::move(program),
-                                     std::move(outputs), exec));
+      absl::StatusOr<std::vector<ProgramResult>> ran =
+          sessions_.Run(TenantOf(*ctx), session, std::move(program),
+                        std::move(outputs), exec);
+      for (const std::string& h : req->release()) {
+        std::optional<HandleId> id = HandleId::FromBytes(h);
+        if (id) sessions_.Release(TenantOf(*ctx), session, {*id}).IgnoreError();
+      }
+      ASSIGN_OR_RETURN(std::vector<ProgramResult> results, std::move(ran));
       for (ProgramResult& r : results) {
         v1::RunResult* out = resp->add_results();
         EncodeArray(r.array, out->mutable_array());
