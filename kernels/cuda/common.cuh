@@ -1,0 +1,139 @@
+// Shared device-side pieces of the CUDA kernels: element types, conversions
+// with NumPy's semantics, grid sizing, vector packs and strided indexing.
+// Internal to kernels/cuda; only .cu files include it.
+#ifndef RESIDENT_KERNELS_CUDA_COMMON_CUH_
+#define RESIDENT_KERNELS_CUDA_COMMON_CUH_
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <type_traits>
+
+#include "kernels/cuda/kernels.h"
+
+namespace resident::cuda_kernels {
+
+inline constexpr int kThreads = 256;
+
+// Blocks for `work_items` items of `per_block` each, at most `per_sm` blocks
+// per multiprocessor (the rest is covered by grid-stride loops), at least 1.
+inline unsigned GridFor(const LaunchContext& ctx, int64_t work_items,
+                        int64_t per_block, int per_sm = 16) {
+  int64_t blocks = (work_items + per_block - 1) / per_block;
+  const int64_t cap = static_cast<int64_t>(ctx.sm_count > 0 ? ctx.sm_count : 1) *
+                      per_sm;
+  if (blocks > cap) blocks = cap;
+  if (blocks < 1) blocks = 1;
+  return static_cast<unsigned>(blocks);
+}
+
+// Unsigned type of the same width, for wrapping integer arithmetic.
+template <typename T>
+struct Unsigned {
+  using type = std::make_unsigned_t<T>;
+};
+template <>
+struct Unsigned<bool> {
+  using type = bool;
+};
+template <typename T>
+using UnsignedT = typename Unsigned<T>::type;
+
+// --- conversions (Cast's semantics) ------------------------------------------
+
+// Truncation of a double toward zero into a signed integer, NaN and
+// out-of-range giving the minimum (x86's cvttsd2si, which NumPy inherits).
+// The range check is explicit; __double2int_rz's saturation is not relied on.
+template <typename To>
+__device__ __forceinline__ To FloatToInt(double d) {
+  if constexpr (sizeof(To) == 4) {
+    if (!(d > -2147483649.0 && d < 2147483648.0)) return INT32_MIN;
+    return static_cast<To>(d);
+  } else {
+    if (!(d >= -9223372036854775808.0 && d < 9223372036854775808.0)) {
+      return INT64_MIN;
+    }
+    return static_cast<To>(d);
+  }
+}
+
+template <typename To, typename From>
+__device__ __forceinline__ To Convert(From x) {
+  if constexpr (std::is_same_v<To, From>) {
+    return x;
+  } else if constexpr (std::is_same_v<To, bool>) {
+    return x != From(0);  // NaN != 0 is true, as in NumPy
+  } else if constexpr (std::is_same_v<From, bool>) {
+    return x ? To(1) : To(0);
+  } else if constexpr (std::is_integral_v<To> && std::is_integral_v<From>) {
+    return static_cast<To>(x);  // sign-extends, or wraps modulo 2^bits (C++20)
+  } else if constexpr (std::is_integral_v<To>) {
+    return FloatToInt<To>(static_cast<double>(x));
+  } else {
+    return static_cast<To>(x);  // int->float and float<->float: round once
+  }
+}
+
+// --- vector packs ------------------------------------------------------------
+
+// V elements of T, aligned to their total size so a whole pack moves in one
+// load/store instruction (16 bytes at most).
+template <typename T, int V>
+struct alignas(sizeof(T) * V) Pack {
+  T v[V];
+};
+
+// Elements per 16-byte pack.
+template <typename T>
+inline constexpr int kVec16 = 16 / static_cast<int>(sizeof(T));
+
+inline bool Aligned16(const void* p) {
+  return (reinterpret_cast<uintptr_t>(p) & 15u) == 0;
+}
+
+// --- strided indexing --------------------------------------------------------
+
+// Offsets in elements of output index i in the first kInputs inputs of a
+// layout. IndexT is uint32_t when every index fits, to keep divisions short.
+template <int kInputs, typename IndexT>
+__device__ __forceinline__ void StridedOffsets(const StridedLayout& layout,
+                                               IndexT i, int64_t* off) {
+#pragma unroll
+  for (int k = 0; k < kInputs; ++k) off[k] = 0;
+  for (int d = layout.rank - 1; d >= 0; --d) {
+    const IndexT extent = static_cast<IndexT>(layout.shape[d]);
+    const IndexT q = i / extent;
+    const int64_t r = static_cast<int64_t>(i - q * extent);
+#pragma unroll
+    for (int k = 0; k < kInputs; ++k) off[k] += r * layout.stride[k][d];
+    i = q;
+  }
+}
+
+inline int64_t LayoutElements(const StridedLayout& layout) {
+  int64_t n = 1;
+  for (int d = 0; d < layout.rank; ++d) n *= layout.shape[d];
+  return n;
+}
+
+// Dispatches a generic lambda on the C++ type of an ElemType.
+template <typename F>
+cudaError_t DispatchType(ElemType t, F&& f) {
+  switch (t) {
+    case ElemType::kBool:
+      return f(bool{});
+    case ElemType::kInt32:
+      return f(int32_t{});
+    case ElemType::kInt64:
+      return f(int64_t{});
+    case ElemType::kFloat32:
+      return f(float{});
+    case ElemType::kFloat64:
+      return f(double{});
+  }
+  return cudaErrorInvalidValue;
+}
+
+}  // namespace resident::cuda_kernels
+
+#endif  // RESIDENT_KERNELS_CUDA_COMMON_CUH_

@@ -1,0 +1,255 @@
+// Binary arithmetic and negation, with NumPy's semantics: plain IEEE
+// operations for floats (this folder builds with --fmad=false), wrapping
+// unsigned arithmetic for integers, or/and for bool add/multiply.
+//
+// Paths, fastest first: same-shape contiguous operands (16-byte packs, a few
+// packs in flight per thread, a == b read once), a single-element operand
+// (read once per thread), and general broadcasting through strided indexing.
+#include <cstdint>
+
+#include "kernels/cuda/common.cuh"
+#include "kernels/cuda/kernels.h"
+
+namespace resident::cuda_kernels {
+namespace {
+
+template <typename T, BinaryOpKind kOp>
+struct BinaryFn {
+  __device__ __forceinline__ T operator()(T x, T y) const {
+    if constexpr (std::is_same_v<T, bool>) {
+      static_assert(kOp == BinaryOpKind::kAdd || kOp == BinaryOpKind::kMultiply);
+      return kOp == BinaryOpKind::kAdd ? (x || y) : (x && y);
+    } else if constexpr (std::is_integral_v<T>) {
+      using U = UnsignedT<T>;
+      const U ux = static_cast<U>(x), uy = static_cast<U>(y);
+      if constexpr (kOp == BinaryOpKind::kAdd) return static_cast<T>(ux + uy);
+      if constexpr (kOp == BinaryOpKind::kSubtract) return static_cast<T>(ux - uy);
+      if constexpr (kOp == BinaryOpKind::kMultiply) return static_cast<T>(ux * uy);
+      static_assert(kOp != BinaryOpKind::kDivide, "no integer division");
+    } else {
+      if constexpr (kOp == BinaryOpKind::kAdd) return x + y;
+      if constexpr (kOp == BinaryOpKind::kSubtract) return x - y;
+      if constexpr (kOp == BinaryOpKind::kMultiply) return x * y;
+      if constexpr (kOp == BinaryOpKind::kDivide) return x / y;  // IEEE (-prec-div)
+    }
+  }
+};
+
+// How the two operands of a contiguous launch are read.
+enum class Mode { kBoth, kSelf, kScalarRight, kScalarLeft };
+
+constexpr int kUnroll = 4;  // packs in flight per thread
+
+template <typename T, BinaryOpKind kOp, Mode kMode, int V>
+__global__ void __launch_bounds__(kThreads)
+    BinaryContiguousKernel(const T* a, const T* b, T* out, int64_t n) {
+  using P = Pack<T, V>;
+  const BinaryFn<T, kOp> fn;
+  T s{};
+  if constexpr (kMode == Mode::kScalarRight || kMode == Mode::kScalarLeft) {
+    s = *b;
+  }
+  auto apply = [&](T x, T y) -> T {
+    if constexpr (kMode == Mode::kBoth) return fn(x, y);
+    if constexpr (kMode == Mode::kSelf) return fn(x, x);
+    if constexpr (kMode == Mode::kScalarRight) return fn(x, s);
+    if constexpr (kMode == Mode::kScalarLeft) return fn(s, x);
+  };
+  const int64_t npacks = n / V;
+  const P* ap = reinterpret_cast<const P*>(a);
+  const P* bp = reinterpret_cast<const P*>(b);
+  P* op = reinterpret_cast<P*>(out);
+  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x * kUnroll;
+  for (int64_t base = static_cast<int64_t>(blockIdx.x) * blockDim.x * kUnroll +
+                      threadIdx.x;
+       base < npacks; base += step) {
+    P x[kUnroll], y[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const int64_t idx = base + static_cast<int64_t>(u) * blockDim.x;
+      if (idx < npacks) {
+        x[u] = ap[idx];
+        if constexpr (kMode == Mode::kBoth) y[u] = bp[idx];
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const int64_t idx = base + static_cast<int64_t>(u) * blockDim.x;
+      if (idx < npacks) {
+        P r;
+#pragma unroll
+        for (int v = 0; v < V; ++v) {
+          r.v[v] = apply(x[u].v[v], kMode == Mode::kBoth ? y[u].v[v] : T{});
+        }
+        op[idx] = r;
+      }
+    }
+  }
+  // The last n % V elements.
+  const int64_t tail = npacks * V;
+  const int64_t tid = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (tail + tid < n) {
+    const int64_t i = tail + tid;
+    out[i] = apply(a[i], kMode == Mode::kBoth ? b[i] : T{});
+  }
+}
+
+template <typename T, BinaryOpKind kOp, typename IndexT>
+__global__ void __launch_bounds__(kThreads)
+    BinaryStridedKernel(const T* a, const T* b, T* out,
+                        const StridedLayout layout, int64_t n) {
+  const BinaryFn<T, kOp> fn;
+  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+       i < n; i += step) {
+    int64_t off[2];
+    StridedOffsets<2, IndexT>(layout, static_cast<IndexT>(i), off);
+    out[i] = fn(a[off[0]], b[off[1]]);
+  }
+}
+
+template <typename T, BinaryOpKind kOp, Mode kMode>
+cudaError_t LaunchContiguous(const LaunchContext& ctx, const T* a, const T* b,
+                             T* out, int64_t n) {
+  if (n <= 0) return cudaSuccess;
+  constexpr int V = kVec16<T>;
+  const bool vec = Aligned16(a) && Aligned16(out) &&
+                   (kMode != Mode::kBoth || Aligned16(b));
+  if (vec) {
+    const int64_t packs = n / V;
+    // Enough threads for the packs, and at least one per tail element.
+    const int64_t threads_needed = packs / kUnroll + V;
+    BinaryContiguousKernel<T, kOp, kMode, V>
+        <<<GridFor(ctx, threads_needed, kThreads), kThreads, 0, ctx.stream>>>(
+            a, b, out, n);
+  } else {
+    // Misaligned (never for whole buffers): one element per "pack".
+    BinaryContiguousKernel<T, kOp, kMode, 1>
+        <<<GridFor(ctx, n / kUnroll + 1, kThreads), kThreads, 0, ctx.stream>>>(
+            a, b, out, n);
+  }
+  return cudaGetLastError();
+}
+
+// Calls f(T{}, integral_constant<op>) for the (type, op) pairs that exist.
+template <typename F>
+cudaError_t DispatchBinary(ElemType t, BinaryOpKind op, F&& f) {
+  using K = BinaryOpKind;
+  auto with_type = [&](auto tag) -> cudaError_t {
+    using T = decltype(tag);
+    switch (op) {
+      case K::kAdd:
+        return f(tag, std::integral_constant<K, K::kAdd>{});
+      case K::kMultiply:
+        return f(tag, std::integral_constant<K, K::kMultiply>{});
+      case K::kSubtract:
+        if constexpr (std::is_same_v<T, bool>) {
+          return cudaErrorInvalidValue;
+        } else {
+          return f(tag, std::integral_constant<K, K::kSubtract>{});
+        }
+      case K::kDivide:
+        if constexpr (std::is_floating_point_v<T>) {
+          return f(tag, std::integral_constant<K, K::kDivide>{});
+        } else {
+          return cudaErrorInvalidValue;
+        }
+    }
+    return cudaErrorInvalidValue;
+  };
+  return DispatchType(t, with_type);
+}
+
+template <typename T>
+__global__ void __launch_bounds__(kThreads)
+    NegateKernel(const T* a, T* out, int64_t n) {
+  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+       i < n; i += step) {
+    if constexpr (std::is_integral_v<T>) {
+      out[i] = static_cast<T>(UnsignedT<T>(0) - static_cast<UnsignedT<T>>(a[i]));
+    } else {
+      // Flip the sign bit, as x86's xorps/xorpd do (NaNs included).
+      using U = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
+      U bits;
+      memcpy(&bits, &a[i], sizeof(T));
+      bits ^= U(1) << (8 * sizeof(T) - 1);
+      memcpy(&out[i], &bits, sizeof(T));
+    }
+  }
+}
+
+}  // namespace
+
+cudaError_t BinaryContiguous(const LaunchContext& ctx, ElemType t,
+                             BinaryOpKind op, const void* a, const void* b,
+                             void* out, int64_t n) {
+  return DispatchBinary(t, op, [&](auto tag, auto op_c) -> cudaError_t {
+    using T = decltype(tag);
+    constexpr BinaryOpKind kOp = decltype(op_c)::value;
+    const T* ta = static_cast<const T*>(a);
+    const T* tb = static_cast<const T*>(b);
+    if (ta == tb) {
+      return LaunchContiguous<T, kOp, Mode::kSelf>(ctx, ta, tb,
+                                                  static_cast<T*>(out), n);
+    }
+    return LaunchContiguous<T, kOp, Mode::kBoth>(ctx, ta, tb,
+                                                static_cast<T*>(out), n);
+  });
+}
+
+cudaError_t BinaryScalar(const LaunchContext& ctx, ElemType t, BinaryOpKind op,
+                         const void* a, const void* scalar, bool scalar_on_left,
+                         void* out, int64_t n) {
+  return DispatchBinary(t, op, [&](auto tag, auto op_c) -> cudaError_t {
+    using T = decltype(tag);
+    constexpr BinaryOpKind kOp = decltype(op_c)::value;
+    const T* ta = static_cast<const T*>(a);
+    const T* ts = static_cast<const T*>(scalar);
+    if (scalar_on_left) {
+      return LaunchContiguous<T, kOp, Mode::kScalarLeft>(
+          ctx, ta, ts, static_cast<T*>(out), n);
+    }
+    return LaunchContiguous<T, kOp, Mode::kScalarRight>(ctx, ta, ts,
+                                                       static_cast<T*>(out), n);
+  });
+}
+
+cudaError_t BinaryStrided(const LaunchContext& ctx, ElemType t,
+                          BinaryOpKind op, const void* a, const void* b,
+                          void* out, const StridedLayout& layout) {
+  const int64_t n = LayoutElements(layout);
+  if (n <= 0) return cudaSuccess;
+  return DispatchBinary(t, op, [&](auto tag, auto op_c) -> cudaError_t {
+    using T = decltype(tag);
+    constexpr BinaryOpKind kOp = decltype(op_c)::value;
+    const unsigned grid = GridFor(ctx, n, kThreads);
+    if (n <= INT64_C(0xffffffff)) {
+      BinaryStridedKernel<T, kOp, uint32_t><<<grid, kThreads, 0, ctx.stream>>>(
+          static_cast<const T*>(a), static_cast<const T*>(b),
+          static_cast<T*>(out), layout, n);
+    } else {
+      BinaryStridedKernel<T, kOp, uint64_t><<<grid, kThreads, 0, ctx.stream>>>(
+          static_cast<const T*>(a), static_cast<const T*>(b),
+          static_cast<T*>(out), layout, n);
+    }
+    return cudaGetLastError();
+  });
+}
+
+cudaError_t Negate(const LaunchContext& ctx, ElemType t, const void* a,
+                   void* out, int64_t n) {
+  if (n <= 0) return cudaSuccess;
+  return DispatchType(t, [&](auto tag) -> cudaError_t {
+    using T = decltype(tag);
+    if constexpr (std::is_same_v<T, bool>) {
+      return cudaErrorInvalidValue;
+    } else {
+      NegateKernel<T><<<GridFor(ctx, n, kThreads), kThreads, 0, ctx.stream>>>(
+          static_cast<const T*>(a), static_cast<T*>(out), n);
+      return cudaGetLastError();
+    }
+  });
+}
+
+}  // namespace resident::cuda_kernels

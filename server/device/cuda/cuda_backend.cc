@@ -1,0 +1,381 @@
+// The CUDA backend's device, memory, streams and copies; the ops are in
+// cuda_ops.cc. cuda_backend_internal.h explains the object lifetimes.
+#include "server/device/cuda/cuda_backend.h"
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "server/base/log.h"
+#include "server/base/shape.h"
+#include "server/base/status_macros.h"
+#include "server/device/cuda/cuda_backend_internal.h"
+#include "server/device/cuda/cuda_status.h"
+
+namespace resident {
+
+using cuda_internal::CudaBackend;
+using cuda_internal::CudaBuffer;
+using cuda_internal::CudaStream;
+using cuda_internal::DeviceGuard;
+using cuda_internal::DeviceState;
+using cuda_internal::StreamState;
+
+int CudaDeviceCount() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    (void)cudaGetLastError();  // no driver or no device: not an error here
+    return 0;
+  }
+  return count;
+}
+
+absl::StatusOr<std::unique_ptr<Backend>> NewCudaBackend(int ordinal) {
+  const int count = CudaDeviceCount();
+  if (ordinal < 0 || ordinal >= count) {
+    return absl::UnavailableError(absl::StrCat(
+        "cuda:", ordinal, " cannot be opened: ", count, " CUDA device(s) visible"));
+  }
+  auto device = std::make_shared<DeviceState>();
+  device->ordinal = ordinal;
+  DeviceGuard guard(ordinal);
+  auto fail = [&](cudaError_t e, absl::string_view where) {
+    return absl::UnavailableError(
+        absl::StrCat("cuda:", ordinal, " cannot be opened: ",
+                     cuda_internal::CudaStatus(e, where, nullptr).message()));
+  };
+  // Creates the primary context now rather than inside the first op.
+  if (cudaError_t e = cudaFree(nullptr); e != cudaSuccess) return fail(e, "cudaFree(0)");
+  cudaDeviceProp props{};
+  if (cudaError_t e = cudaGetDeviceProperties(&props, ordinal); e != cudaSuccess) {
+    return fail(e, "cudaGetDeviceProperties");
+  }
+  int pools_supported = 0;
+  if (cudaError_t e = cudaDeviceGetAttribute(
+          &pools_supported, cudaDevAttrMemoryPoolsSupported, ordinal);
+      e != cudaSuccess || !pools_supported) {
+    return absl::UnavailableError(absl::StrCat(
+        "cuda:", ordinal, " does not support stream-ordered memory pools"));
+  }
+  if (cudaError_t e = cudaDeviceGetDefaultMemPool(&device->pool, ordinal);
+      e != cudaSuccess) {
+    return fail(e, "cudaDeviceGetDefaultMemPool");
+  }
+  // Keep freed blocks cached in the pool instead of returning them to the
+  // driver at every synchronisation; Trim() and the OOM path release them.
+  uint64_t threshold = std::numeric_limits<uint64_t>::max();
+  if (cudaError_t e = cudaMemPoolSetAttribute(
+          device->pool, cudaMemPoolAttrReleaseThreshold, &threshold);
+      e != cudaSuccess) {
+    return fail(e, "cudaMemPoolSetAttribute(ReleaseThreshold)");
+  }
+  device->sm_count = props.multiProcessorCount;
+  std::string description =
+      absl::StrCat(props.name, " (sm_", props.major, props.minor, ", ",
+                   props.multiProcessorCount, " SMs)");
+  RESIDENT_LOG(kInfo, "cuda:", ordinal, ": ", description, ", ",
+               props.totalGlobalMem >> 20, " MiB");
+  return std::unique_ptr<Backend>(
+      new CudaBackend(std::move(device), std::move(description)));
+}
+
+namespace cuda_internal {
+
+DeviceGuard::DeviceGuard(int ordinal) {
+  if (cudaGetDevice(&previous_) != cudaSuccess) {
+    (void)cudaGetLastError();
+    previous_ = -1;
+  }
+  if (previous_ != ordinal) {
+    changed_ = cudaSetDevice(ordinal) == cudaSuccess;
+    if (!changed_) (void)cudaGetLastError();
+  }
+}
+
+DeviceGuard::~DeviceGuard() {
+  if (changed_ && previous_ >= 0) (void)cudaSetDevice(previous_);
+}
+
+StreamState::~StreamState() {
+  DeviceGuard guard(device_->ordinal);
+  if (cublas_ != nullptr) (void)cublasDestroy(cublas_);
+  // Returns at once; the stream's pending work still completes.
+  (void)cudaStreamDestroy(stream_);
+}
+
+absl::StatusOr<cublasHandle_t> StreamState::Cublas() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (cublas_ != nullptr) return cublas_;
+  cublasHandle_t handle = nullptr;
+  RETURN_IF_ERROR(CublasStatus(cublasCreate(&handle), "cublasCreate",
+                               &device_->poisoned));
+  absl::Status s = CublasStatus(cublasSetStream(handle, stream_),
+                                "cublasSetStream", &device_->poisoned);
+  // Default math: float32 in true fp32 (TF32 only if the process sets
+  // NVIDIA_TF32_OVERRIDE=1, which a deployment must not).
+  if (s.ok()) {
+    s = CublasStatus(cublasSetMathMode(handle, CUBLAS_DEFAULT_MATH),
+                     "cublasSetMathMode", &device_->poisoned);
+  }
+  if (s.ok()) {
+    s = CublasStatus(cublasSetPointerMode(handle, CUBLAS_POINTER_MODE_HOST),
+                     "cublasSetPointerMode", &device_->poisoned);
+  }
+  if (!s.ok()) {
+    (void)cublasDestroy(handle);
+    return s;
+  }
+  cublas_ = handle;
+  return cublas_;
+}
+
+void CudaBuffer::NoteUse(const std::shared_ptr<StreamState>& stream) const {
+  if (stream == home_) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& s : other_streams_) {
+    if (s == stream) return;
+  }
+  other_streams_.push_back(stream);
+}
+
+CudaBuffer::~CudaBuffer() {
+  if (ptr_ == nullptr) return;
+  DeviceGuard guard(device_->ordinal);
+  if (!device_->poisoned.load()) {
+    for (const auto& other : other_streams_) {
+      cudaEvent_t event;
+      if (cudaEventCreateWithFlags(&event, cudaEventDisableTiming) != cudaSuccess) {
+        // No event: fall back to waiting for that stream on the host.
+        (void)cudaGetLastError();
+        (void)cudaStreamSynchronize(other->stream());
+        continue;
+      }
+      (void)cudaEventRecord(event, other->stream());
+      (void)cudaStreamWaitEvent(home_->stream(), event, 0);
+      (void)cudaEventDestroy(event);
+    }
+    const cudaError_t e = cudaFreeAsync(ptr_, home_->stream());
+    if (e != cudaSuccess) {
+      RESIDENT_LOG(kWarning, "cudaFreeAsync: ", cudaGetErrorString(e));
+      (void)CudaStatus(e, "cudaFreeAsync", &device_->poisoned);
+    }
+  }
+  device_->in_use.fetch_sub(size_);
+}
+
+CudaBackend::CudaBackend(std::shared_ptr<DeviceState> device,
+                         std::string description)
+    : device_(std::move(device)), description_(std::move(description)) {}
+
+std::string CudaBackend::name() const {
+  return absl::StrCat("cuda:", device_->ordinal);
+}
+
+MemoryInfo CudaBackend::memory() const {
+  MemoryInfo info;
+  DeviceGuard guard(device_->ordinal);
+  size_t free = 0, total = 0;
+  if (cudaMemGetInfo(&free, &total) == cudaSuccess) {
+    info.free = static_cast<int64_t>(free);
+    info.total = static_cast<int64_t>(total);
+  } else {
+    (void)cudaGetLastError();
+  }
+  info.in_use = device_->in_use.load();
+  uint64_t reserved = 0, used = 0;
+  if (cudaMemPoolGetAttribute(device_->pool, cudaMemPoolAttrReservedMemCurrent,
+                              &reserved) == cudaSuccess &&
+      cudaMemPoolGetAttribute(device_->pool, cudaMemPoolAttrUsedMemCurrent,
+                              &used) == cudaSuccess) {
+    info.cached = reserved > used ? static_cast<int64_t>(reserved - used) : 0;
+  } else {
+    (void)cudaGetLastError();
+  }
+  return info;
+}
+
+std::unique_ptr<Stream> CudaBackend::NewStream() {
+  DeviceGuard guard(device_->ordinal);
+  cudaStream_t stream = nullptr;
+  const cudaError_t e = cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
+  if (e != cudaSuccess) {
+    // The interface has no error path here; ops on this stream then fail
+    // (Resolve rejects a stream without a CUDA stream).
+    RESIDENT_LOG(kError, "cudaStreamCreateWithFlags: ", cudaGetErrorString(e));
+    (void)Check(e, "cudaStreamCreateWithFlags");
+    return std::make_unique<CudaStream>(nullptr);
+  }
+  return std::make_unique<CudaStream>(
+      std::make_shared<StreamState>(device_, stream));
+}
+
+absl::StatusOr<std::shared_ptr<StreamState>> CudaBackend::Resolve(
+    Stream& stream) const {
+  if (device_->poisoned.load()) return cuda_internal::PoisonedStatus();
+  auto* cuda_stream = dynamic_cast<CudaStream*>(&stream);
+  if (cuda_stream == nullptr || cuda_stream->state() == nullptr ||
+      &cuda_stream->state()->device() != device_.get()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("stream does not belong to ", name()));
+  }
+  return cuda_stream->state();
+}
+
+absl::Status CudaBackend::Synchronize(Stream& stream) {
+  ASSIGN_OR_RETURN(auto s, Resolve(stream));
+  DeviceGuard guard(device_->ordinal);
+  return Check(cudaStreamSynchronize(s->stream()), "cudaStreamSynchronize");
+}
+
+absl::StatusOr<std::shared_ptr<CudaBuffer>> CudaBackend::AllocateOn(
+    const std::shared_ptr<StreamState>& stream, int64_t bytes) {
+  if (bytes < 0) return absl::InvalidArgumentError("negative allocation size");
+  void* ptr = nullptr;
+  if (bytes > 0) {
+    cudaError_t e = cudaMallocFromPoolAsync(&ptr, static_cast<size_t>(bytes),
+                                            device_->pool, stream->stream());
+    if (e == cudaErrorMemoryAllocation) {
+      // Give every cached block back to the driver (after all pending
+      // stream-ordered frees have happened) and try once more.
+      (void)cudaGetLastError();
+      RESIDENT_LOG(kInfo, name(), ": out of memory for ", bytes,
+                   " bytes; trimming the pool and retrying");
+      RETURN_IF_ERROR(Check(cudaDeviceSynchronize(), "cudaDeviceSynchronize"));
+      RETURN_IF_ERROR(Check(cudaMemPoolTrimTo(device_->pool, 0), "cudaMemPoolTrimTo"));
+      e = cudaMallocFromPoolAsync(&ptr, static_cast<size_t>(bytes),
+                                  device_->pool, stream->stream());
+    }
+    if (e == cudaErrorMemoryAllocation) {
+      (void)cudaGetLastError();
+      const MemoryInfo m = memory();
+      return absl::ResourceExhaustedError(absl::StrCat(
+          name(), ": out of device memory allocating ", bytes, " bytes (",
+          m.in_use, " in use, ", m.free, " free of ", m.total, ")"));
+    }
+    RETURN_IF_ERROR(Check(e, "cudaMallocFromPoolAsync"));
+  }
+  device_->in_use.fetch_add(bytes);
+  return std::make_shared<CudaBuffer>(device_, stream, ptr, bytes);
+}
+
+absl::StatusOr<std::shared_ptr<Buffer>> CudaBackend::Allocate(int64_t bytes,
+                                                              Stream& stream) {
+  ASSIGN_OR_RETURN(auto s, Resolve(stream));
+  DeviceGuard guard(device_->ordinal);
+  ASSIGN_OR_RETURN(std::shared_ptr<CudaBuffer> buffer, AllocateOn(s, bytes));
+  return std::shared_ptr<Buffer>(std::move(buffer));
+}
+
+void CudaBackend::Trim() {
+  // Releases what is free now; blocks whose stream-ordered free is still
+  // pending stay (syncing every session's stream here would stall them all).
+  DeviceGuard guard(device_->ordinal);
+  (void)Check(cudaMemPoolTrimTo(device_->pool, 0), "cudaMemPoolTrimTo");
+}
+
+absl::Status CudaBackend::CheckBuffer(const Buffer& buffer,
+                                      const std::shared_ptr<StreamState>& stream,
+                                      absl::string_view what) const {
+  const auto* cuda_buffer = dynamic_cast<const CudaBuffer*>(&buffer);
+  if (cuda_buffer == nullptr || cuda_buffer->ordinal() != device_->ordinal) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, ": buffer is not memory of ", name()));
+  }
+  cuda_buffer->NoteUse(stream);
+  return absl::OkStatus();
+}
+
+absl::Status CudaBackend::CheckArray(const DeviceArray& array,
+                                     const std::shared_ptr<StreamState>& stream,
+                                     absl::string_view what) const {
+  if (array.shape.size() > static_cast<size_t>(kMaxRank)) {
+    return absl::InvalidArgumentError(absl::StrCat(what, ": too many dimensions"));
+  }
+  absl::StatusOr<int64_t> n = CheckedNumElements(array.shape);
+  if (!n.ok()) {
+    return absl::Status(n.status().code(), absl::StrCat(what, ": ", n.status().message()));
+  }
+  absl::StatusOr<int64_t> bytes = CheckedNumBytes(*n, ItemSize(array.dtype));
+  if (!bytes.ok()) {
+    return absl::Status(bytes.status().code(),
+                        absl::StrCat(what, ": ", bytes.status().message()));
+  }
+  if (array.buffer == nullptr) {
+    if (*bytes == 0) return absl::OkStatus();
+    return absl::InvalidArgumentError(absl::StrCat(what, ": no buffer"));
+  }
+  RETURN_IF_ERROR(CheckBuffer(*array.buffer, stream, what));
+  if (*bytes > array.buffer->size()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        what, ": ", std::string(DTypeName(array.dtype)), ShapeString(array.shape), " needs ",
+        *bytes, " bytes but its buffer holds ", array.buffer->size()));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CudaBackend::CopyToDevice(Stream& stream, const void* src,
+                                       Buffer& dst, int64_t offset,
+                                       int64_t bytes) {
+  ASSIGN_OR_RETURN(auto s, Resolve(stream));
+  RETURN_IF_ERROR(CheckBuffer(dst, s, "CopyToDevice destination"));
+  if (offset < 0 || bytes < 0 || offset > dst.size() ||
+      bytes > dst.size() - offset) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("CopyToDevice: [", offset, ", +", bytes,
+                     ") is outside a buffer of ", dst.size(), " bytes"));
+  }
+  if (bytes == 0) return absl::OkStatus();
+  if (src == nullptr) return absl::InvalidArgumentError("CopyToDevice: null source");
+  DeviceGuard guard(device_->ordinal);
+  return Check(cudaMemcpyAsync(static_cast<char*>(dst.data()) + offset, src,
+                               static_cast<size_t>(bytes),
+                               cudaMemcpyHostToDevice, s->stream()),
+               "cudaMemcpyAsync(HostToDevice)");
+}
+
+absl::Status CudaBackend::CopyToHost(Stream& stream, const Buffer& src,
+                                     int64_t offset, void* dst, int64_t bytes) {
+  ASSIGN_OR_RETURN(auto s, Resolve(stream));
+  RETURN_IF_ERROR(CheckBuffer(src, s, "CopyToHost source"));
+  if (offset < 0 || bytes < 0 || offset > src.size() ||
+      bytes > src.size() - offset) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("CopyToHost: [", offset, ", +", bytes,
+                     ") is outside a buffer of ", src.size(), " bytes"));
+  }
+  if (bytes == 0) return absl::OkStatus();
+  if (dst == nullptr) return absl::InvalidArgumentError("CopyToHost: null destination");
+  DeviceGuard guard(device_->ordinal);
+  RETURN_IF_ERROR(Check(
+      cudaMemcpyAsync(dst, static_cast<const char*>(src.data()) + offset,
+                      static_cast<size_t>(bytes), cudaMemcpyDeviceToHost,
+                      s->stream()),
+      "cudaMemcpyAsync(DeviceToHost)"));
+  return Check(cudaStreamSynchronize(s->stream()), "cudaStreamSynchronize");
+}
+
+cuda_kernels::ElemType ToElemType(DType d) {
+  using E = cuda_kernels::ElemType;
+  switch (d) {
+    case DType::kBool:
+      return E::kBool;
+    case DType::kInt32:
+      return E::kInt32;
+    case DType::kInt64:
+      return E::kInt64;
+    case DType::kFloat32:
+      return E::kFloat32;
+    case DType::kFloat64:
+      return E::kFloat64;
+  }
+  return E::kFloat64;
+}
+
+}  // namespace cuda_internal
+}  // namespace resident
