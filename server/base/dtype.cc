@@ -13,7 +13,7 @@ int64_t ItemSize(DType dtype) {
   return 0;
 }
 
-std::string_view DTypeName(DType dtype) {
+const char* DTypeName(DType dtype) {
   switch (dtype) {
     case DType::kBool: return "bool";
     case DType::kInt32: return "int32";

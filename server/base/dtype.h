@@ -17,7 +17,7 @@ inline constexpr DType kAllDTypes[] = {DType::kBool, DType::kInt32,
 // Bytes per element.
 int64_t ItemSize(DType dtype);
 // NumPy's name: "bool", "int32", "int64", "float32", "float64".
-std::string_view DTypeName(DType dtype);
+const char* DTypeName(DType dtype);
 // Inverse of DTypeName; nullopt for anything else.
 std::optional<DType> ParseDType(std::string_view name);
 

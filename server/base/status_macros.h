@@ -13,7 +13,7 @@ namespace resident {
 // The same status with "context: " before its message.
 inline absl::Status Annotate(const absl::Status& s, std::string_view context) {
   if (s.ok() || context.empty()) return s;
-  return absl::Status(s.code(), absl::StrCat(context, ": ", s.message()));
+  return absl::Status(s.code(), absl::StrCat(absl::string_view(context.data(), context.size()), ": ", s.message()));
 }
 
 }  // namespace resident

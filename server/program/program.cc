@@ -4,7 +4,7 @@
 
 namespace resident {
 namespace {
-constexpr std::pair<OpKind, std::string_view> kOpNames[] = {
+constexpr std::pair<OpKind, const char*> kOpNames[] = {
     {OpKind::kOnes, "ones"},         {OpKind::kZeros, "zeros"},
     {OpKind::kFull, "full"},         {OpKind::kArange, "arange"},
     {OpKind::kAdd, "add"},           {OpKind::kSubtract, "subtract"},
@@ -18,12 +18,12 @@ constexpr std::pair<OpKind, std::string_view> kOpNames[] = {
 
 std::optional<OpKind> ParseOpKind(std::string_view name) {
   for (const auto& [op, n] : kOpNames) {
-    if (n == name) return op;
+    if (std::string_view(n) == name) return op;
   }
   return std::nullopt;
 }
 
-std::string_view OpName(OpKind op) {
+const char* OpName(OpKind op) {
   for (const auto& [o, n] : kOpNames) {
     if (o == op) return n;
   }

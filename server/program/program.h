@@ -29,7 +29,7 @@ enum class OpKind {
 };
 
 std::optional<OpKind> ParseOpKind(std::string_view name);
-std::string_view OpName(OpKind op);
+const char* OpName(OpKind op);
 
 struct Operand {
   static Operand Handle(const HandleId& h) { return {true, h, 0}; }

@@ -116,7 +116,7 @@ v1::DType EncodeDType(DType dtype) {
 }
 
 absl::StatusOr<HandleId> DecodeHandle(const std::string& bytes,
-                                      std::string_view what) {
+                                      const char* what) {
   std::optional<HandleId> h = HandleId::FromBytes(bytes);
   if (!h) {
     return absl::InvalidArgumentError(absl::StrCat(

@@ -16,7 +16,7 @@ namespace resident {
 absl::StatusOr<DType> DecodeDType(int wire);
 v1::DType EncodeDType(DType dtype);
 absl::StatusOr<HandleId> DecodeHandle(const std::string& bytes,
-                                      std::string_view what);
+                                      const char* what);
 absl::StatusOr<Shape> DecodeShape(const google::protobuf::RepeatedField<int64_t>& dims);
 
 // Decodes a program, rejecting unknown ops, malformed operands and bodies

@@ -57,7 +57,7 @@ absl::Status ResidentService::CheckDevice() {
       "the device hit an unrecoverable error; the server is restarting");
 }
 
-absl::Status ResidentService::Observe(std::string_view method,
+absl::Status ResidentService::Observe(const char* method,
                                       const absl::Status& status) {
   if (sessions_.device().backend().poisoned()) {
     if (on_poisoned_) on_poisoned_();

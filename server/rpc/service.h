@@ -48,7 +48,7 @@ class ResidentService final : public v1::Resident::CallbackService {
   // UNAVAILABLE once the device is poisoned; OK otherwise.
   absl::Status CheckDevice();
   // Logs a failed call (one line) and notices device poisoning.
-  absl::Status Observe(std::string_view method, const absl::Status& status);
+  absl::Status Observe(const char* method, const absl::Status& status);
 
   SessionManager& sessions() { return sessions_; }
   const ServerOptions& options() const { return options_; }

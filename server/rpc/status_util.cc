@@ -5,8 +5,6 @@
 namespace resident {
 
 // absl and gRPC use the same canonical code numbers; make sure of it.
-  static_assert(static_cast<int>(absl::StatusCode::k##name) ==         \
-                static_cast<int>(grpc::StatusCode::name))
 static_assert(static_cast<int>(absl::StatusCode::kCancelled) == grpc::StatusCode::CANCELLED);
 static_assert(static_cast<int>(absl::StatusCode::kUnknown) == grpc::StatusCode::UNKNOWN);
 static_assert(static_cast<int>(absl::StatusCode::kInvalidArgument) == grpc::StatusCode::INVALID_ARGUMENT);

@@ -67,8 +67,8 @@ uint64_t ScalarBits(const Scalar& value, DType dtype) {
       break;
     }
     case DType::kFloat32: {
-      const float f = value.is_int() ? static_cast<float>(value.as_int64())
-                                     : static_cast<float>(value.as_double());
+      // Through double, as the CPU reference does.
+      const float f = static_cast<float>(value.as_double());
       uint32_t u;
       std::memcpy(&u, &f, 4);
       bits = u;
@@ -119,6 +119,9 @@ absl::Status CudaBackend::Arange(Stream& stream, const Scalar& start,
   if (out.shape.size() != 1) {
     return absl::InvalidArgumentError(
         absl::StrCat("Arange: output must be 1-D, not ", Describe(out)));
+  }
+  if (out.dtype == DType::kBool) {
+    return absl::InvalidArgumentError("Arange: does not fill bool arrays");
   }
   DeviceGuard guard(device_->ordinal);
   const int64_t n = out.num_elements();

@@ -1,0 +1,463 @@
+#include "client/client.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "client/client_core.h"
+#include "client/program_builder.h"
+#include "server/base/handle_id.h"
+
+namespace resident::client {
+
+absl::Status FromGrpc(const grpc::Status& status) {
+  if (status.ok()) return absl::OkStatus();
+  return absl::Status(static_cast<absl::StatusCode>(status.error_code()),
+                      status.error_message());
+}
+
+namespace {
+
+v1::DType ToWire(DType d) {
+  switch (d) {
+    case DType::kBool: return v1::DTYPE_BOOL;
+    case DType::kInt32: return v1::DTYPE_INT32;
+    case DType::kInt64: return v1::DTYPE_INT64;
+    case DType::kFloat32: return v1::DTYPE_FLOAT32;
+    case DType::kFloat64: return v1::DTYPE_FLOAT64;
+  }
+  return v1::DTYPE_UNSPECIFIED;
+}
+
+absl::StatusOr<DType> FromWire(int d) {
+  switch (d) {
+    case v1::DTYPE_BOOL: return DType::kBool;
+    case v1::DTYPE_INT32: return DType::kInt32;
+    case v1::DTYPE_INT64: return DType::kInt64;
+    case v1::DTYPE_FLOAT32: return DType::kFloat32;
+    case v1::DTYPE_FLOAT64: return DType::kFloat64;
+    default: return absl::InternalError(absl::StrCat("server sent dtype ", d));
+  }
+}
+
+void Materialize(Node& n, const v1::ArrayInfo& info) {
+  n.kind = Node::Kind::kMaterialized;
+  n.handle = info.handle();
+  n.dtype = FromWire(info.dtype()).value_or(DType::kFloat64);
+  n.shape.assign(info.shape().begin(), info.shape().end());
+  n.nbytes = info.nbytes();
+  n.ins.Clear();
+  std::vector<std::shared_ptr<Node>> drop = std::move(n.inputs);
+  n.inputs.clear();
+}
+
+std::string Hex(const std::string& raw) {
+  std::optional<HandleId> h = HandleId::FromBytes(raw);
+  return h ? h->ToHex() : "";
+}
+
+}  // namespace
+
+void SetScalar(const Scalar& s, v1::Scalar* out) {
+  if (s.is_bool()) out->set_bool_value(s.as_bool());
+  else if (s.is_int()) out->set_int_value(s.as_int64());
+  else out->set_float_value(s.as_double());
+}
+
+// --- Node --------------------------------------------------------------------
+
+Node::~Node() {
+  if (kind == Kind::kMaterialized && core != nullptr && !handle.empty() &&
+      !borrowed) {
+    core->QueueRelease(handle);
+  }
+  // Unlink chains iteratively: a recorded loop of a million ops must not
+  // recurse a million destructors deep.
+  std::vector<std::shared_ptr<Node>> stack = std::move(inputs);
+  while (!stack.empty()) {
+    std::shared_ptr<Node> n = std::move(stack.back());
+    stack.pop_back();
+    if (n.use_count() == 1) {
+      for (auto& in : n->inputs) stack.push_back(std::move(in));
+      n->inputs.clear();
+    }
+  }
+}
+
+// --- ClientCore ----------------------------------------------------------------
+
+ClientCore::~ClientCore() { Close(); }
+
+void ClientCore::QueueRelease(std::string handle) {
+  size_t queued;
+  {
+    std::lock_guard<std::mutex> lock(release_mu);
+    if (closing) return;
+    pending_releases.push_back(std::move(handle));
+    queued = pending_releases.size();
+  }
+  if (queued >= 256) SendReleases().IgnoreError();
+}
+
+std::vector<std::string> ClientCore::TakeReleases() {
+  std::lock_guard<std::mutex> lock(release_mu);
+  return std::exchange(pending_releases, {});
+}
+
+absl::Status ClientCore::SendReleases() {
+  std::vector<std::string> handles = TakeReleases();
+  if (handles.empty()) return absl::OkStatus();
+  v1::RunRequest req;  // an empty program that releases: no extra RPC kind
+  req.set_session(session);
+  for (auto& h : handles) req.add_release(std::move(h));
+  v1::RunResponse resp;
+  grpc::ClientContext ctx;
+  return FromGrpc(stub->Run(&ctx, req, &resp));
+}
+
+void ClientCore::StartRenewer(int64_t idle_timeout_ms) {
+  const auto period = std::chrono::milliseconds(std::max<int64_t>(idle_timeout_ms / 3, 10));
+  renewer = std::thread([this, period] {
+    std::unique_lock<std::mutex> lock(renew_mu);
+    while (!renew_cv.wait_for(lock, period, [this] { return closing; })) {
+      lock.unlock();
+      v1::RenewSessionRequest req;
+      req.set_session(session);
+      v1::RenewSessionResponse resp;
+      grpc::ClientContext ctx;
+      ctx.set_deadline(std::chrono::system_clock::now() + period);
+      stub->RenewSession(&ctx, req, &resp);
+      SendReleases().IgnoreError();
+      lock.lock();
+    }
+  });
+}
+
+void ClientCore::Close() {
+  {
+    std::lock_guard<std::mutex> lock(renew_mu);
+    if (closing) return;
+    closing = true;
+  }
+  renew_cv.notify_all();
+  if (renewer.joinable()) renewer.join();
+  {
+    std::lock_guard<std::mutex> lock(release_mu);
+    pending_releases.clear();  // the whole session goes
+  }
+  if (stub != nullptr && !session.empty()) {
+    v1::CloseSessionRequest req;
+    req.set_session(session);
+    v1::CloseSessionResponse resp;
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+    stub->CloseSession(&ctx, req, &resp);
+  }
+}
+
+absl::Status ClientCore::Flush(const std::vector<std::shared_ptr<Node>>& targets) {
+  std::lock_guard<std::mutex> lock(mu);
+  ScopeBuilder builder(nullptr, 0);
+  v1::RunRequest req;
+  if (absl::Status s = builder.Build(targets, req.mutable_program()); !s.ok()) return s;
+  if (builder.emitted().empty()) return absl::OkStatus();
+  // Keep the targets and whatever an Array still points to; the rest are
+  // intermediates the server frees as soon as they die.
+  std::vector<std::shared_ptr<Node>> kept;
+  for (const auto& n : builder.emitted()) {
+    if (n->kind == Node::Kind::kOp && n->num_outputs != 1) continue;  // loop
+    const bool target = std::any_of(targets.begin(), targets.end(),
+                                    [&](const auto& t) { return t == n; });
+    if (target || n->user_refs.load() > 0) {
+      v1::Output* o = req.add_outputs();
+      o->set_value(builder.ValueOf(n.get()));
+      o->set_keep(true);
+      kept.push_back(n);
+    }
+  }
+  req.set_session(session);
+  for (auto& h : TakeReleases()) req.add_release(std::move(h));
+  v1::RunResponse resp;
+  grpc::ClientContext ctx;
+  absl::Status status = FromGrpc(stub->Run(&ctx, req, &resp));
+  if (!status.ok()) return status;
+  if (resp.results_size() != static_cast<int>(kept.size())) {
+    return absl::InternalError("server returned the wrong number of results");
+  }
+  for (size_t i = 0; i < kept.size(); ++i) Materialize(*kept[i], resp.results(i).array());
+  return absl::OkStatus();
+}
+
+std::shared_ptr<Node> ClientCore::NewOp(const char* op,
+                                        std::vector<std::shared_ptr<Node>> inputs) {
+  auto n = std::make_shared<Node>();
+  n->core = shared_from_this();
+  n->kind = Node::Kind::kOp;
+  n->ins.set_op(op);
+  n->inputs = std::move(inputs);
+  return n;
+}
+
+Array ClientCore::Finish(std::shared_ptr<Node> node) {
+  if (!options.lazy) Flush({node}).IgnoreError();  // the error resurfaces on use
+  return MakeArray(std::move(node));
+}
+
+// --- Array ---------------------------------------------------------------------
+
+Array MakeArray(std::shared_ptr<Node> node) { return Array(std::move(node)); }
+const std::shared_ptr<Node>& NodeOf(const Array& a) { return a.node_; }
+
+Array::Array() = default;
+Array::Array(std::shared_ptr<Node> node) : node_(std::move(node)) {
+  if (node_) ++node_->user_refs;
+}
+Array::~Array() {
+  if (node_) --node_->user_refs;
+}
+Array::Array(const Array& other) : node_(other.node_) {
+  if (node_) ++node_->user_refs;
+}
+Array& Array::operator=(const Array& other) {
+  if (this != &other) {
+    if (other.node_) ++other.node_->user_refs;
+    if (node_) --node_->user_refs;
+    node_ = other.node_;
+  }
+  return *this;
+}
+Array::Array(Array&& other) noexcept : node_(std::move(other.node_)) {}
+Array& Array::operator=(Array&& other) noexcept {
+  if (this != &other) {
+    if (node_) --node_->user_refs;
+    node_ = std::move(other.node_);
+  }
+  return *this;
+}
+
+absl::Status Array::WrongType(DType got, DType want) {
+  return absl::InvalidArgumentError(absl::StrCat(
+      "array is ", DTypeName(got), ", not ", DTypeName(want)));
+}
+
+absl::Status Array::Evaluate() const {
+  if (!node_) return absl::FailedPreconditionError("empty Array");
+  if (node_->kind == Node::Kind::kMaterialized) {
+    if (node_->handle.empty()) return absl::FailedPreconditionError("array was released");
+    return absl::OkStatus();
+  }
+  if (node_->kind == Node::Kind::kParam) {
+    return absl::FailedPreconditionError("a loop body's parameter has no value outside the loop");
+  }
+  return node_->core->Flush({node_});
+}
+
+absl::StatusOr<DType> Array::dtype() const {
+  if (absl::Status s = Evaluate(); !s.ok()) return s;
+  return node_->dtype;
+}
+absl::StatusOr<Shape> Array::shape() const {
+  if (absl::Status s = Evaluate(); !s.ok()) return s;
+  return node_->shape;
+}
+absl::StatusOr<int64_t> Array::nbytes() const {
+  if (absl::Status s = Evaluate(); !s.ok()) return s;
+  return node_->nbytes;
+}
+absl::StatusOr<std::string> Array::handle_hex() const {
+  if (absl::Status s = Evaluate(); !s.ok()) return s;
+  return Hex(node_->handle);
+}
+
+absl::StatusOr<HostData> Array::Download() const {
+  if (absl::Status s = Evaluate(); !s.ok()) return s;
+  ClientCore& core = *node_->core;
+  v1::DownloadRequest req;
+  req.set_session(core.session);
+  req.set_handle(node_->handle);
+  grpc::ClientContext ctx;
+  auto reader = core.stub->Download(&ctx, req);
+  HostData out;
+  v1::DownloadChunk chunk;
+  bool first = true;
+  while (reader->Read(&chunk)) {
+    if (first) {
+      absl::StatusOr<DType> dt = FromWire(chunk.array().dtype());
+      if (!dt.ok()) return dt.status();
+      out.dtype = *dt;
+      out.shape.assign(chunk.array().shape().begin(), chunk.array().shape().end());
+      out.bytes.reserve(static_cast<size_t>(chunk.array().nbytes()));
+      first = false;
+    }
+    out.bytes.append(chunk.data());
+  }
+  if (absl::Status s = FromGrpc(reader->Finish()); !s.ok()) return s;
+  const int64_t want = NumElements(out.shape) * ItemSize(out.dtype);
+  if (first || static_cast<int64_t>(out.bytes.size()) != want) {
+    return absl::DataLossError(absl::StrCat("download carried ", out.bytes.size(),
+                                            " bytes, expected ", want));
+  }
+  return out;
+}
+
+absl::Status Array::Release() {
+  if (!node_ || node_->kind != Node::Kind::kMaterialized || node_->handle.empty()) {
+    return absl::FailedPreconditionError("array is not on the server");
+  }
+  ClientCore& core = *node_->core;
+  v1::ReleaseRequest req;
+  req.set_session(core.session);
+  req.add_handles(node_->handle);
+  v1::ReleaseResponse resp;
+  grpc::ClientContext ctx;
+  absl::Status s = FromGrpc(core.stub->Release(&ctx, req, &resp));
+  if (s.ok()) node_->handle.clear();
+  return s;
+}
+
+// --- Client --------------------------------------------------------------------
+
+absl::StatusOr<std::unique_ptr<Client>> Client::Connect(const std::string& target,
+                                                        ClientOptions options) {
+  auto core = std::make_shared<ClientCore>();
+  core->options = options;
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(-1);  // the server bounds what it sends
+  args.SetMaxSendMessageSize(-1);
+  auto channel = grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), args);
+  core->stub = v1::Resident::NewStub(channel);
+  std::unique_ptr<Client> client(new Client(core));
+  absl::StatusOr<ServerInfo> info = client->Info();
+  if (!info.ok()) {
+    return absl::Status(info.status().code(),
+                        absl::StrCat("cannot reach ", target, ": ", info.status().message()));
+  }
+  core->info = *info;
+  v1::OpenSessionRequest req;
+  v1::OpenSessionResponse resp;
+  grpc::ClientContext ctx;
+  if (absl::Status s = FromGrpc(core->stub->OpenSession(&ctx, req, &resp)); !s.ok()) return s;
+  core->session = resp.session();
+  if (options.keep_alive) core->StartRenewer(resp.idle_timeout_ms());
+  return client;
+}
+
+Client::~Client() { core_->Close(); }
+
+bool Client::lazy() const { return core_->options.lazy; }
+std::string Client::session_hex() const { return Hex(core_->session); }
+
+absl::StatusOr<ServerInfo> Client::Info() {
+  v1::DescribeRequest req;
+  v1::DescribeResponse resp;
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  if (absl::Status s = FromGrpc(core_->stub->Describe(&ctx, req, &resp)); !s.ok()) return s;
+  ServerInfo info;
+  info.server_version = resp.server_version();
+  info.protocol_version = resp.protocol_version();
+  if (resp.devices_size() > 0) {
+    const v1::DeviceInfo& d = resp.devices(0);
+    info.device_name = d.name();
+    info.device_description = d.description();
+    info.total_bytes = d.total_bytes();
+    info.free_bytes = d.free_bytes();
+    info.limit_bytes = d.limit_bytes();
+    info.used_bytes = d.used_bytes();
+  }
+  info.max_inline_bytes = resp.max_inline_bytes();
+  info.max_message_bytes = resp.max_message_bytes();
+  info.chunk_bytes = resp.chunk_bytes();
+  return info;
+}
+
+absl::StatusOr<std::vector<ArrayListing>> Client::List() {
+  v1::ListRequest req;
+  req.set_session(core_->session);
+  v1::ListResponse resp;
+  grpc::ClientContext ctx;
+  if (absl::Status s = FromGrpc(core_->stub->List(&ctx, req, &resp)); !s.ok()) return s;
+  std::vector<ArrayListing> out;
+  for (const v1::ArrayInfo& a : resp.arrays()) {
+    ArrayListing l;
+    l.handle_hex = Hex(a.handle());
+    l.dtype = FromWire(a.dtype()).value_or(DType::kFloat64);
+    l.shape.assign(a.shape().begin(), a.shape().end());
+    l.nbytes = a.nbytes();
+    out.push_back(std::move(l));
+  }
+  return out;
+}
+
+absl::StatusOr<Array> Client::Upload(DType dtype, const Shape& shape,
+                                     std::string_view bytes) {
+  grpc::ClientContext ctx;
+  v1::ArrayInfo info;
+  auto writer = core_->stub->Upload(&ctx, &info);
+  const size_t chunk = static_cast<size_t>(
+      std::max<int64_t>(core_->info.chunk_bytes > 0 ? core_->info.chunk_bytes : (1 << 20), 1));
+  v1::UploadRequest msg;
+  msg.set_session(core_->session);
+  msg.set_dtype(ToWire(dtype));
+  for (int64_t d : shape) msg.add_shape(d);
+  size_t offset = 0;
+  do {
+    const size_t n = std::min(chunk, bytes.size() - offset);
+    msg.set_data(bytes.data() + offset, n);
+    offset += n;
+    if (!writer->Write(msg)) break;  // the server ended the call; see Finish
+    msg.Clear();
+  } while (offset < bytes.size());
+  writer->WritesDone();
+  if (absl::Status s = FromGrpc(writer->Finish()); !s.ok()) return s;
+  auto n = std::make_shared<Node>();
+  n->core = core_;
+  Materialize(*n, info);
+  return MakeArray(std::move(n));
+}
+
+absl::StatusOr<Array> Client::Attach(const std::string& handle_hex) {
+  std::optional<HandleId> h = HandleId::FromHex(handle_hex);
+  if (!h) return absl::InvalidArgumentError(absl::StrCat("'", handle_hex, "' is not a 32-digit hex handle"));
+  absl::StatusOr<std::vector<ArrayListing>> all = List();
+  if (!all.ok()) return all.status();
+  for (const ArrayListing& l : *all) {
+    if (l.handle_hex != h->ToHex()) continue;
+    auto n = std::make_shared<Node>();
+    n->core = core_;
+    n->kind = Node::Kind::kMaterialized;
+    n->borrowed = true;  // the array outlives this client; never release it
+    n->handle = h->bytes();
+    n->dtype = l.dtype;
+    n->shape = l.shape;
+    n->nbytes = l.nbytes;
+    return MakeArray(std::move(n));
+  }
+  return absl::NotFoundError("array handle not found");
+}
+
+absl::Status Client::ReleaseHandle(const std::string& handle_hex) {
+  std::optional<HandleId> h = HandleId::FromHex(handle_hex);
+  if (!h) return absl::InvalidArgumentError(absl::StrCat("'", handle_hex, "' is not a 32-digit hex handle"));
+  v1::ReleaseRequest req;
+  req.set_session(core_->session);
+  req.add_handles(h->bytes());
+  v1::ReleaseResponse resp;
+  grpc::ClientContext ctx;
+  return FromGrpc(core_->stub->Release(&ctx, req, &resp));
+}
+
+absl::Status Client::EvaluateAll(absl::Span<const Array> arrays) {
+  std::vector<std::shared_ptr<Node>> targets;
+  for (const Array& a : arrays) {
+    if (a.node_ && (a.node_->kind == Node::Kind::kOp ||
+                    a.node_->kind == Node::Kind::kLoopOutput)) {
+      targets.push_back(a.node_);
+    }
+  }
+  if (targets.empty()) return absl::OkStatus();
+  return core_->Flush(targets);
+}
+
+}  // namespace resident::client

@@ -1,0 +1,195 @@
+// The C++ client library: arrays on a Resident server, used like NumPy.
+//
+//   ASSIGN_OR_RETURN(auto client, resident::client::Client::Connect("localhost:50051"));
+//   Array x = ones(*client, {1024, 512, 4, 4});
+//   for (int i = 0; i < 1024; ++i) x = x + x;   // recorded, not sent
+//   ASSIGN_OR_RETURN(std::vector<double> v, x.ToVector<double>());  // one request
+//
+// Operations are lazy by default: they are recorded into one program and
+// sent when a value is needed (download, shape, an explicit Evaluate). With
+// ClientOptions::lazy = false every operation is its own request. Errors of
+// an operation surface when its array is evaluated, as absl::Status with
+// the server's code and message.
+#ifndef RESIDENT_CLIENT_CLIENT_H_
+#define RESIDENT_CLIENT_CLIENT_H_
+
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "server/base/dtype.h"
+#include "server/base/scalar.h"
+#include "server/base/shape.h"
+
+namespace resident::client {
+
+struct ClientOptions {
+  bool lazy = true;
+  // Renew the session in the background while the client lives.
+  bool keep_alive = true;
+};
+
+// What the server says about itself.
+struct ServerInfo {
+  std::string server_version;
+  uint32_t protocol_version = 0;
+  std::string device_name, device_description;
+  int64_t total_bytes = 0, free_bytes = 0, limit_bytes = 0, used_bytes = 0;
+  int64_t max_inline_bytes = 0, max_message_bytes = 0, chunk_bytes = 0;
+};
+
+// An array as the server lists it.
+struct ArrayListing {
+  std::string handle_hex;
+  DType dtype;
+  Shape shape;
+  int64_t nbytes = 0;
+};
+
+// Host copy of an array: little-endian bytes in C order.
+struct HostData {
+  DType dtype = DType::kFloat64;
+  Shape shape;
+  std::string bytes;
+};
+
+class Client;
+struct Node;
+struct ClientCore;
+
+template <typename T> constexpr DType DTypeOf();
+template <> constexpr DType DTypeOf<bool>() { return DType::kBool; }
+template <> constexpr DType DTypeOf<int32_t>() { return DType::kInt32; }
+template <> constexpr DType DTypeOf<int64_t>() { return DType::kInt64; }
+template <> constexpr DType DTypeOf<float>() { return DType::kFloat32; }
+template <> constexpr DType DTypeOf<double>() { return DType::kFloat64; }
+
+// An array on the server, or one recorded and not yet computed. Copies
+// share it; the server's copy is released when the last one goes.
+class Array {
+ public:
+  Array();
+  ~Array();
+  Array(const Array& other);
+  Array& operator=(const Array& other);
+  Array(Array&& other) noexcept;
+  Array& operator=(Array&& other) noexcept;
+
+  // Computes the array on the server if it is still pending; the status of
+  // its program (or of the operation that made it).
+  absl::Status Evaluate() const;
+  absl::StatusOr<DType> dtype() const;
+  absl::StatusOr<Shape> shape() const;
+  absl::StatusOr<int64_t> nbytes() const;
+  // The server handle, 32 hex digits (evaluates first).
+  absl::StatusOr<std::string> handle_hex() const;
+
+  // Downloads the array (in chunks; any size).
+  absl::StatusOr<HostData> Download() const;
+  // Downloads into a vector; INVALID_ARGUMENT if T is not the array's dtype.
+  template <typename T>
+  absl::StatusOr<std::vector<T>> ToVector() const {
+    absl::StatusOr<HostData> d = Download();
+    if (!d.ok()) return d.status();
+    if (d->dtype != DTypeOf<T>()) return WrongType(d->dtype, DTypeOf<T>());
+    std::vector<T> out(d->bytes.size() / sizeof(T));
+    if (!out.empty()) std::memcpy(out.data(), d->bytes.data(), d->bytes.size());
+    return out;
+  }
+  // Releases the server's copy now (all copies of this Array see it gone).
+  absl::Status Release();
+
+  bool valid() const { return node_ != nullptr; }
+
+ private:
+  friend class Client;
+  friend struct ClientCore;
+  friend Array MakeArray(std::shared_ptr<Node> node);
+  explicit Array(std::shared_ptr<Node> node);
+  static absl::Status WrongType(DType got, DType want);
+  std::shared_ptr<Node> node_;
+  friend const std::shared_ptr<Node>& NodeOf(const Array& a);
+};
+
+class Client {
+ public:
+  // Connects to `target` ("host:port") and opens a session.
+  static absl::StatusOr<std::unique_ptr<Client>> Connect(
+      const std::string& target, ClientOptions options = {});
+  // Closes the session: the server frees every array of it.
+  ~Client();
+
+  absl::StatusOr<ServerInfo> Info();
+  absl::StatusOr<std::vector<ArrayListing>> List();
+  // An array from host memory: `bytes` little-endian, C order.
+  absl::StatusOr<Array> Upload(DType dtype, const Shape& shape, std::string_view bytes);
+  template <typename T>
+  absl::StatusOr<Array> Upload(const Shape& shape, absl::Span<const T> values) {
+    return Upload(DTypeOf<T>(), shape,
+                  std::string_view(reinterpret_cast<const char*>(values.data()),
+                                   values.size() * sizeof(T)));
+  }
+  // An array of this tenant by its handle (e.g. from `resident put`).
+  absl::StatusOr<Array> Attach(const std::string& handle_hex);
+  // Releases handles by hex id (the CLI's rm).
+  absl::Status ReleaseHandle(const std::string& handle_hex);
+  // Evaluates several pending arrays in one program.
+  absl::Status EvaluateAll(absl::Span<const Array> arrays);
+
+  // A server-side loop: body(carried) gives the next carried values; runs n
+  // times in one program; returns the final carried values.
+  std::vector<Array> Loop(int64_t n, std::vector<Array> carried,
+                          const std::function<std::vector<Array>(
+                              const std::vector<Array>&)>& body);
+
+  bool lazy() const;
+  // The session's id in hex (for logs).
+  std::string session_hex() const;
+
+  std::shared_ptr<ClientCore> core() const { return core_; }
+
+ private:
+  explicit Client(std::shared_ptr<ClientCore> core) : core_(std::move(core)) {}
+  std::shared_ptr<ClientCore> core_;
+};
+
+// --- NumPy-like functions ----------------------------------------------------
+
+Array ones(Client& c, const Shape& shape, DType dtype = DType::kFloat64);
+Array zeros(Client& c, const Shape& shape, DType dtype = DType::kFloat64);
+// dtype defaults to the value's kind: bool, int64 or float64.
+Array full(Client& c, const Shape& shape, Scalar value,
+           std::optional<DType> dtype = std::nullopt);
+// numpy.arange(start, stop, step[, dtype]).
+Array arange(Client& c, Scalar start, Scalar stop, Scalar step = Scalar::Int(1),
+             std::optional<DType> dtype = std::nullopt);
+Array arange(Client& c, int64_t stop);
+
+Array add(const Array& a, const Array& b);
+Array subtract(const Array& a, const Array& b);
+Array multiply(const Array& a, const Array& b);
+Array divide(const Array& a, const Array& b);
+Array negative(const Array& a);
+Array dot(const Array& a, const Array& b);
+Array matmul(const Array& a, const Array& b);
+Array sum(const Array& a, std::optional<int64_t> axis = std::nullopt);
+Array reshape(const Array& a, const Shape& shape);
+Array transpose(const Array& a, const std::vector<int64_t>& axes = {});
+Array astype(const Array& a, DType dtype);
+
+inline Array operator+(const Array& a, const Array& b) { return add(a, b); }
+inline Array operator-(const Array& a, const Array& b) { return subtract(a, b); }
+inline Array operator*(const Array& a, const Array& b) { return multiply(a, b); }
+inline Array operator/(const Array& a, const Array& b) { return divide(a, b); }
+inline Array operator-(const Array& a) { return negative(a); }
+
+}  // namespace resident::client
+
+#endif  // RESIDENT_CLIENT_CLIENT_H_

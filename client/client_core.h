@@ -1,0 +1,91 @@
+// Internals of the client library shared by its .cc files.
+#ifndef RESIDENT_CLIENT_CLIENT_CORE_H_
+#define RESIDENT_CLIENT_CLIENT_CORE_H_
+
+#include <atomic>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <grpcpp/grpcpp.h>
+
+#include "client/client.h"
+#include "resident/v1/resident.grpc.pb.h"
+
+namespace resident::client {
+
+// A recorded or computed array. Pending nodes form a graph through `inputs`.
+struct Node {
+  enum class Kind {
+    kMaterialized,  // on the server under `handle`
+    kOp,            // an instruction not yet sent (a loop has several outputs)
+    kParam,         // a loop body's parameter
+    kLoopOutput,    // output `index` of the loop node inputs[0]
+  };
+  ~Node();
+
+  Kind kind = Kind::kOp;
+  std::shared_ptr<ClientCore> core;
+  std::atomic<int> user_refs{0};  // Array objects pointing here
+
+  // kMaterialized
+  std::string handle;
+  DType dtype = DType::kFloat64;
+  Shape shape;
+  int64_t nbytes = 0;
+  bool borrowed = false;  // attached by handle: released only explicitly
+
+  // kOp: the instruction without operands; operands come from inputs.
+  v1::Instruction ins;
+  std::vector<std::shared_ptr<Node>> inputs;
+  int num_outputs = 1;
+
+  // kParam / kLoopOutput
+  const void* scope = nullptr;
+  int index = 0;
+};
+
+struct ClientCore : std::enable_shared_from_this<ClientCore> {
+  ~ClientCore();
+
+  std::unique_ptr<v1::Resident::Stub> stub;
+  std::string session;
+  ClientOptions options;
+  ServerInfo info;
+
+  std::mutex mu;  // serialises program building and flushing
+  std::mutex release_mu;
+  std::vector<std::string> pending_releases;
+
+  std::mutex renew_mu;
+  std::condition_variable renew_cv;
+  bool closing = false;
+  std::thread renewer;
+
+  // Runs every pending node reachable from `targets`, keeping the targets
+  // and any node an Array still points to.
+  absl::Status Flush(const std::vector<std::shared_ptr<Node>>& targets);
+  void QueueRelease(std::string handle);
+  std::vector<std::string> TakeReleases();
+  // Sends queued releases now.
+  absl::Status SendReleases();
+  void StartRenewer(int64_t idle_timeout_ms);
+  void Close();
+
+  std::shared_ptr<Node> NewOp(const char* op, std::vector<std::shared_ptr<Node>> inputs);
+  // In eager mode, runs the node at once.
+  Array Finish(std::shared_ptr<Node> node);
+};
+
+absl::Status FromGrpc(const grpc::Status& status);
+// Wraps a node as a user-facing Array (counting it as a user reference).
+Array MakeArray(std::shared_ptr<Node> node);
+const std::shared_ptr<Node>& NodeOf(const Array& a);
+void SetScalar(const Scalar& s, v1::Scalar* out);
+
+}  // namespace resident::client
+
+#endif  // RESIDENT_CLIENT_CLIENT_CORE_H_

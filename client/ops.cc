@@ -1,0 +1,167 @@
+// NumPy-like functions: each records one instruction (or runs it at once in
+// eager mode).
+#include <utility>
+
+#include "client/client.h"
+#include "client/client_core.h"
+#include "client/program_builder.h"
+
+namespace resident::client {
+
+namespace {
+
+v1::DType Wire(DType d) { return static_cast<v1::DType>(static_cast<int>(d) + 1); }
+
+std::shared_ptr<ClientCore> CoreOf(const Array& a) {
+  return NodeOf(a) ? NodeOf(a)->core : nullptr;
+}
+
+Array Creation(Client& c, const char* op, const Shape& shape, std::optional<DType> dtype) {
+  auto n = c.core()->NewOp(op, {});
+  for (int64_t d : shape) n->ins.add_shape(d);
+  if (dtype) n->ins.set_dtype(Wire(*dtype));
+  return n->core->Finish(std::move(n));
+}
+
+Array Unary(const char* op, const Array& a) {
+  auto core = CoreOf(a);
+  if (core == nullptr) return Array();
+  return core->Finish(core->NewOp(op, {NodeOf(a)}));
+}
+
+Array BinaryOp(const char* op, const Array& a, const Array& b) {
+  auto core = CoreOf(a) ? CoreOf(a) : CoreOf(b);
+  if (core == nullptr || !NodeOf(a) || !NodeOf(b)) return Array();
+  return core->Finish(core->NewOp(op, {NodeOf(a), NodeOf(b)}));
+}
+
+}  // namespace
+
+static_assert(static_cast<int>(DType::kBool) + 1 == v1::DTYPE_BOOL);
+static_assert(static_cast<int>(DType::kFloat64) + 1 == v1::DTYPE_FLOAT64);
+
+Array ones(Client& c, const Shape& shape, DType dtype) {
+  return Creation(c, "ones", shape, dtype);
+}
+Array zeros(Client& c, const Shape& shape, DType dtype) {
+  return Creation(c, "zeros", shape, dtype);
+}
+Array full(Client& c, const Shape& shape, Scalar value, std::optional<DType> dtype) {
+  auto n = c.core()->NewOp("full", {});
+  for (int64_t d : shape) n->ins.add_shape(d);
+  if (dtype) n->ins.set_dtype(Wire(*dtype));
+  SetScalar(value, n->ins.mutable_fill());
+  return n->core->Finish(std::move(n));
+}
+Array arange(Client& c, Scalar start, Scalar stop, Scalar step, std::optional<DType> dtype) {
+  auto n = c.core()->NewOp("arange", {});
+  SetScalar(start, n->ins.mutable_start());
+  SetScalar(stop, n->ins.mutable_stop());
+  SetScalar(step, n->ins.mutable_step());
+  if (dtype) n->ins.set_dtype(Wire(*dtype));
+  return n->core->Finish(std::move(n));
+}
+Array arange(Client& c, int64_t stop) {
+  return arange(c, Scalar::Int(0), Scalar::Int(stop));
+}
+
+Array add(const Array& a, const Array& b) { return BinaryOp("add", a, b); }
+Array subtract(const Array& a, const Array& b) { return BinaryOp("subtract", a, b); }
+Array multiply(const Array& a, const Array& b) { return BinaryOp("multiply", a, b); }
+Array divide(const Array& a, const Array& b) { return BinaryOp("divide", a, b); }
+Array negative(const Array& a) { return Unary("negative", a); }
+Array dot(const Array& a, const Array& b) { return BinaryOp("dot", a, b); }
+Array matmul(const Array& a, const Array& b) { return BinaryOp("matmul", a, b); }
+
+Array sum(const Array& a, std::optional<int64_t> axis) {
+  auto core = CoreOf(a);
+  if (core == nullptr) return Array();
+  auto n = core->NewOp("sum", {NodeOf(a)});
+  if (axis) {
+    n->ins.set_has_axis(true);
+    n->ins.set_axis(*axis);
+  }
+  return core->Finish(std::move(n));
+}
+
+Array reshape(const Array& a, const Shape& shape) {
+  auto core = CoreOf(a);
+  if (core == nullptr) return Array();
+  auto n = core->NewOp("reshape", {NodeOf(a)});
+  for (int64_t d : shape) n->ins.add_shape(d);
+  return core->Finish(std::move(n));
+}
+
+Array transpose(const Array& a, const std::vector<int64_t>& axes) {
+  auto core = CoreOf(a);
+  if (core == nullptr) return Array();
+  auto n = core->NewOp("transpose", {NodeOf(a)});
+  for (int64_t d : axes) n->ins.add_axes(d);
+  return core->Finish(std::move(n));
+}
+
+Array astype(const Array& a, DType dtype) {
+  auto core = CoreOf(a);
+  if (core == nullptr) return Array();
+  auto n = core->NewOp("astype", {NodeOf(a)});
+  n->ins.set_dtype(Wire(dtype));
+  return core->Finish(std::move(n));
+}
+
+std::vector<Array> Client::Loop(
+    int64_t n, std::vector<Array> carried,
+    const std::function<std::vector<Array>(const std::vector<Array>&)>& body) {
+  // The body is recorded once against parameter placeholders, then sent as
+  // the loop's body program: the server runs all n iterations.
+  auto tag = std::make_shared<int>(0);
+  std::vector<Array> params;
+  for (size_t i = 0; i < carried.size(); ++i) {
+    auto p = std::make_shared<Node>();
+    p->core = core_;
+    p->kind = Node::Kind::kParam;
+    p->scope = tag.get();
+    p->index = static_cast<int>(i);
+    params.push_back(MakeArray(std::move(p)));
+  }
+  std::vector<Array> next = body(params);
+  auto loop = core_->NewOp("loop", {});
+  loop->ins.set_trip_count(n);
+  loop->num_outputs = static_cast<int>(carried.size());
+  std::vector<std::shared_ptr<Node>> yields;
+  for (const Array& a : next) yields.push_back(NodeOf(a));
+  ScopeBuilder builder(tag.get(), static_cast<int>(carried.size()));
+  absl::Status built = builder.Build(yields, loop->ins.mutable_body());
+  for (const auto& y : yields) {
+    absl::StatusOr<v1::Operand> o = y ? builder.OperandOf(y.get())
+                                      : absl::InvalidArgumentError("empty Array");
+    if (!o.ok()) {
+      built.Update(o.status());
+      break;
+    }
+    *loop->ins.mutable_body()->add_yields() = *o;
+  }
+  if (next.size() != carried.size()) {
+    // The server refuses it with a clear message; record it as written.
+    loop->num_outputs = static_cast<int>(carried.size());
+  }
+  for (const Array& a : carried) loop->inputs.push_back(NodeOf(a));
+  for (const auto& inv : builder.invariants()) loop->inputs.push_back(inv);
+  std::vector<Array> outputs;
+  for (size_t i = 0; i < carried.size(); ++i) {
+    auto o = std::make_shared<Node>();
+    o->core = core_;
+    o->kind = Node::Kind::kLoopOutput;
+    o->inputs = {loop};
+    o->index = static_cast<int>(i);
+    outputs.push_back(MakeArray(std::move(o)));
+  }
+  if (!core_->options.lazy && !outputs.empty()) {
+    std::vector<std::shared_ptr<Node>> targets;
+    for (const Array& a : outputs) targets.push_back(NodeOf(a));
+    core_->Flush(targets).IgnoreError();
+  }
+  (void)built;
+  return outputs;
+}
+
+}  // namespace resident::client
