@@ -44,25 +44,20 @@ __global__ void __launch_bounds__(kThreads)
   const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
        i < n; i += step) {
-    // Wrapping int64 arithmetic, then truncation (or != 0 for bool).
-    const uint64_t v = start + static_cast<uint64_t>(i) * delta;
-    if constexpr (std::is_same_v<T, bool>) {
-      out[i] = v != 0;
-    } else {
-      out[i] = static_cast<T>(v);
-    }
+    // Wrapping int64 arithmetic then truncation equals wrapping in T.
+    out[i] = static_cast<T>(start + static_cast<uint64_t>(i) * delta);
   }
 }
 
 template <typename T>
 __global__ void __launch_bounds__(kThreads)
-    ArangeFloatKernel(T* out, double start, double delta, int64_t n) {
+    ArangeFloatKernel(T* out, T start, T delta, int64_t n) {
   const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
        i < n; i += step) {
-    // Multiply, then add (no FMA: --fmad=false), in double; round once.
-    const double v = __dadd_rn(start, __dmul_rn(static_cast<double>(i), delta));
-    out[i] = Convert<T>(v);
+    // T's own arithmetic, multiply then add (no FMA: --fmad=false), as
+    // NumPy's arange fill does.
+    out[i] = start + static_cast<T>(i) * delta;
   }
 }
 
@@ -92,7 +87,7 @@ cudaError_t ArangeInt(const LaunchContext& ctx, ElemType t, int64_t start,
   if (n <= 0) return cudaSuccess;
   return DispatchType(t, [&](auto tag) -> cudaError_t {
     using T = decltype(tag);
-    if constexpr (std::is_floating_point_v<T>) {
+    if constexpr (std::is_floating_point_v<T> || std::is_same_v<T, bool>) {
       return cudaErrorInvalidValue;
     } else {
       ArangeIntKernel<T><<<GridFor(ctx, n, kThreads), kThreads, 0, ctx.stream>>>(
@@ -112,8 +107,9 @@ cudaError_t ArangeFloat(const LaunchContext& ctx, ElemType t, double start,
       return cudaErrorInvalidValue;
     } else {
       ArangeFloatKernel<T><<<GridFor(ctx, n, kThreads), kThreads, 0,
-                             ctx.stream>>>(static_cast<T*>(out), start, delta,
-                                           n);
+                             ctx.stream>>>(static_cast<T*>(out),
+                                           static_cast<T>(start),
+                                           static_cast<T>(delta), n);
       return cudaGetLastError();
     }
   });

@@ -85,8 +85,9 @@ cudaError_t CastStrided(const LaunchContext& ctx, ElemType from, ElemType to,
 // the low bytes of `bits`.
 cudaError_t FillBits(const LaunchContext& ctx, void* out, int item_size,
                      uint64_t bits, int64_t n);
-// out[i] = start + i * delta: integers (and bool, as != 0) in wrapping int64
-// arithmetic then truncated; floats computed in double, rounded once.
+// out[i] = start + T(i) * delta in T = t's own arithmetic (NumPy's arange
+// fill): wrapping for int32/int64; for float32/float64 start and delta are
+// first rounded to T. Not for bool.
 cudaError_t ArangeInt(const LaunchContext& ctx, ElemType t, int64_t start,
                       int64_t delta, void* out, int64_t n);
 cudaError_t ArangeFloat(const LaunchContext& ctx, ElemType t, double start,
