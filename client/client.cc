@@ -146,7 +146,7 @@ void ClientCore::Close() {
     std::lock_guard<std::mutex> lock(release_mu);
     pending_releases.clear();  // the whole session goes
   }
-  if (stub != nullptr && !session.empty()) {
+  if (stub != nullptr && !session.empty() && options.close_session_on_exit) {
     v1::CloseSessionRequest req;
     req.set_session(session);
     v1::CloseSessionResponse resp;

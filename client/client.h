@@ -34,6 +34,10 @@ struct ClientOptions {
   bool lazy = true;
   // Renew the session in the background while the client lives.
   bool keep_alive = true;
+  // Close the session (freeing its arrays) when the client goes. The CLI's
+  // `put` leaves it open so the array outlives the command until the
+  // session's idle timeout.
+  bool close_session_on_exit = true;
 };
 
 // What the server says about itself.
