@@ -1,2 +1,698 @@
-#include <gtest/gtest.h>
-TEST(Placeholder, Empty) {}
+// One suite over the Backend interface, run on every backend ("cpu" always,
+// "cuda:0" when built and present) and compared with the CPU reference
+// backend, op by op and dtype by dtype.
+//
+// What "agrees" means:
+//  * Fill, Arange, Binary, Negative, Cast, Transpose: bit-identical, except
+//    that any NaN matches any NaN (x86 makes 0/0 a negative NaN, CUDA a
+//    positive one; NumPy prints both as nan). -0.0 and +0.0 must match.
+//  * Sum and Matmul on floats: |got - want| <= rtol * sum(|terms|) with
+//    rtol = 1e-5 for float32 and 1e-12 for float64, where sum(|terms|) is the
+//    sum of the absolute values of what was added (for matmul, of the
+//    products a[i,p] * b[p,j]). TF32 or other reduced-precision math does not
+//    pass. Integer and bool results are exact.
+//  * Refused arguments: both backends return a non-OK status.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "server/device/backend.h"
+#include "server/device/cpu/cpu_backend.h"
+#include "server/device/device.h"
+
+namespace resident {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// A host copy of an array: dtype, shape and raw little-endian bytes.
+struct HostArray {
+  DType dtype = DType::kFloat64;
+  Shape shape;
+  std::vector<uint8_t> bytes;
+
+  int64_t size() const { return NumElements(shape); }
+  template <typename T>
+  T at(int64_t i) const {
+    T v;
+    std::memcpy(&v, bytes.data() + i * sizeof(T), sizeof(T));
+    return v;
+  }
+  // Element i as a double (for tolerances and messages).
+  double value(int64_t i) const {
+    switch (dtype) {
+      case DType::kBool: return at<uint8_t>(i);
+      case DType::kInt32: return at<int32_t>(i);
+      case DType::kInt64: return static_cast<double>(at<int64_t>(i));
+      case DType::kFloat32: return at<float>(i);
+      case DType::kFloat64: return at<double>(i);
+    }
+    return 0;
+  }
+  std::string repr(int64_t i) const {
+    std::ostringstream os;
+    os.precision(17);
+    switch (dtype) {
+      case DType::kBool: os << (at<uint8_t>(i) ? "True" : "False") << " (byte " << int{at<uint8_t>(i)} << ")"; break;
+      case DType::kInt32: os << at<int32_t>(i); break;
+      case DType::kInt64: os << at<int64_t>(i); break;
+      case DType::kFloat32: {
+        uint32_t u = at<uint32_t>(i);
+        os << at<float>(i) << " (0x" << std::hex << u << ")";
+        break;
+      }
+      case DType::kFloat64: {
+        uint64_t u = at<uint64_t>(i);
+        os << at<double>(i) << " (0x" << std::hex << u << ")";
+        break;
+      }
+    }
+    return os.str();
+  }
+};
+
+// Deterministic test data. Floats mix ordinary values with the special ones
+// (NaN, +-inf, +-0, subnormals, values beyond int32/int64 range).
+HostArray Random(DType dtype, Shape shape, uint64_t seed, bool specials = true) {
+  HostArray h{dtype, std::move(shape), {}};
+  const int64_t n = h.size();
+  h.bytes.resize(n * ItemSize(dtype));
+  std::mt19937_64 rng(seed);
+  const double special[] = {kNaN, kInf, -kInf, 0.0, -0.0, 5e-324, 1e-310,
+                            3e9, -3e9, 1e20, -1e20, 2.5, -2.5, 0.5, 1e39};
+  for (int64_t i = 0; i < n; ++i) {
+    const uint64_t r = rng();
+    switch (dtype) {
+      case DType::kBool: h.bytes[i] = r & 1; break;
+      case DType::kInt32: {
+        // Mostly full range (to wrap); some small values.
+        int32_t v = (r >> 32) % 4 == 0 ? static_cast<int32_t>(r % 201) - 100
+                                       : static_cast<int32_t>(r);
+        std::memcpy(&h.bytes[i * 4], &v, 4);
+        break;
+      }
+      case DType::kInt64: {
+        int64_t v = (r >> 40) % 4 == 0 ? static_cast<int64_t>(r % 201) - 100
+                                       : static_cast<int64_t>(r);
+        std::memcpy(&h.bytes[i * 8], &v, 8);
+        break;
+      }
+      case DType::kFloat32:
+      case DType::kFloat64: {
+        double v;
+        if (specials && r % 16 == 0) {
+          v = special[(r >> 8) % std::size(special)];
+        } else {
+          v = (static_cast<double>(r >> 11) / 9007199254740992.0 - 0.5) * 200.0;
+        }
+        if (dtype == DType::kFloat32) {
+          float f = static_cast<float>(v);
+          std::memcpy(&h.bytes[i * 4], &f, 4);
+        } else {
+          std::memcpy(&h.bytes[i * 8], &v, 8);
+        }
+        break;
+      }
+    }
+  }
+  return h;
+}
+
+std::string Describe(DType d, const Shape& s) {
+  return std::string(DTypeName(d)) + ShapeString(s);
+}
+
+// A backend with its own stream, and helpers to move HostArrays through it.
+struct Side {
+  Backend* backend;
+  std::unique_ptr<Stream> stream;
+
+  absl::StatusOr<DeviceArray> Upload(const HostArray& h) {
+    DeviceArray a;
+    a.dtype = h.dtype;
+    a.shape = h.shape;
+    absl::StatusOr<std::shared_ptr<Buffer>> buf =
+        backend->Allocate(static_cast<int64_t>(h.bytes.size()), *stream);
+    if (!buf.ok()) return buf.status();
+    a.buffer = *buf;
+    absl::Status s = backend->CopyToDevice(*stream, h.bytes.data(), *a.buffer,
+                                           0, static_cast<int64_t>(h.bytes.size()));
+    if (!s.ok()) return s;
+    return a;
+  }
+  absl::StatusOr<DeviceArray> Output(DType dtype, const Shape& shape) {
+    HostArray h{dtype, shape, {}};
+    h.bytes.assign(h.size() * ItemSize(dtype), 0xAB);  // garbage, not zero
+    return Upload(h);
+  }
+  absl::StatusOr<HostArray> Download(const DeviceArray& a) {
+    absl::Status s = backend->Synchronize(*stream);
+    if (!s.ok()) return s;
+    HostArray h{a.dtype, a.shape, std::vector<uint8_t>(a.nbytes())};
+    s = backend->CopyToHost(*stream, *a.buffer, 0, h.bytes.data(), a.nbytes());
+    if (!s.ok()) return s;
+    return h;
+  }
+};
+
+// An op on one backend: inputs already uploaded, out allocated.
+using OpFn = std::function<absl::Status(Backend&, Stream&,
+                                        std::vector<DeviceArray>&, DeviceArray&)>;
+
+// Per-output-element tolerance scale (sum of |terms|); empty for exact ops.
+using ScaleFn = std::function<std::vector<double>()>;
+
+class BackendConformanceTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    const std::string& spec = GetParam();
+    const bool cuda = spec.rfind("cuda", 0) == 0;
+    if (cuda && !CudaSupportBuilt()) {
+      GTEST_SKIP() << spec << ": this build has no CUDA support "
+                   << "(configure with -DRESIDENT_CUDA=ON on a machine with nvcc)";
+    }
+    absl::StatusOr<std::unique_ptr<Backend>> made = CreateBackend(spec);
+    if (!made.ok()) {
+      if (cuda) GTEST_SKIP() << spec << ": no usable device: " << made.status();
+      FAIL() << spec << ": " << made.status();
+    }
+    test_backend_ = *std::move(made);
+    ref_backend_ = NewCpuBackend();
+    test_ = Side{test_backend_.get(), test_backend_->NewStream()};
+    ref_ = Side{ref_backend_.get(), ref_backend_->NewStream()};
+  }
+
+  // Runs `op` on both backends and compares. `what` names the case in
+  // failure messages. rtol applies when scale is given (float sum/matmul).
+  void Check(const std::string& what, const std::vector<HostArray>& inputs,
+             DType out_dtype, const Shape& out_shape, const OpFn& op,
+             const ScaleFn& scale = nullptr) {
+    SCOPED_TRACE(what);
+    absl::StatusOr<HostArray> want = RunOn(ref_, inputs, out_dtype, out_shape, op);
+    absl::StatusOr<HostArray> got = RunOn(test_, inputs, out_dtype, out_shape, op);
+    if (!want.ok()) {
+      EXPECT_FALSE(got.ok()) << GetParam() << " accepted what the reference "
+                             << "refused (" << want.status() << ")";
+      return;
+    }
+    ASSERT_TRUE(got.ok()) << GetParam() << " failed: " << got.status();
+    Compare(*want, *got, scale ? scale() : std::vector<double>{});
+  }
+
+  absl::StatusOr<HostArray> RunOn(Side& side, const std::vector<HostArray>& inputs,
+                                  DType out_dtype, const Shape& out_shape,
+                                  const OpFn& op) {
+    std::vector<DeviceArray> in;
+    for (const HostArray& h : inputs) {
+      absl::StatusOr<DeviceArray> a = side.Upload(h);
+      if (!a.ok()) return a.status();
+      in.push_back(*a);
+    }
+    absl::StatusOr<DeviceArray> out = side.Output(out_dtype, out_shape);
+    if (!out.ok()) return out.status();
+    absl::Status s = op(*side.backend, *side.stream, in, *out);
+    if (s.ok()) s = side.backend->Synchronize(*side.stream);
+    if (!s.ok()) return s;
+    return side.Download(*out);
+  }
+
+  void Compare(const HostArray& want, const HostArray& got,
+               const std::vector<double>& scale) {
+    ASSERT_EQ(want.dtype, got.dtype);
+    ASSERT_EQ(want.bytes.size(), got.bytes.size());
+    const bool is_float = IsFloating(want.dtype);
+    const double rtol = want.dtype == DType::kFloat32 ? 1e-5 : 1e-12;
+    const int64_t item = ItemSize(want.dtype);
+    int64_t mismatches = 0, first = -1;
+    for (int64_t i = 0; i < want.size(); ++i) {
+      bool same = std::memcmp(&want.bytes[i * item], &got.bytes[i * item], item) == 0;
+      if (!same && is_float) {
+        const double w = want.value(i), g = got.value(i);
+        if (std::isnan(w) && std::isnan(g)) {
+          same = true;
+        } else if (!scale.empty() && std::isfinite(w) && std::isfinite(g)) {
+          same = std::fabs(w - g) <= rtol * scale[i] + 1e-300;
+        }
+      }
+      if (!same) {
+        if (first < 0) first = i;
+        ++mismatches;
+      }
+    }
+    if (mismatches > 0) {
+      ADD_FAILURE() << GetParam() << " differs from cpu at " << mismatches
+                    << " of " << want.size() << " elements of "
+                    << Describe(want.dtype, want.shape) << "; first at flat index "
+                    << first << ": cpu " << want.repr(first) << ", "
+                    << GetParam() << " " << got.repr(first)
+                    << (scale.empty() ? std::string(" (bit-identical required)")
+                                      : " (allowed |diff| " +
+                                            std::to_string(rtol * scale[first]) + ")");
+    }
+  }
+
+  std::unique_ptr<Backend> test_backend_, ref_backend_;
+  Side test_{nullptr, nullptr}, ref_{nullptr, nullptr};
+};
+
+const char* OpName(BinaryOp op) {
+  switch (op) {
+    case BinaryOp::kAdd: return "add";
+    case BinaryOp::kSubtract: return "subtract";
+    case BinaryOp::kMultiply: return "multiply";
+    case BinaryOp::kDivide: return "divide";
+  }
+  return "?";
+}
+
+constexpr BinaryOp kOps[] = {BinaryOp::kAdd, BinaryOp::kSubtract,
+                             BinaryOp::kMultiply, BinaryOp::kDivide};
+
+bool Accepted(BinaryOp op, DType d) {
+  if (op == BinaryOp::kDivide) return IsFloating(d);
+  if (op == BinaryOp::kSubtract) return d != DType::kBool;
+  return true;
+}
+
+// --- Elementwise ---------------------------------------------------------------
+
+TEST_P(BackendConformanceTest, BinaryEveryOpDtypeAndBroadcast) {
+  const std::vector<std::pair<Shape, Shape>> cases = {
+      {{1000}, {1000}},        {{3, 1}, {4}},          {{}, {2, 3}},
+      {{2, 3}, {}},            {{}, {}},               {{5, 1, 7}, {1, 6, 1}},
+      {{4, 1, 3, 1}, {2, 1, 5}}, {{0, 3}, {3}},         {{1}, {17}},
+      {{17}, {1}},             {{2, 1, 3}, {2, 4, 3}}, {{(1 << 17) + 3}, {(1 << 17) + 3}},
+      {{300, 1}, {1, 301}},    {{64, 33}, {33}}};
+  uint64_t seed = 1;
+  for (BinaryOp op : kOps) {
+    for (DType d : kAllDTypes) {
+      for (const auto& [sa, sb] : cases) {
+        absl::StatusOr<Shape> out = BroadcastShapes(sa, sb);
+        ASSERT_TRUE(out.ok());
+        const std::string what = std::string(OpName(op)) + " " + Describe(d, sa) +
+                                 " , " + Describe(d, sb);
+        Check(what, {Random(d, sa, seed++), Random(d, sb, seed++)}, d, *out,
+              [op](Backend& b, Stream& s, std::vector<DeviceArray>& in,
+                   DeviceArray& o) { return b.Binary(s, op, in[0], in[1], o); });
+        if (!Accepted(op, d)) break;  // refusal checked once per pair is enough
+      }
+    }
+  }
+}
+
+TEST_P(BackendConformanceTest, BinaryInPlace) {
+  for (DType d : kAllDTypes) {
+    for (BinaryOp op : kOps) {
+      if (!Accepted(op, d)) continue;
+      const Shape shape = {100003};
+      // out aliases a; then out aliases b with b broadcast from a scalar-like a.
+      Check(std::string("in-place a = a ") + OpName(op) + " b, " + DTypeName(d),
+            {Random(d, shape, 7), Random(d, shape, 8)}, d, shape,
+            [op](Backend& b, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
+              absl::Status st = b.Binary(s, op, in[0], in[1], in[0]);
+              if (!st.ok()) return st;
+              return b.Binary(s, BinaryOp::kAdd, in[0], in[0], o) ;
+            });
+      Check(std::string("in-place b = scalar ") + OpName(op) + " b, " + DTypeName(d),
+            {Random(d, {}, 9), Random(d, shape, 10)}, d, shape,
+            [op](Backend& b, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
+              absl::Status st = b.Binary(s, op, in[0], in[1], in[1]);
+              if (!st.ok()) return st;
+              return b.Cast(s, in[1], o);
+            });
+    }
+  }
+}
+
+TEST_P(BackendConformanceTest, NegativeEveryDtype) {
+  for (DType d : kAllDTypes) {
+    for (const Shape& shape : std::vector<Shape>{{}, {0}, {1000}, {1 << 17}}) {
+      Check("negative " + Describe(d, shape), {Random(d, shape, 11)}, d, shape,
+            [](Backend& b, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
+              return b.Negative(s, in[0], o);
+            });
+    }
+    Check(std::string("negative in place ") + DTypeName(d), {Random(d, {4096}, 12)},
+          d, {4096},
+          [](Backend& b, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
+            absl::Status st = b.Negative(s, in[0], in[0]);
+            if (!st.ok()) return st;
+            return b.Cast(s, in[0], o);
+          });
+  }
+}
+
+TEST_P(BackendConformanceTest, CastEveryPair) {
+  for (DType from : kAllDTypes) {
+    for (DType to : kAllDTypes) {
+      const std::string name = std::string("cast ") + DTypeName(from) + " -> " + DTypeName(to);
+      const OpFn cast = [](Backend& b, Stream& s, std::vector<DeviceArray>& in,
+                           DeviceArray& o) { return b.Cast(s, in[0], o); };
+      Check(name + " (70001,)", {Random(from, {70001}, 13)}, to, {70001}, cast);
+      Check(name + " (3,1)->(3,5)", {Random(from, {3, 1}, 14)}, to, {3, 5}, cast);
+      Check(name + " ()->(2,2)", {Random(from, {}, 15)}, to, {2, 2}, cast);
+      Check(name + " (0,)", {Random(from, {0}, 16)}, to, {0}, cast);
+    }
+  }
+  // Edge values around the integer limits, float32 and float64.
+  HostArray edges{DType::kFloat64, {}, {}};
+  const double values[] = {2147483647.0, 2147483647.9, 2147483648.0, -2147483648.0,
+                           -2147483648.9, -2147483649.0, 9223372036854775807.0,
+                           -9223372036854775808.0, 9.3e18, -9.3e18, 16777217.0,
+                           0.49999999999999994, -0.0, kNaN, kInf, -kInf};
+  for (double v : values) {
+    edges.bytes.resize(edges.bytes.size() + 8);
+    std::memcpy(edges.bytes.data() + edges.bytes.size() - 8, &v, 8);
+  }
+  edges.shape = {static_cast<int64_t>(std::size(values))};
+  for (DType to : kAllDTypes) {
+    Check(std::string("cast edge float64 -> ") + DTypeName(to), {edges}, to,
+          edges.shape,
+          [](Backend& b, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
+            return b.Cast(s, in[0], o);
+          });
+    Check(std::string("cast edge float64 -> float32 -> ") + DTypeName(to), {edges}, to,
+          edges.shape,
+          [](Backend& b, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
+            DeviceArray f32;
+            f32.dtype = DType::kFloat32;
+            f32.shape = in[0].shape;
+            absl::StatusOr<std::shared_ptr<Buffer>> buf = b.Allocate(f32.nbytes(), s);
+            if (!buf.ok()) return buf.status();
+            f32.buffer = *buf;
+            absl::Status st = b.Cast(s, in[0], f32);
+            if (!st.ok()) return st;
+            return b.Cast(s, f32, o);
+          });
+  }
+}
+
+// --- Creation ------------------------------------------------------------------
+
+TEST_P(BackendConformanceTest, FillEveryDtype) {
+  const Scalar values[] = {Scalar::Bool(true),     Scalar::Bool(false),
+                           Scalar::Int(-7),        Scalar::Int(4294967297),
+                           Scalar::Int(INT64_MIN), Scalar::Float(0.1),
+                           Scalar::Float(-2.7),    Scalar::Float(kNaN),
+                           Scalar::Float(3e9),     Scalar::Float(-kInf),
+                           Scalar::Float(-0.0),    Scalar::Float(1e300)};
+  for (DType d : kAllDTypes) {
+    for (const Scalar& v : values) {
+      for (const Shape& shape : std::vector<Shape>{{}, {0}, {3, 5}, {(1 << 17) + 1}}) {
+        Check("fill " + v.ToString() + " " + Describe(d, shape), {}, d, shape,
+              [v](Backend& b, Stream& s, std::vector<DeviceArray>&, DeviceArray& o) {
+                return b.Fill(s, v, o);
+              });
+      }
+    }
+  }
+}
+
+TEST_P(BackendConformanceTest, ArangeEveryDtype) {
+  const std::pair<Scalar, Scalar> params[] = {
+      {Scalar::Int(0), Scalar::Int(1)},
+      {Scalar::Int(-5), Scalar::Int(3)},
+      {Scalar::Int(2147483600), Scalar::Int(7)},  // wraps in int32
+      {Scalar::Int(INT64_MAX - 10), Scalar::Int(1)},
+      {Scalar::Float(0), Scalar::Float(0.1)},
+      {Scalar::Float(1), Scalar::Float(0x1.99999999999a0p-4)},
+      {Scalar::Float(-3.25), Scalar::Float(1e-3)},
+  };
+  for (DType d : kAllDTypes) {
+    for (const auto& [start, delta] : params) {
+      for (int64_t n : {int64_t{0}, int64_t{1}, int64_t{10}, int64_t{1} << 20}) {
+        Check("arange " + start.ToString() + " + i*" + delta.ToString() + " " +
+                  Describe(d, {n}),
+              {}, d, {n},
+              [start, delta](Backend& b, Stream& s, std::vector<DeviceArray>&,
+                             DeviceArray& o) { return b.Arange(s, start, delta, o); });
+      }
+    }
+  }
+}
+
+// --- Reductions ----------------------------------------------------------------
+
+// sum(|a|) along the reduced elements, in double (the tolerance scale).
+std::vector<double> AbsSumScale(const HostArray& a, std::optional<int> axis) {
+  const int rank = static_cast<int>(a.shape.size());
+  int64_t outer = 1, len = a.size(), inner = 1;
+  if (axis) {
+    const int ax = *axis < 0 ? *axis + rank : *axis;
+    outer = inner = 1;
+    for (int d = 0; d < ax; ++d) outer *= a.shape[d];
+    for (int d = ax + 1; d < rank; ++d) inner *= a.shape[d];
+    len = a.shape[ax];
+  }
+  std::vector<double> s(outer * inner, 0.0);
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t l = 0; l < len; ++l) {
+      for (int64_t j = 0; j < inner; ++j) {
+        s[o * inner + j] += std::fabs(a.value((o * len + l) * inner + j));
+      }
+    }
+  }
+  return s;
+}
+
+TEST_P(BackendConformanceTest, SumEveryDtype) {
+  struct Case {
+    Shape shape;
+    std::optional<int> axis;
+  };
+  const std::vector<Case> cases = {
+      {{}, std::nullopt},       {{0}, std::nullopt},     {{1}, std::nullopt},
+      {{7}, std::nullopt},      {{127}, std::nullopt},   {{1000}, std::nullopt},
+      {{(1 << 20) + 5}, std::nullopt}, {{3, 4, 5}, 0},   {{3, 4, 5}, 1},
+      {{3, 4, 5}, 2},           {{3, 4, 5}, -1},         {{1000, 3}, 0},
+      {{3, 1000}, 1},           {{0, 4}, 0},             {{0, 4}, 1},
+      {{200, 70, 3}, 1},        {{5, 1 << 15}, 0},       {{1 << 15, 5}, 1}};
+  for (DType d : kAllDTypes) {
+    for (const Case& c : cases) {
+      // No NaN/inf in sums: they would make every tolerance meaningless.
+      HostArray a = Random(d, c.shape, 17, /*specials=*/false);
+      Shape out_shape;
+      if (c.axis) {
+        const int ax = *c.axis < 0 ? *c.axis + static_cast<int>(c.shape.size()) : *c.axis;
+        for (int i = 0; i < static_cast<int>(c.shape.size()); ++i) {
+          if (i != ax) out_shape.push_back(c.shape[i]);
+        }
+      }
+      const std::optional<int> axis = c.axis;
+      Check("sum " + Describe(d, c.shape) + " axis " +
+                (axis ? std::to_string(*axis) : std::string("None")),
+            {a}, SumResultType(d), out_shape,
+            [axis](Backend& b, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
+              return b.Sum(s, in[0], axis, o);
+            },
+            [a, axis] { return AbsSumScale(a, axis); });
+    }
+  }
+}
+
+// --- Matmul --------------------------------------------------------------------
+
+std::vector<double> MatmulScale(const Backend::MatmulShape& sh, const HostArray& a,
+                                const HostArray& b) {
+  std::vector<double> s(sh.batch * sh.m * sh.n, 0.0);
+  for (int64_t t = 0; t < sh.batch; ++t) {
+    for (int64_t i = 0; i < sh.m; ++i) {
+      for (int64_t p = 0; p < sh.k; ++p) {
+        const double x = std::fabs(a.value(t * sh.a_batch_stride + i * sh.k + p));
+        for (int64_t j = 0; j < sh.n; ++j) {
+          s[(t * sh.m + i) * sh.n + j] +=
+              x * std::fabs(b.value(t * sh.b_batch_stride + p * sh.n + j));
+        }
+      }
+    }
+  }
+  return s;
+}
+
+TEST_P(BackendConformanceTest, MatmulEveryDtype) {
+  // batch, m, k, n, a_batch_stride, b_batch_stride ("full" = m*k / k*n).
+  struct Case {
+    int64_t batch, m, k, n;
+    bool a_shared, b_shared;
+  };
+  const Case cases[] = {{1, 2, 3, 4, false, false},   {1, 1, 1, 1, false, false},
+                        {1, 64, 128, 48, false, false}, {3, 5, 7, 2, false, false},
+                        {4, 6, 5, 3, true, false},    {4, 6, 5, 3, false, true},
+                        {2, 3, 0, 4, false, false},   {1, 0, 3, 4, false, false},
+                        {1, 3, 4, 0, false, false},   {0, 3, 4, 5, false, false},
+                        {1, 1, 300, 1, false, false}, {2, 33, 65, 17, false, false}};
+  for (DType d : kAllDTypes) {
+    for (const Case& c : cases) {
+      Backend::MatmulShape sh{c.batch, c.m, c.k, c.n, c.a_shared ? 0 : c.m * c.k,
+                              c.b_shared ? 0 : c.k * c.n};
+      const HostArray a = Random(d, {c.a_shared ? 1 : c.batch, c.m, c.k}, 18, false);
+      const HostArray b = Random(d, {c.b_shared ? 1 : c.batch, c.k, c.n}, 19, false);
+      std::ostringstream what;
+      what << "matmul " << DTypeName(d) << " batch=" << c.batch << " m=" << c.m
+           << " k=" << c.k << " n=" << c.n << " strides=" << sh.a_batch_stride
+           << "," << sh.b_batch_stride;
+      Check(what.str(), {a, b}, d, {c.batch, c.m, c.n},
+            [sh](Backend& be, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
+              return be.Matmul(s, sh, in[0], in[1], o);
+            },
+            IsFloating(d) ? ScaleFn([sh, a, b] { return MatmulScale(sh, a, b); })
+                          : ScaleFn());
+    }
+  }
+}
+
+// --- Transpose -----------------------------------------------------------------
+
+TEST_P(BackendConformanceTest, TransposeEveryDtype) {
+  struct Case {
+    Shape shape;
+    std::vector<int> perm;
+  };
+  std::vector<Case> cases = {{{70, 33}, {1, 0}},        {{513, 257}, {1, 0}},
+                             {{2, 3, 4, 5}, {3, 1, 0, 2}}, {{1, 5, 1, 3}, {3, 2, 1, 0}},
+                             {{}, {}},                  {{0, 3}, {1, 0}},
+                             {{6}, {0}},                {{8, 40, 40}, {0, 2, 1}},
+                             {{40, 8, 40}, {2, 1, 0}}};
+  std::vector<int> p = {0, 1, 2};
+  do {
+    cases.push_back({{4, 5, 6}, p});
+  } while (std::next_permutation(p.begin(), p.end()));
+  for (DType d : kAllDTypes) {
+    for (const Case& c : cases) {
+      Shape out;
+      for (int i : c.perm) out.push_back(c.shape[i]);
+      std::string perm;
+      for (int i : c.perm) perm += std::to_string(i) + ",";
+      const std::vector<int> pv = c.perm;
+      Check("transpose " + Describe(d, c.shape) + " by (" + perm + ")",
+            {Random(d, c.shape, 20)}, d, out,
+            [pv](Backend& b, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
+              return b.Transpose(s, in[0], pv, o);
+            });
+    }
+  }
+}
+
+// --- Large arrays, memory, refusals --------------------------------------------
+
+TEST_P(BackendConformanceTest, LargeArraysOver64MiB) {
+  const Shape shape = {9 << 20};  // 72 MiB of float64
+  const HostArray a = Random(DType::kFloat64, shape, 21, false);
+  const HostArray b = Random(DType::kFloat64, shape, 22, false);
+  Check("large add float64 (9Mi,)", {a, b}, DType::kFloat64, shape,
+        [](Backend& be, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
+          return be.Binary(s, BinaryOp::kAdd, in[0], in[1], o);
+        });
+  Check("large sum float64 (9Mi,)", {a}, DType::kFloat64, {},
+        [](Backend& be, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
+          return be.Sum(s, in[0], std::nullopt, o);
+        },
+        [a] { return AbsSumScale(a, std::nullopt); });
+  Check("large cast float64 -> float32 (9Mi,)", {a}, DType::kFloat32, shape,
+        [](Backend& be, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
+          return be.Cast(s, in[0], o);
+        });
+}
+
+TEST_P(BackendConformanceTest, HugeAllocationIsResourceExhausted) {
+  Backend& b = *test_.backend;
+  absl::StatusOr<std::shared_ptr<Buffer>> huge =
+      b.Allocate(int64_t{1} << 50, *test_.stream);  // 1 PiB
+  EXPECT_EQ(huge.status().code(), absl::StatusCode::kResourceExhausted)
+      << huge.status();
+  // Still serves afterwards.
+  absl::StatusOr<std::shared_ptr<Buffer>> small = b.Allocate(1 << 20, *test_.stream);
+  ASSERT_TRUE(small.ok()) << small.status();
+  EXPECT_EQ((*small)->size(), 1 << 20);
+}
+
+TEST_P(BackendConformanceTest, AllocationsAndCopies) {
+  Backend& b = *test_.backend;
+  Stream& s = *test_.stream;
+  absl::StatusOr<std::shared_ptr<Buffer>> zero = b.Allocate(0, s);
+  ASSERT_TRUE(zero.ok()) << zero.status();
+  EXPECT_EQ((*zero)->size(), 0);
+  EXPECT_FALSE(b.Allocate(-1, s).ok());
+  absl::StatusOr<std::shared_ptr<Buffer>> buf = b.Allocate(64, s);
+  ASSERT_TRUE(buf.ok());
+  std::vector<uint8_t> host(64);
+  for (int i = 0; i < 64; ++i) host[i] = static_cast<uint8_t>(i);
+  ASSERT_TRUE(b.CopyToDevice(s, host.data(), **buf, 0, 64).ok());
+  ASSERT_TRUE(b.CopyToDevice(s, host.data(), **buf, 60, 4).ok());
+  ASSERT_TRUE(b.Synchronize(s).ok());
+  std::vector<uint8_t> back(8);
+  ASSERT_TRUE(b.CopyToHost(s, **buf, 56, back.data(), 8).ok());
+  EXPECT_EQ(back, (std::vector<uint8_t>{56, 57, 58, 59, 0, 1, 2, 3}));
+  EXPECT_EQ(b.CopyToDevice(s, host.data(), **buf, 60, 5).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(b.CopyToHost(s, **buf, 65, back.data(), 0).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(b.CopyToHost(s, **buf, -8, back.data(), 8).code(),
+            absl::StatusCode::kInvalidArgument);
+  const MemoryInfo m = b.memory();
+  EXPECT_GT(m.total, 0);
+  EXPECT_GE(m.in_use, 64);
+  b.Trim();
+}
+
+TEST_P(BackendConformanceTest, BadArgumentsAreRefused) {
+  const HostArray f = Random(DType::kFloat64, {2, 3}, 23);
+  const HostArray i = Random(DType::kInt32, {2, 3}, 24);
+  // Each must fail on the reference, and Check demands the same of the test.
+  Check("binary dtype mismatch", {f, i}, DType::kFloat64, {2, 3},
+        [](Backend& b, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
+          return b.Binary(s, BinaryOp::kAdd, in[0], in[1], o);
+        });
+  Check("binary shapes do not broadcast", {f, Random(DType::kFloat64, {4}, 25)},
+        DType::kFloat64, {2, 3},
+        [](Backend& b, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
+          return b.Binary(s, BinaryOp::kAdd, in[0], in[1], o);
+        });
+  Check("negative dtype mismatch", {f}, DType::kFloat32, {2, 3},
+        [](Backend& b, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
+          return b.Negative(s, in[0], o);
+        });
+  Check("sum bad axis", {f}, DType::kFloat64, {2},
+        [](Backend& b, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
+          return b.Sum(s, in[0], 2, o);
+        });
+  Check("sum wrong result dtype", {i}, DType::kInt32, {},
+        [](Backend& b, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
+          return b.Sum(s, in[0], std::nullopt, o);
+        });
+  Check("transpose bad perm", {f}, DType::kFloat64, {3, 2},
+        [](Backend& b, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
+          const int perm[] = {1, 1};
+          return b.Transpose(s, in[0], perm, o);
+        });
+  Check("matmul shape does not fit", {f, f}, DType::kFloat64, {2, 2},
+        [](Backend& b, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
+          return b.Matmul(s, Backend::MatmulShape{1, 3, 3, 2, 0, 0}, in[0], in[1], o);
+        });
+  Check("arange of bool", {}, DType::kBool, {4},
+        [](Backend& b, Stream& s, std::vector<DeviceArray>&, DeviceArray& o) {
+          return b.Arange(s, Scalar::Int(0), Scalar::Int(1), o);
+        });
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, BackendConformanceTest,
+                         ::testing::Values("cpu", "cuda:0"),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           std::string name = info.param;
+                           std::replace(name.begin(), name.end(), ':', '_');
+                           return name;
+                         });
+
+}  // namespace
+}  // namespace resident
