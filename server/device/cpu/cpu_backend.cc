@@ -18,14 +18,8 @@
 #include "kernels/cpu/reduce.h"
 #include "kernels/cpu/thread_pool.h"
 #include "kernels/cpu/transpose.h"
+#include "server/base/status_macros.h"
 #include "server/device/cpu/host_allocator.h"
-
-// server/base/status_macros.h does not build against Debian's Abseil (its
-// Annotate passes std::string_view to StrCat), so a local stand-in.
-#define CPU_RETURN_IF_ERROR(expr)                            \
-  do {                                                       \
-    if (::absl::Status _st = (expr); !_st.ok()) return _st;  \
-  } while (0)
 
 namespace resident {
 namespace {
@@ -96,7 +90,7 @@ absl::Status WithOutput(std::initializer_list<const DeviceArray*> inputs,
   if (!scratch) return kernel(view);
   std::vector<std::byte> tmp(static_cast<size_t>(out.nbytes()));
   view.data = tmp.data();
-  CPU_RETURN_IF_ERROR(kernel(view));
+  RETURN_IF_ERROR(kernel(view));
   std::memcpy(out.data(), tmp.data(), tmp.size());
   return absl::OkStatus();
 }
@@ -135,7 +129,7 @@ class CpuBackend final : public Backend {
 
   absl::Status CopyToDevice(Stream&, const void* src, Buffer& dst,
                             int64_t offset, int64_t bytes) override {
-    CPU_RETURN_IF_ERROR(CheckRange("copy to device", dst, offset, bytes));
+    RETURN_IF_ERROR(CheckRange("copy to device", dst, offset, bytes));
     if (bytes > 0) {
       if (src == nullptr) return absl::InvalidArgumentError("null source");
       std::memcpy(static_cast<char*>(dst.data()) + offset, src,
@@ -145,7 +139,7 @@ class CpuBackend final : public Backend {
   }
   absl::Status CopyToHost(Stream&, const Buffer& src, int64_t offset,
                           void* dst, int64_t bytes) override {
-    CPU_RETURN_IF_ERROR(CheckRange("copy to host", src, offset, bytes));
+    RETURN_IF_ERROR(CheckRange("copy to host", src, offset, bytes));
     if (bytes > 0) {
       if (dst == nullptr) return absl::InvalidArgumentError("null destination");
       std::memcpy(dst, static_cast<const char*>(src.data()) + offset,
@@ -155,19 +149,19 @@ class CpuBackend final : public Backend {
   }
 
   absl::Status Fill(Stream&, const Scalar& value, DeviceArray& out) override {
-    CPU_RETURN_IF_ERROR(CheckArray(out, "fill out"));
+    RETURN_IF_ERROR(CheckArray(out, "fill out"));
     return cpu::Fill(&pool_, value, MutableView(out));
   }
   absl::Status Arange(Stream&, const Scalar& start, const Scalar& delta,
                       DeviceArray& out) override {
-    CPU_RETURN_IF_ERROR(CheckArray(out, "arange out"));
+    RETURN_IF_ERROR(CheckArray(out, "arange out"));
     return cpu::Arange(&pool_, start, delta, MutableView(out));
   }
   absl::Status Binary(Stream&, BinaryOp op, const DeviceArray& a,
                       const DeviceArray& b, DeviceArray& out) override {
-    CPU_RETURN_IF_ERROR(CheckArray(a, "binary a"));
-    CPU_RETURN_IF_ERROR(CheckArray(b, "binary b"));
-    CPU_RETURN_IF_ERROR(CheckArray(out, "binary out"));
+    RETURN_IF_ERROR(CheckArray(a, "binary a"));
+    RETURN_IF_ERROR(CheckArray(b, "binary b"));
+    RETURN_IF_ERROR(CheckArray(out, "binary out"));
     cpu::ArithOp k = cpu::ArithOp::kAdd;
     switch (op) {
       case BinaryOp::kAdd: k = cpu::ArithOp::kAdd; break;
@@ -181,24 +175,24 @@ class CpuBackend final : public Backend {
   }
   absl::Status Negative(Stream&, const DeviceArray& a,
                         DeviceArray& out) override {
-    CPU_RETURN_IF_ERROR(CheckArray(a, "negative a"));
-    CPU_RETURN_IF_ERROR(CheckArray(out, "negative out"));
+    RETURN_IF_ERROR(CheckArray(a, "negative a"));
+    RETURN_IF_ERROR(CheckArray(out, "negative out"));
     return WithOutput({&a}, true, out, [&](const cpu::MutView& o) {
       return cpu::Negative(&pool_, View(a), o);
     });
   }
   absl::Status Cast(Stream&, const DeviceArray& a, DeviceArray& out) override {
-    CPU_RETURN_IF_ERROR(CheckArray(a, "cast a"));
-    CPU_RETURN_IF_ERROR(CheckArray(out, "cast out"));
+    RETURN_IF_ERROR(CheckArray(a, "cast a"));
+    RETURN_IF_ERROR(CheckArray(out, "cast out"));
     return WithOutput({&a}, true, out, [&](const cpu::MutView& o) {
       return cpu::Cast(&pool_, View(a), o);
     });
   }
   absl::Status Matmul(Stream&, const MatmulShape& shape, const DeviceArray& a,
                       const DeviceArray& b, DeviceArray& out) override {
-    CPU_RETURN_IF_ERROR(CheckArray(a, "matmul a"));
-    CPU_RETURN_IF_ERROR(CheckArray(b, "matmul b"));
-    CPU_RETURN_IF_ERROR(CheckArray(out, "matmul out"));
+    RETURN_IF_ERROR(CheckArray(a, "matmul a"));
+    RETURN_IF_ERROR(CheckArray(b, "matmul b"));
+    RETURN_IF_ERROR(CheckArray(out, "matmul out"));
     if (a.dtype != out.dtype || b.dtype != out.dtype) {
       return absl::InvalidArgumentError(absl::StrCat(
           "matmul needs one dtype, got ", cpu::NameOf(a.dtype), " @ ",
@@ -208,7 +202,7 @@ class CpuBackend final : public Backend {
                                shape.k,              shape.n,
                                shape.a_batch_stride, shape.b_batch_stride};
     cpu::MatmulExtent extent;
-    CPU_RETURN_IF_ERROR(cpu::CheckMatmulDims(dims, &extent));
+    RETURN_IF_ERROR(cpu::CheckMatmulDims(dims, &extent));
     if (a.num_elements() < extent.a || b.num_elements() < extent.b ||
         out.num_elements() != extent.out) {
       return absl::InvalidArgumentError(absl::StrCat(
@@ -224,8 +218,8 @@ class CpuBackend final : public Backend {
   }
   absl::Status Sum(Stream&, const DeviceArray& a, std::optional<int> axis,
                    DeviceArray& out) override {
-    CPU_RETURN_IF_ERROR(CheckArray(a, "sum a"));
-    CPU_RETURN_IF_ERROR(CheckArray(out, "sum out"));
+    RETURN_IF_ERROR(CheckArray(a, "sum a"));
+    RETURN_IF_ERROR(CheckArray(out, "sum out"));
     return WithOutput({&a}, false, out, [&](const cpu::MutView& o) {
       return cpu::Sum(&pool_, View(a), axis, o);
     });
@@ -233,8 +227,8 @@ class CpuBackend final : public Backend {
   absl::Status Transpose(Stream&, const DeviceArray& a,
                          absl::Span<const int> perm,
                          DeviceArray& out) override {
-    CPU_RETURN_IF_ERROR(CheckArray(a, "transpose a"));
-    CPU_RETURN_IF_ERROR(CheckArray(out, "transpose out"));
+    RETURN_IF_ERROR(CheckArray(a, "transpose a"));
+    RETURN_IF_ERROR(CheckArray(out, "transpose out"));
     return WithOutput({&a}, false, out, [&](const cpu::MutView& o) {
       return cpu::Transpose(&pool_, View(a), perm, o);
     });
