@@ -526,8 +526,9 @@ void Bench(Backend& gpu) {
     const int perm3[] = {2, 0, 1};
     time_op("transpose f64 64x128x1024 perm 201", 16.0 * n, 0, 100, [&] { return gpu.Transpose(*stream, A3, perm3, T3); });
     DeviceArray B = A; B.shape = {4096};
+    DeviceArray C2 = C; C2.shape = {2048, 4096};
     time_op("add f64 2048x4096 + 4096 (broadcast)", 16.0 * n, n, 200, [&] {
-      return gpu.Binary(*stream, BinaryOp::kAdd, A2, B, R.shape.size() ? C : C);
+      return gpu.Binary(*stream, BinaryOp::kAdd, A2, B, C2);
     });
   }
   // Matmuls: 4096^3 float32 / float64 via cuBLAS (true fp32).
