@@ -13,6 +13,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "server/base/flags_util.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "client/cli/seed.h"
@@ -137,6 +138,8 @@ int Rm(const std::string& handle) {
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage("resident [--server HOST:PORT] info|ls|put|get|rm|seed");
+  std::vector<std::string> flag_storage;
+  resident::DashesToUnderscores(argc, argv, flag_storage);
   std::vector<char*> args = absl::ParseCommandLine(argc, argv);
   if (args.size() < 2) return Usage();
   const std::string cmd = args[1];

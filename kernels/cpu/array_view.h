@@ -30,11 +30,8 @@ struct MutView {
   ConstView as_const() const { return {data, dtype, shape}; }
 };
 
-// DTypeName for absl::StrCat, whose Debian build takes only absl::string_view.
-inline absl::string_view NameOf(DType dtype) {
-  const std::string_view name = DTypeName(dtype);
-  return absl::string_view(name.data(), name.size());
-}
+// DTypeName for absl::StrCat (a C string, which Debian's Abseil takes).
+inline const char* NameOf(DType dtype) { return DTypeName(dtype); }
 
 // Element counts at which work is split across threads: below this the cost
 // of waking a worker exceeds the gain.

@@ -4,10 +4,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "server/base/flags_util.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
@@ -55,6 +57,8 @@ int main(int argc, char** argv) {
       "Keeps arrays resident on a device and runs array programs for clients.\n"
       "  resident-server [--listen HOST:PORT] [--device auto|cpu|cuda:N] "
       "[--max-memory BYTES] [--log-level LEVEL]");
+  std::vector<std::string> flag_storage;
+  resident::DashesToUnderscores(argc, argv, flag_storage);
   absl::ParseCommandLine(argc, argv);
 
   resident::LogLevel level;
