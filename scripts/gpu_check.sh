@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# One whole check on a GPU host, from a bundle made by scripts/bundle.sh:
+# backend conformance on cuda:0 against the CPU reference, compute-sanitizer
+# (memcheck, racecheck), the end-to-end suites against a CUDA server, the CLI
+# test and seed job, and the benchmark. Logs go to $OUT (or ./gpu-out); a
+# short table is printed at the end.
+#   scripts/gpu_check.sh DIST_DIR
+set -uo pipefail
+dist=$(cd "$1" && pwd)
+out=${OUT:-$PWD/gpu-out}
+mkdir -p "$out"
+export LD_LIBRARY_PATH=$dist/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+export PATH=/usr/local/cuda/bin:$PATH
+summary=$out/summary.txt
+: >"$summary"
+step() {  # step NAME COMMAND...: runs, logs, records pass/fail and seconds
+  local name=$1; shift
+  local t0=$(date +%s.%N)
+  "$@" >"$out/$name.log" 2>&1
+  local rc=$?
+  printf '%-28s %-5s %6.1fs\n' "$name" "$([ $rc -eq 0 ] && echo ok || echo FAIL)" \
+    "$(echo "$(date +%s.%N) - $t0" | bc)" | tee -a "$summary"
+}
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader >"$out/gpu.txt" 2>&1
+step conformance "$dist/tests/backend_conformance_test"
+step cpu_backend "$dist/tests/cpu_backend_test"
+step memcheck compute-sanitizer --tool memcheck --error-exitcode 1 \
+  "$dist/tests/backend_conformance_test" --gtest_filter='*cuda*:-*Huge*:*Large*'
+step racecheck compute-sanitizer --tool racecheck --error-exitcode 1 \
+  "$dist/tests/backend_conformance_test" --gtest_filter='*cuda*:-*Huge*:*Large*'
+for t in "$dist"/tests/e2e_*_test; do
+  step "$(basename "$t")_cuda" env RESIDENT_TEST_DEVICE=cuda:0 "$t"
+done
+step cli_seed bash "$dist/tests/cli_test.sh" "$dist/bin/resident-server" "$dist/bin/resident" "$dist/data"
+if [ -x "$dist/bin/resident-bench" ] && [ -f "$dist/bin/run.sh" ]; then
+  OUT=$out step bench bash "$dist/bin/run.sh" "$dist/bin/resident-server" "$dist/bin/resident-bench" --device cuda:0
+fi
+echo "--- $(cat "$out/gpu.txt")"
+cat "$summary"
+[ -f "$out/table.txt" ] && cat "$out/table.txt"
+exit 0
