@@ -31,11 +31,23 @@ step racecheck compute-sanitizer --tool racecheck --error-exitcode 1 \
 for t in "$dist"/tests/e2e_*_test; do
   step "$(basename "$t")_cuda" env RESIDENT_TEST_DEVICE=cuda:0 "$t"
 done
-step cli_seed bash "$dist/tests/cli_test.sh" "$dist/bin/resident-server" "$dist/bin/resident" "$dist/data"
+step cli_cuda env RESIDENT_TEST_DEVICE=cuda:0 bash "$dist/tests/cli_test.sh" \
+  "$dist/bin/resident-server" "$dist/bin/resident" "$dist/data"
+seed() {  # the full seed job against a CUDA server
+  "$dist/bin/resident-server" --listen 127.0.0.1:50551 --device cuda:0 &
+  local pid=$!
+  sleep 2
+  "$dist/bin/resident" --server 127.0.0.1:50551 seed
+  local rc=$?
+  kill -TERM $pid; wait $pid
+  return $rc
+}
+step seed_cuda seed
 if [ -x "$dist/bin/resident-bench" ] && [ -f "$dist/bin/run.sh" ]; then
   OUT=$out step bench bash "$dist/bin/run.sh" "$dist/bin/resident-server" "$dist/bin/resident-bench" --device cuda:0
 fi
 echo "--- $(cat "$out/gpu.txt")"
 cat "$summary"
+tail -8 "$out/seed_cuda.log"
 [ -f "$out/table.txt" ] && cat "$out/table.txt"
 exit 0

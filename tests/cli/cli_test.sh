@@ -8,7 +8,7 @@ work=$(mktemp -d)
 log=$work/server.log
 fail() { echo "FAIL: $*"; echo "--- server log"; cat "$log"; exit 1; }
 
-"$server_bin" --listen 127.0.0.1:0 --device cpu --log-level info >"$log" 2>&1 &
+"$server_bin" --listen 127.0.0.1:0 --device "${RESIDENT_TEST_DEVICE:-cpu}" --log-level info >"$log" 2>&1 &
 pid=$!
 trap 'kill -9 $pid 2>/dev/null || true; rm -rf "$work"' EXIT
 port=""
@@ -20,8 +20,8 @@ done
 [ -n "$port" ] || fail "server did not report its port"
 export RESIDENT_SERVER=127.0.0.1:$port
 
-"$cli" info | tee "$work/info" | grep -q "device     cpu" || fail "info does not name the cpu device"
-grep -q "device cpu" "$log" || fail "start-up log does not name the device"
+"$cli" info | tee "$work/info" | grep -q "device     ${RESIDENT_TEST_DEVICE:-cpu}" || fail "info does not name the device"
+grep -q "device ${RESIDENT_TEST_DEVICE:-cpu}" "$log" || fail "start-up log does not name the device"
 
 # put/ls/get/rm round trip with NumPy-written files: bytes must be identical.
 for f in float64 int32 bool scalar_f64 v2_int64; do
