@@ -1,0 +1,209 @@
+#!/usr/bin/env python3
+"""The CuPy and NumPy baseline for resident-bench: the same workloads, in one process.
+
+CuPy figures are "n/a" when CuPy (or a GPU) is missing. Every CuPy time ends
+with a device synchronise; the seed also records the tutorial's unsynchronised
+time, to show what it hid.  Usage: baseline.py [--json FILE] [--quick] [--reps N]
+"""
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import time
+
+import numpy
+
+ADDS = 1024
+TINY_OPS = 10000
+ROUNDTRIP_SAMPLES = 2000
+
+
+def load_cupy():
+    try:
+        import cupy
+        cupy.cuda.runtime.getDeviceCount()
+        return cupy, None
+    except Exception as e:  # no module, no driver or no device
+        return None, f"{type(e).__name__}: {e}".splitlines()[0]
+
+
+class Lib:
+    """numpy or cupy behind one interface; sync() waits for the device."""
+
+    def __init__(self, name, xp):
+        self.name, self.xp = name, xp
+        self.sync = (lambda: xp.cuda.Device().synchronize()) if name == "cupy" else (lambda: None)
+
+
+def repeat(reps, fn):
+    """Warm up once, then time fn() (which returns ms) reps times: (median, min)."""
+    fn()
+    t = [fn() for _ in range(reps)]
+    return statistics.median(t), min(t)
+
+
+def put(m, key, stats):
+    m[key], m[key + "_min"] = stats
+
+
+def ms_since(t0):
+    return (time.perf_counter() - t0) * 1e3
+
+
+def seed(lib, quick, reps, m):
+    xp, shape = lib.xp, (16, 512, 4, 4) if quick else (1024, 512, 4, 4)
+    unsynced = []
+
+    def run():
+        x = xp.ones(shape)
+        lib.sync()
+        t0 = time.perf_counter()
+        for _ in range(ADDS):  # as the tutorial writes it
+            x = xp.add(x, x)
+        unsynced.append(ms_since(t0))
+        lib.sync()
+        ms = ms_since(t0)
+        assert bool(xp.isinf(x).all()), "seed: 1.0 doubled 1024 times must be inf"
+        return ms
+
+    with numpy.errstate(over="ignore"):  # the overflow to inf is the point
+        put(m, "seed.loop_ms", repeat(reps, run))
+    if lib.name == "cupy":
+        m["seed.unsynced_ms"] = statistics.median(unsynced[1:])
+
+
+def roundtrip(lib, m):
+    """One tiny add with its result ready, as Resident's tiny program."""
+    a, b = lib.xp.ones(16, dtype="float32"), lib.xp.ones(16, dtype="float32")
+    t = []
+    for i in range(200 + ROUNDTRIP_SAMPLES):
+        t0 = time.perf_counter()
+        c = lib.xp.add(a, b)
+        lib.sync()
+        t.append(ms_since(t0) * 1e3)
+    t = sorted(t[200:])
+    m["roundtrip.program_p50_us"] = t[len(t) // 2]
+    m["roundtrip.program_p99_us"] = t[int(0.99 * (len(t) - 1))]
+    del c
+
+
+def tiny_ops(lib, reps, m):
+    a = lib.xp.ones(16, dtype="float32")
+
+    def run():
+        lib.sync()
+        t0 = time.perf_counter()
+        x = a
+        for _ in range(TINY_OPS):
+            x = lib.xp.add(x, a)
+        lib.sync()
+        return ms_since(t0)
+
+    put(m, "tiny_ops.ms", repeat(reps, run))
+    m["tiny_ops.ops_per_s"] = TINY_OPS / (m["tiny_ops.ms"] / 1e3)
+
+
+def dot(lib, quick, reps, m):
+    n = 1024 if quick else 8192
+    m["dot.n"] = n
+    for dt, name in (("float32", "f32"), ("float64", "f64")):
+        a, b = lib.xp.ones((n, n), dtype=dt), lib.xp.ones((n, n), dtype=dt)
+
+        def run():
+            lib.sync()
+            t0 = time.perf_counter()
+            lib.xp.dot(a, b)
+            lib.sync()
+            return ms_since(t0)
+
+        put(m, f"dot.{name}_ms", repeat(max(reps, 5), run))
+        m[f"dot.{name}_tflops"] = 2 * n**3 / (m[f"dot.{name}_ms"] / 1e3) / 1e12
+        del a, b
+
+
+def transfer(lib, quick, reps, m):
+    """cupy.asarray / cupy.asnumpy of 1 GiB float64 (no NumPy equivalent)."""
+    cp = lib.xp
+    host = numpy.arange(1 << 23 if quick else 1 << 27, dtype=numpy.float64)
+    holder = {}
+
+    def up():
+        holder.pop("d", None)
+        t0 = time.perf_counter()
+        holder["d"] = cp.asarray(host)
+        lib.sync()
+        return ms_since(t0)
+
+    def down():
+        t0 = time.perf_counter()
+        holder["h"] = cp.asnumpy(holder["d"])  # synchronous
+        return ms_since(t0)
+
+    put(m, "transfer.upload_ms", repeat(reps, up))
+    put(m, "transfer.download_ms", repeat(reps, down))
+    assert numpy.array_equal(holder["h"], host), "transfer: round trip differs"
+    m["transfer.bytes"] = host.nbytes
+    for k in ("upload", "download"):
+        m[f"transfer.{k}_gbs"] = host.nbytes / (m[f"transfer.{k}_ms"] / 1e3) / 1e9
+
+
+def first_result(lib, m):
+    mod = lib.name
+    code = (f"import {mod}; print({mod}.asnumpy({mod}.ones(16)+{mod}.ones(16)))" if mod == "cupy"
+            else f"import {mod}; print({mod}.ones(16)+{mod}.ones(16))")
+
+    def run():
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, "-c", code], check=True, stdout=subprocess.DEVNULL)
+        return ms_since(t0)
+
+    put(m, "first_result.ms", repeat(5, run))
+
+
+def bench(lib, args):
+    m, only = {}, set(filter(None, args.only.split(",")))
+    want = lambda w: not only or w in only
+    gpu = lib.name == "cupy"
+    steps = [("seed", lambda: seed(lib, args.quick, args.reps, m)),
+             ("roundtrip", lambda: roundtrip(lib, m)),
+             ("tiny_ops", lambda: tiny_ops(lib, args.reps, m)),
+             ("dot", lambda: dot(lib, args.quick, args.reps, m)),
+             ("transfer", lambda: transfer(lib, args.quick, args.reps, m)),
+             ("first_result", lambda: first_result(lib, m))]
+    for name, fn in steps:
+        if want(name) and (gpu or name != "transfer"):  # no host-device copy in NumPy
+            t0 = time.perf_counter()
+            fn()
+            print(f"{lib.name} {name} ({ms_since(t0) / 1e3:.1f} s):", ", ".join(
+                f"{k.split('.', 1)[1]} {v:.4g}" for k, v in m.items() if k.startswith(name + ".")))
+    return m
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--json", default="")
+    p.add_argument("--quick", action="store_true", help="smaller sizes")
+    p.add_argument("--reps", type=int, default=0, help="0: 3, as the tutorial's median of 3")
+    p.add_argument("--only", default="", help="comma-separated workloads")
+    args = p.parse_args()
+    args.reps = args.reps or 3
+    cupy, why = load_cupy()
+    out = {"tool": "baseline", "quick": args.quick, "python": sys.version.split()[0],
+           "numpy": {"version": numpy.__version__},
+           "cupy": {"available": cupy is not None}}
+    if cupy is not None:
+        props = cupy.cuda.runtime.getDeviceProperties(0)
+        out["cupy"].update(version=cupy.__version__, device=props["name"].decode())
+        out["cupy"]["metrics"] = bench(Lib("cupy", cupy), args)
+    else:
+        out["cupy"]["reason"] = why
+        print(f"cupy: n/a ({why})")
+    out["numpy"]["metrics"] = bench(Lib("numpy", numpy), args)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(out, f, indent=2)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,468 @@
+// resident-bench: Resident on the seed tutorial's workloads, timed honestly.
+//
+// Every figure waits for the result: a request has returned, and the server
+// synchronises its device before answering. Each workload warms up first and
+// reports the median (and min) of several repetitions. bench/baseline.py runs
+// the same workloads in CuPy and NumPy; bench/run.sh runs both and merges.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include <grpcpp/grpcpp.h>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "client/client.h"
+#include "client/client_core.h"
+#include "resident/v1/resident.grpc.pb.h"
+#include "server/base/flags_util.h"
+
+ABSL_FLAG(std::string, server, "127.0.0.1:50051", "Resident server, HOST:PORT");
+ABSL_FLAG(std::string, json, "", "write machine-readable results to this file");
+ABSL_FLAG(bool, quick, false, "smaller sizes, for a CPU smoke run");
+ABSL_FLAG(std::string, only, "", "comma-separated workloads (default: all)");
+ABSL_FLAG(int, reps, 0, "timed repetitions per figure (0: 5, or 3 with --quick)");
+ABSL_FLAG(double, copy_bw_gbs, 4270,
+          "device copy bandwidth for the seed's memory floor, GB/s (H200 D2D: 4270)");
+ABSL_FLAG(int, samples, 2000, "roundtrip samples of each kind");
+ABSL_FLAG(bool, first_result, false, "(internal) one tiny program from a fresh process");
+
+namespace {
+
+using resident::DType;
+using resident::Shape;
+using resident::client::Array;
+using resident::client::Client;
+using resident::client::ClientOptions;
+using Clock = std::chrono::steady_clock;
+
+double Since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+[[noreturn]] void Die(const std::string& what, const absl::Status& s) {
+  std::fprintf(stderr, "resident-bench: %s: %s\n", what.c_str(), s.ToString().c_str());
+  std::exit(1);
+}
+void Ok(const absl::Status& s, const std::string& what) {
+  if (!s.ok()) Die(what, s);
+}
+template <typename T>
+T Ok(absl::StatusOr<T> v, const std::string& what) {
+  if (!v.ok()) Die(what, v.status());
+  return *std::move(v);
+}
+
+struct Stats {
+  double min = 0, median = 0, p99 = 0;
+};
+Stats Summarise(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  auto at = [&](double q) { return v[static_cast<size_t>(q * static_cast<double>(v.size() - 1))]; };
+  return {v.front(), at(0.5), at(0.99)};
+}
+
+// Runs `fn` (which times itself, in ms) once to warm up, then `reps` times.
+Stats Repeat(int reps, const std::function<double()>& fn) {
+  fn();
+  std::vector<double> t;
+  for (int i = 0; i < reps; ++i) t.push_back(fn());
+  return Summarise(t);
+}
+
+// Flat name -> number results, written as JSON at the end.
+struct Results {
+  std::vector<std::pair<std::string, double>> metrics;
+  void Add(const std::string& k, double v) { metrics.emplace_back(k, v); }
+  void AddStats(const std::string& k, const Stats& s) {
+    Add(k, s.median);
+    Add(k + "_min", s.min);
+  }
+};
+
+std::unique_ptr<Client> Connect(bool lazy = true) {
+  ClientOptions o;
+  o.lazy = lazy;
+  return Ok(Client::Connect(absl::GetFlag(FLAGS_server), o), "connect");
+}
+
+// --- seed: 1024 x `x = x + x` on a (1024,512,4,4) float64 array -------------
+
+void Seed(int reps, Results& r) {
+  const Shape shape = absl::GetFlag(FLAGS_quick) ? Shape{16, 512, 4, 4} : Shape{1024, 512, 4, 4};
+  const int adds = 1024;
+  const double nbytes = static_cast<double>(resident::NumElements(shape)) * 8;
+  auto eager = Connect(false);
+  auto lazy = Connect(true);
+
+  // A fresh x of ones, on the server before the clock starts.
+  auto fresh = [&](Client& c) {
+    Array x = resident::client::ones(c, shape);
+    Ok(x.Evaluate(), "seed ones");
+    return x;
+  };
+  // 1.0 doubled 1024 times is inf in float64; its sum is too (checked untimed).
+  auto check = [&](const Array& x, const char* mode) {
+    std::vector<double> s = Ok(resident::client::sum(x).ToVector<double>(), "seed sum");
+    if (s.size() != 1 || !std::isinf(s[0]) || s[0] < 0) {
+      std::fprintf(stderr, "resident-bench: seed %s: sum is %g, want inf\n", mode,
+                   s.empty() ? NAN : s[0]);
+      std::exit(1);
+    }
+  };
+  const Stats e = Repeat(reps, [&] {
+    Array x = fresh(*eager);
+    const auto t0 = Clock::now();
+    for (int i = 0; i < adds; ++i) {
+      x = x + x;
+      Ok(x.Evaluate(), "seed eager add");
+    }
+    const double ms = Since(t0);
+    check(x, "eager");
+    return ms;
+  });
+  const Stats p = Repeat(reps, [&] {
+    Array x = fresh(*lazy);
+    const auto t0 = Clock::now();
+    for (int i = 0; i < adds; ++i) x = x + x;  // recorded
+    Ok(x.Evaluate(), "seed program");           // one request
+    const double ms = Since(t0);
+    check(x, "program");
+    return ms;
+  });
+  const Stats l = Repeat(reps, [&] {
+    Array x = fresh(*lazy);
+    const auto t0 = Clock::now();
+    std::vector<Array> out = lazy->Loop(adds, {x}, [](const std::vector<Array>& c) {
+      return std::vector<Array>{c[0] + c[0]};
+    });
+    Ok(out[0].Evaluate(), "seed loop");
+    const double ms = Since(t0);
+    check(out[0], "loop");
+    return ms;
+  });
+  // Each add reads and writes the array: 2 x nbytes (128 MiB at full size).
+  const double floor_ms = adds * 2 * nbytes / (absl::GetFlag(FLAGS_copy_bw_gbs) * 1e9) * 1e3;
+  std::printf("seed: %d x (x = x + x), x float64 %s (%.0f MiB), result sum = inf (checked)\n",
+              adds, resident::ShapeString(shape).c_str(), nbytes / (1 << 20));
+  for (auto [name, s] : {std::pair{"eager (1 request/add)", e}, {"one lazy program", p},
+                         {"Client::Loop", l}}) {
+    std::printf("  %-22s median %9.2f ms  min %9.2f ms  %8.2f us/add  %6.2fx floor\n", name,
+                s.median, s.min, s.median * 1e3 / adds, s.median / floor_ms);
+  }
+  std::printf("  memory floor %.2f ms (%d x %.0f MiB at %.0f GB/s)\n", floor_ms, adds,
+              2 * nbytes / (1 << 20), absl::GetFlag(FLAGS_copy_bw_gbs));
+  r.Add("seed.adds", adds);
+  r.Add("seed.nbytes", nbytes);
+  r.AddStats("seed.eager_ms", e);
+  r.AddStats("seed.program_ms", p);
+  r.AddStats("seed.loop_ms", l);
+  r.Add("seed.floor_ms", floor_ms);
+  r.Add("seed.copy_bw_gbs", absl::GetFlag(FLAGS_copy_bw_gbs));
+  r.Add("seed.program_over_floor", p.median / floor_ms);
+  r.Add("seed.loop_over_floor", l.median / floor_ms);
+}
+
+// --- roundtrip: a tiny program vs a no-op RPC, interleaved -------------------
+
+void Roundtrip(Results& r) {
+  auto c = Connect(true);
+  const Shape s16{16};
+  Array a = resident::client::ones(*c, s16, DType::kFloat32);
+  Array b = resident::client::ones(*c, s16, DType::kFloat32);
+  Ok(c->EvaluateAll({a, b}), "roundtrip inputs");
+  auto core = c->core();
+  Array keep;  // the last result, kept on the server (released on the next run)
+  auto program = [&] {
+    const auto t0 = Clock::now();
+    keep = a + b;
+    Ok(keep.Evaluate(), "roundtrip program");
+    return Since(t0) * 1e3;
+  };
+  auto noop = [&] {
+    resident::v1::RenewSessionRequest req;
+    req.set_session(core->session);
+    resident::v1::RenewSessionResponse resp;
+    grpc::ClientContext ctx;
+    const auto t0 = Clock::now();
+    Ok(resident::client::FromGrpc(core->stub->RenewSession(&ctx, req, &resp)), "renew");
+    return Since(t0) * 1e3;
+  };
+  const int n = absl::GetFlag(FLAGS_samples);
+  for (int i = 0; i < 200; ++i) program(), noop();  // warm up
+  std::vector<double> tp, tn;
+  for (int i = 0; i < n; ++i) {  // alternate which goes first
+    if (i % 2) {
+      tp.push_back(program());
+      tn.push_back(noop());
+    } else {
+      tn.push_back(noop());
+      tp.push_back(program());
+    }
+  }
+  const Stats p = Summarise(tp), q = Summarise(tn);
+  std::printf("roundtrip (%d samples each, interleaved):\n", n);
+  std::printf("  tiny program (16-elt f32 add, kept)  p50 %7.1f us  p99 %7.1f us\n", p.median, p.p99);
+  std::printf("  no-op RPC (RenewSession)             p50 %7.1f us  p99 %7.1f us\n", q.median, q.p99);
+  std::printf("  ratio p50 %.2f\n", p.median / q.median);
+  r.Add("roundtrip.samples", n);
+  r.Add("roundtrip.program_p50_us", p.median);
+  r.Add("roundtrip.program_p99_us", p.p99);
+  r.Add("roundtrip.noop_p50_us", q.median);
+  r.Add("roundtrip.noop_p99_us", q.p99);
+  r.Add("roundtrip.ratio_p50", p.median / q.median);
+}
+
+// --- tiny_ops: one program of 10,000 chained 16-element adds -----------------
+
+void TinyOps(int reps, Results& r) {
+  auto c = Connect(true);
+  const int ops = 10000;
+  Array a = resident::client::ones(*c, {16}, DType::kFloat32);
+  Ok(a.Evaluate(), "tiny_ops input");
+  const Stats s = Repeat(reps, [&] {
+    const auto t0 = Clock::now();
+    Array x = a;
+    for (int i = 0; i < ops; ++i) x = x + a;  // recording is part of the cost
+    Ok(x.Evaluate(), "tiny_ops program");
+    return Since(t0);
+  });
+  std::printf("tiny_ops: %d chained 16-element adds in one program: median %.2f ms, %.0f ops/s\n",
+              ops, s.median, ops / (s.median / 1e3));
+  r.Add("tiny_ops.ops", ops);
+  r.AddStats("tiny_ops.ms", s);
+  r.Add("tiny_ops.ops_per_s", ops / (s.median / 1e3));
+}
+
+// --- dot: n x n float32 / float64, result kept on the server ------------------
+
+void Dot(int reps, Results& r) {
+  auto c = Connect(true);
+  const int64_t n = absl::GetFlag(FLAGS_quick) ? 1024 : 8192;
+  r.Add("dot.n", static_cast<double>(n));
+  for (auto [dt, name] : {std::pair{DType::kFloat32, "f32"}, {DType::kFloat64, "f64"}}) {
+    Array a = resident::client::ones(*c, {n, n}, dt);
+    Array b = resident::client::ones(*c, {n, n}, dt);
+    Ok(c->EvaluateAll({a, b}), "dot inputs");
+    const Stats s = Repeat(std::max(reps, 5), [&] {
+      const auto t0 = Clock::now();
+      Array p = resident::client::dot(a, b);
+      Ok(p.Evaluate(), "dot");
+      return Since(t0);
+    });
+    const double tflops = 2.0 * n * n * n / (s.median / 1e3) / 1e12;
+    std::printf("dot %s %lldx%lld: median %.2f ms  min %.2f ms  %.3f TFLOP/s\n", name,
+                static_cast<long long>(n), static_cast<long long>(n), s.median, s.min, tflops);
+    r.AddStats(absl::StrFormat("dot.%s_ms", name), s);
+    r.Add(absl::StrFormat("dot.%s_tflops", name), tflops);
+  }
+}
+
+// --- transfer: Upload / Download vs a loopback TCP copy ----------------------
+
+// Copies `buf` over a loopback TCP connection into a second buffer; ms.
+double TcpCopy(const std::string& buf, std::string& sink) {
+  int ls = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  if (ls < 0 || bind(ls, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+      listen(ls, 1) != 0 || getsockname(ls, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    std::perror("tcp listen");
+    std::exit(1);
+  }
+  int cs = socket(AF_INET, SOCK_STREAM, 0);
+  if (connect(cs, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    std::perror("tcp connect");
+    std::exit(1);
+  }
+  int rs = accept(ls, nullptr, nullptr);
+  close(ls);
+  const size_t total = buf.size(), chunk = 4 << 20;
+  const auto t0 = Clock::now();
+  std::thread receiver([&] {
+    size_t got = 0;
+    while (got < total) {
+      ssize_t k = read(rs, sink.data() + got, std::min(chunk, total - got));
+      if (k <= 0) break;
+      got += static_cast<size_t>(k);
+    }
+  });
+  for (size_t sent = 0; sent < total;) {
+    ssize_t k = write(cs, buf.data() + sent, std::min(chunk, total - sent));
+    if (k <= 0) break;
+    sent += static_cast<size_t>(k);
+  }
+  receiver.join();
+  const double ms = Since(t0);
+  close(cs);
+  close(rs);
+  return ms;
+}
+
+void Transfer(int reps, Results& r) {
+  auto c = Connect(true);
+  const int64_t n = absl::GetFlag(FLAGS_quick) ? int64_t{1} << 23 : int64_t{1} << 27;
+  const double bytes = static_cast<double>(n) * 8;
+  std::string host(static_cast<size_t>(n) * 8, '\0');
+  for (int64_t i = 0; i < n; ++i) reinterpret_cast<double*>(host.data())[i] = static_cast<double>(i);
+  Array x;
+  const Stats up = Repeat(reps, [&] {
+    if (x.valid()) Ok(x.Release(), "release");  // one GiB copy at a time, untimed
+    const auto t0 = Clock::now();
+    x = Ok(c->Upload(DType::kFloat64, {n}, host), "upload");
+    return Since(t0);
+  });
+  std::string down;
+  const Stats dn = Repeat(reps, [&] {
+    const auto t0 = Clock::now();
+    resident::client::HostData d = Ok(x.Download(), "download");
+    const double ms = Since(t0);
+    down = std::move(d.bytes);
+    return ms;
+  });
+  if (down != host) {
+    std::fprintf(stderr, "resident-bench: transfer: downloaded bytes differ from uploaded\n");
+    std::exit(1);
+  }
+  const Stats tcp = Repeat(reps, [&] { return TcpCopy(host, down); });
+  auto gbs = [&](const Stats& s) { return bytes / (s.median / 1e3) / 1e9; };
+  std::printf("transfer %.0f MiB float64 (round trip checked):\n", bytes / (1 << 20));
+  std::printf("  upload    median %8.1f ms  %6.2f GB/s  (%.2fx TCP)\n", up.median, gbs(up), gbs(up) / gbs(tcp));
+  std::printf("  download  median %8.1f ms  %6.2f GB/s  (%.2fx TCP)\n", dn.median, gbs(dn), gbs(dn) / gbs(tcp));
+  std::printf("  loopback TCP socket copy  %8.1f ms  %6.2f GB/s\n", tcp.median, gbs(tcp));
+  r.Add("transfer.bytes", bytes);
+  r.AddStats("transfer.upload_ms", up);
+  r.AddStats("transfer.download_ms", dn);
+  r.AddStats("transfer.tcp_ms", tcp);
+  r.Add("transfer.upload_gbs", gbs(up));
+  r.Add("transfer.download_gbs", gbs(dn));
+  r.Add("transfer.tcp_gbs", gbs(tcp));
+  r.Add("transfer.upload_over_tcp", gbs(up) / gbs(tcp));
+  r.Add("transfer.download_over_tcp", gbs(dn) / gbs(tcp));
+}
+
+// --- first_result: a fresh process's first answer ----------------------------
+
+int FirstResultChild() {
+  auto c = Connect(true);
+  Array y = resident::client::ones(*c, {16}) + resident::client::ones(*c, {16});
+  std::vector<double> v = Ok(y.ToVector<double>(), "first result");
+  for (double e : v) {
+    if (e != 2.0) return 1;
+  }
+  return v.size() == 16 ? 0 : 1;
+}
+
+void FirstResult(Results& r) {
+  const std::string server = "--server=" + absl::GetFlag(FLAGS_server);
+  // This same binary, by its real path (the child must not depend on cwd).
+  char path[4096] = {};
+  if (readlink("/proc/self/exe", path, sizeof path - 1) <= 0) Die("readlink", absl::InternalError("no /proc/self/exe"));
+  std::string self = path;
+  std::vector<char*> argv = {self.data(), const_cast<char*>("--first_result"),
+                             const_cast<char*>(server.c_str()), nullptr};
+  const Stats s = Repeat(5, [&] {
+    const auto t0 = Clock::now();
+    pid_t pid;
+    int status = 0;
+    if (posix_spawn(&pid, self.c_str(), nullptr, nullptr, argv.data(), environ) != 0 ||
+        waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      std::fprintf(stderr, "resident-bench: first_result child failed (status %d)\n", status);
+      std::exit(1);
+    }
+    return Since(t0);
+  });
+  std::printf("first_result: fresh process, connect, ones(16)+ones(16), download, exit: "
+              "median %.1f ms  min %.1f ms\n", s.median, s.min);
+  r.AddStats("first_result.ms", s);
+}
+
+void WriteJson(const std::string& path, const Results& r, const resident::client::ServerInfo& info) {
+  FILE* f = std::fopen(path.c_str(), "w");
+  if (!f) {
+    std::perror(path.c_str());
+    std::exit(1);
+  }
+  auto esc = [](std::string s) {
+    std::string o;
+    for (char ch : s) {
+      if (ch == '"' || ch == '\\') o += '\\';
+      if (static_cast<unsigned char>(ch) >= 0x20) o += ch;
+    }
+    return o;
+  };
+  std::fprintf(f, "{\n  \"tool\": \"resident-bench\",\n  \"server\": \"%s\",\n",
+               esc(absl::GetFlag(FLAGS_server)).c_str());
+  std::fprintf(f, "  \"device\": \"%s\",\n  \"device_description\": \"%s\",\n",
+               esc(info.device_name).c_str(), esc(info.device_description).c_str());
+  std::fprintf(f, "  \"quick\": %s,\n  \"metrics\": {", absl::GetFlag(FLAGS_quick) ? "true" : "false");
+  for (size_t i = 0; i < r.metrics.size(); ++i) {
+    std::fprintf(f, "%s\n    \"%s\": %.9g", i ? "," : "", r.metrics[i].first.c_str(), r.metrics[i].second);
+  }
+  std::fprintf(f, "\n  }\n}\n");
+  std::fclose(f);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "Times Resident on the seed tutorial's workloads.\n"
+      "  resident-bench --server HOST:PORT [--json FILE] [--quick] [--only seed,dot]");
+  std::vector<std::string> flag_storage;
+  resident::DashesToUnderscores(argc, argv, flag_storage);
+  absl::ParseCommandLine(argc, argv);
+  if (absl::GetFlag(FLAGS_first_result)) return FirstResultChild();
+
+  const std::vector<std::string> all = {"seed", "roundtrip", "tiny_ops", "dot", "transfer", "first_result"};
+  std::set<std::string> only;
+  for (absl::string_view w : absl::StrSplit(absl::GetFlag(FLAGS_only), ',', absl::SkipEmpty())) {
+    if (std::find(all.begin(), all.end(), w) == all.end()) {
+      std::fprintf(stderr, "resident-bench: unknown workload '%s'\n", std::string(w).c_str());
+      return 2;
+    }
+    only.insert(std::string(w));
+  }
+  auto want = [&](const std::string& w) { return only.empty() || only.count(w) > 0; };
+  int reps = absl::GetFlag(FLAGS_reps);
+  if (reps <= 0) reps = absl::GetFlag(FLAGS_quick) ? 3 : 5;
+
+  resident::client::ServerInfo info = Ok(Connect()->Info(), "info");
+  std::printf("resident-bench: server %s, device %s (%s), %s, median of %d after warm-up\n",
+              absl::GetFlag(FLAGS_server).c_str(), info.device_name.c_str(),
+              info.device_description.c_str(), absl::GetFlag(FLAGS_quick) ? "quick" : "full", reps);
+  Results r;
+  if (want("seed")) Seed(reps, r);
+  if (want("roundtrip")) Roundtrip(r);
+  if (want("tiny_ops")) TinyOps(reps, r);
+  if (want("dot")) Dot(reps, r);
+  if (want("transfer")) Transfer(reps, r);
+  if (want("first_result")) FirstResult(r);
+  std::fflush(stdout);
+  if (!absl::GetFlag(FLAGS_json).empty()) WriteJson(absl::GetFlag(FLAGS_json), r, info);
+  return 0;
+}
