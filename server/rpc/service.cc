@@ -279,11 +279,7 @@ class DownloadReactor final : public grpc::ServerWriteReactor<v1::DownloadChunk>
       Finish(ToGrpcStatus(absl::CancelledError("download cancelled")));
       return;
     }
-    if (offset_ >= download_->description().nbytes) {
-      Finish(grpc::Status::OK);
-      return;
-    }
-    WriteNext();
+    WriteNext();  // the last chunk finishes the call itself
   }
 
   void OnDone() override { delete this; }
@@ -311,12 +307,15 @@ class DownloadReactor final : public grpc::ServerWriteReactor<v1::DownloadChunk>
       return;
     }
     offset_ += n;
+    first_ = false;  // before the write: the reactor may be gone once it starts
     if (offset_ >= total) {
-      StartWriteLast(&chunk_, grpc::WriteOptions());
+      // Write and finish in one step. A last-message write (StartWriteLast)
+      // is held until Finish, so waiting for its OnWriteDone before calling
+      // Finish stalls the stream; OnWriteDone is not called for this one.
+      StartWriteAndFinish(&chunk_, grpc::WriteOptions(), grpc::Status::OK);
     } else {
       StartWrite(&chunk_);
     }
-    first_ = false;
   }
 
   ResidentService& service_;
