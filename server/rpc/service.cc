@@ -143,14 +143,18 @@ grpc::ServerUnaryReactor* ResidentService::Run(grpc::CallbackServerContext* ctx,
     auto run = [&]() -> absl::Status {
       RETURN_IF_ERROR(CheckDevice());
       ASSIGN_OR_RETURN(HandleId session, SessionOf(req->session()));
-      ASSIGN_OR_RETURN(std::shared_ptr<const Program> program,
-                       DecodeProgram(req->program(), options_.limits.max_loop_depth));
-      ASSIGN_OR_RETURN(std::vector<OutputSpec> outputs, DecodeOutputs(req->outputs()));
-      ExecOptions exec;
-      exec.check_continue = CallChecker(ctx);
-      absl::StatusOr<std::vector<ProgramResult>> ran =
-          sessions_.Run(TenantOf(*ctx), session, std::move(program),
-                        std::move(outputs), exec);
+      // Decoded and run in one step so that the releases below happen
+      // whether the program fails to decode, to plan or to run.
+      auto decode_and_run = [&]() -> absl::StatusOr<std::vector<ProgramResult>> {
+        ASSIGN_OR_RETURN(std::shared_ptr<const Program> program,
+                         DecodeProgram(req->program(), options_.limits.max_loop_depth));
+        ASSIGN_OR_RETURN(std::vector<OutputSpec> outputs, DecodeOutputs(req->outputs()));
+        ExecOptions exec;
+        exec.check_continue = CallChecker(ctx);
+        return sessions_.Run(TenantOf(*ctx), session, std::move(program),
+                             std::move(outputs), exec);
+      };
+      absl::StatusOr<std::vector<ProgramResult>> ran = decode_and_run();
       for (const std::string& h : req->release()) {
         std::optional<HandleId> id = HandleId::FromBytes(h);
         if (id) sessions_.Release(TenantOf(*ctx), session, {*id}).IgnoreError();
