@@ -353,10 +353,10 @@ TEST_F(BadInputTest, EveryBadRequestIsRefusedAndTheServerStillServes) {
        absl::StatusCode::kCancelled, ""},
       {"upload message over the message-size limit",
        [&] { return UploadRaw(session_, v1::DTYPE_BOOL, {2 << 20}, {std::string(2 << 20, '\x01')}).status(); },
-       absl::StatusCode::kResourceExhausted, ""},
+       absl::StatusCode::kResourceExhausted, "larger than max"},
       {"run request over the message-size limit",
        [&] { return RunKeep(program({huge_op}), 0); },
-       absl::StatusCode::kResourceExhausted, ""},
+       absl::StatusCode::kResourceExhausted, "larger than max"},
       {"program needing more than --max-memory",
        [&] { return RunKeep(program({Ins("ones", {3000, 3000})}), 0); },  // 72 MB > 64 MiB
        absl::StatusCode::kResourceExhausted, "needs 72000000 bytes of device memory"},
