@@ -43,6 +43,10 @@ struct Node {
   std::vector<std::shared_ptr<Node>> inputs;
   int num_outputs = 1;
 
+  // A problem found while recording (e.g. a malformed loop body); flushing
+  // any program that needs this node returns it.
+  absl::Status error;
+
   // kParam / kLoopOutput
   const void* scope = nullptr;
   int index = 0;

@@ -2,6 +2,8 @@
 // eager mode).
 #include <utility>
 
+#include "absl/strings/str_cat.h"
+
 #include "client/client.h"
 #include "client/client_core.h"
 #include "client/program_builder.h"
@@ -141,9 +143,11 @@ std::vector<Array> Client::Loop(
     *loop->ins.mutable_body()->add_yields() = *o;
   }
   if (next.size() != carried.size()) {
-    // The server refuses it with a clear message; record it as written.
-    loop->num_outputs = static_cast<int>(carried.size());
+    built.Update(absl::InvalidArgumentError(absl::StrCat(
+        "loop body returned ", next.size(), " values for ", carried.size(),
+        " carried values")));
   }
+  loop->error = built;
   for (const Array& a : carried) loop->inputs.push_back(NodeOf(a));
   for (const auto& inv : builder.invariants()) loop->inputs.push_back(inv);
   std::vector<Array> outputs;
@@ -160,7 +164,6 @@ std::vector<Array> Client::Loop(
     for (const Array& a : outputs) targets.push_back(NodeOf(a));
     core_->Flush(targets).IgnoreError();
   }
-  (void)built;
   return outputs;
 }
 

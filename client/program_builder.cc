@@ -90,6 +90,7 @@ absl::Status ScopeBuilder::Build(const std::vector<std::shared_ptr<Node>>& targe
   }
   // 3. Emit instructions.
   for (const auto& n : order_) {
+    if (!n->error.ok()) return n->error;
     if (n->kind == Node::Kind::kLoopOutput) continue;
     v1::Instruction* ins = out->add_instructions();
     *ins = n->ins;

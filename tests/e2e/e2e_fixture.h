@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <limits>
@@ -41,10 +42,17 @@ using client::ClientOptions;
 inline constexpr double kInf = std::numeric_limits<double>::infinity();
 inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-// Starts a server on an ephemeral port with the CPU device.
+// The device the suites run on: RESIDENT_TEST_DEVICE (e.g. cuda:0 on a GPU
+// host), else the CPU reference.
+inline std::string TestDevice() {
+  const char* d = std::getenv("RESIDENT_TEST_DEVICE");
+  return d != nullptr && *d != '\0' ? d : "cpu";
+}
+
+// Starts a server on an ephemeral port with the test device.
 inline std::unique_ptr<Server> StartServer(ServerOptions options = {}) {
   options.listen = "127.0.0.1:0";
-  options.device = "cpu";
+  options.device = TestDevice();
   if (options.worker_threads == 0) options.worker_threads = 4;
   absl::StatusOr<std::unique_ptr<Server>> server = Server::Start(std::move(options));
   EXPECT_TRUE(server.ok()) << server.status();
