@@ -7,8 +7,9 @@
 #   scripts/gpu_check.sh DIST_DIR
 set -uo pipefail
 dist=$(cd "$1" && pwd)
-out=${OUT:-$PWD/gpu-out}
-mkdir -p "$out"
+final=${OUT:-$PWD/gpu-out}
+out=$(mktemp -d)  # every log here; $final gets a few files and logs.tgz
+mkdir -p "$final"
 export LD_LIBRARY_PATH=$dist/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 export PATH=/usr/local/cuda/bin:$PATH
 summary=$out/summary.txt
@@ -44,10 +45,13 @@ seed() {  # the full seed job against a CUDA server
 }
 step seed_cuda seed
 if [ -x "$dist/bin/resident-bench" ] && [ -f "$dist/bin/run.sh" ]; then
-  OUT=$out step bench bash "$dist/bin/run.sh" "$dist/bin/resident-server" "$dist/bin/resident-bench" --device cuda:0
+  OUT=$out/bench step bench bash "$dist/bin/run.sh" "$dist/bin/resident-server" "$dist/bin/resident-bench" --device cuda:0
 fi
 echo "--- $(cat "$out/gpu.txt")"
 cat "$summary"
 tail -8 "$out/seed_cuda.log"
-[ -f "$out/table.txt" ] && cat "$out/table.txt"
+[ -f "$out/bench/table.md" ] && cat "$out/bench/table.md"
+cp "$summary" "$final/"
+[ -f "$out/bench/table.md" ] && cp "$out/bench/table.md" "$final/"
+tar -C "$out" -czf "$final/logs.tgz" .
 exit 0
