@@ -20,7 +20,7 @@ step() {  # step NAME COMMAND...: runs, logs, records pass/fail and seconds
   "$@" >"$out/$name.log" 2>&1
   local rc=$?
   printf '%-28s %-5s %6.1fs\n' "$name" "$([ $rc -eq 0 ] && echo ok || echo FAIL)" \
-    "$(echo "$(date +%s.%N) - $t0" | bc)" | tee -a "$summary"
+    "$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{print b - a}')" | tee -a "$summary"
 }
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader >"$out/gpu.txt" 2>&1
 step conformance "$dist/tests/backend_conformance_test"

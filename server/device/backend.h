@@ -33,8 +33,11 @@ class Buffer {
   virtual ~Buffer() = default;
   // Device address (a host address on the CPU backend).
   virtual void* data() const = 0;
-  // Size in bytes as allocated.
+  // Size in bytes as allocated (what the memory budget was charged).
   virtual int64_t size() const = 0;
+  // The backend's own buffer behind any wrapper (e.g. the budget's charge
+  // holder), so a backend can recognise its memory.
+  virtual const Buffer* backing() const { return this; }
 };
 
 // An ordered queue of device work. Each session has its own.

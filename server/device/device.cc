@@ -19,6 +19,7 @@ class ChargedBuffer final : public Buffer {
   }
   void* data() const override { return inner_->data(); }
   int64_t size() const override { return inner_->size(); }
+  const Buffer* backing() const override { return inner_->backing(); }
 
  private:
   std::shared_ptr<Buffer> inner_;

@@ -646,6 +646,31 @@ TEST_P(BackendConformanceTest, AllocationsAndCopies) {
   b.Trim();
 }
 
+// The server allocates through Device, which wraps each buffer to return its
+// bytes to the memory budget: ops must accept those wrapped buffers.
+TEST_P(BackendConformanceTest, BuffersFromTheBudgetedDevice) {
+  absl::StatusOr<std::unique_ptr<Backend>> made = CreateBackend(GetParam());
+  ASSERT_TRUE(made.ok()) << made.status();
+  Device device(*std::move(made), int64_t{1} << 30);
+  std::unique_ptr<Stream> s = device.backend().NewStream();
+  {
+    DeviceArray a{nullptr, DType::kFloat64, {4}};
+    absl::StatusOr<std::shared_ptr<Buffer>> buf = device.Allocate(a.nbytes(), *s);
+    ASSERT_TRUE(buf.ok()) << buf.status();
+    a.buffer = *buf;
+    EXPECT_EQ(device.budget().used(), 32);
+    ASSERT_TRUE(device.backend().Fill(*s, Scalar::Float(2.5), a).ok());
+    ASSERT_TRUE(device.backend().Binary(*s, BinaryOp::kAdd, a, a, a).ok());
+    ASSERT_TRUE(device.backend().Synchronize(*s).ok());
+    std::vector<double> back(4);
+    ASSERT_TRUE(device.backend().CopyToHost(*s, *a.buffer, 0, back.data(), 32).ok());
+    EXPECT_EQ(back, (std::vector<double>{5.0, 5.0, 5.0, 5.0}));
+  }
+  EXPECT_EQ(device.budget().used(), 0);
+  EXPECT_EQ(device.Allocate(int64_t{2} << 30, *s).status().code(),
+            absl::StatusCode::kResourceExhausted);
+}
+
 TEST_P(BackendConformanceTest, BadArgumentsAreRefused) {
   const HostArray f = Random(DType::kFloat64, {2, 3}, 23);
   const HostArray i = Random(DType::kInt32, {2, 3}, 24);

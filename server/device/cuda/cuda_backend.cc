@@ -282,7 +282,7 @@ void CudaBackend::Trim() {
 absl::Status CudaBackend::CheckBuffer(const Buffer& buffer,
                                       const std::shared_ptr<StreamState>& stream,
                                       absl::string_view what) const {
-  const auto* cuda_buffer = dynamic_cast<const CudaBuffer*>(&buffer);
+  const auto* cuda_buffer = dynamic_cast<const CudaBuffer*>(buffer.backing());
   if (cuda_buffer == nullptr || cuda_buffer->ordinal() != device_->ordinal) {
     return absl::InvalidArgumentError(
         absl::StrCat(what, ": buffer is not memory of ", name()));
