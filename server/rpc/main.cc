@@ -29,6 +29,17 @@ ABSL_FLAG(int64_t, max_inline_bytes, 4 << 20,
 ABSL_FLAG(int64_t, chunk_bytes, 4 << 20, "download chunk size, bytes");
 ABSL_FLAG(absl::Duration, shutdown_grace, absl::Seconds(10),
           "how long in-flight calls may finish after SIGINT/SIGTERM");
+ABSL_FLAG(std::string, auth_tokens, "",
+          "tokens file: '<sha256-hex> <tenant> <user|admin>' per line "
+          "(make entries with `resident token new`); empty: single-user mode");
+ABSL_FLAG(std::string, tls_cert, "", "PEM server certificate chain (enables TLS)");
+ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls-cert");
+ABSL_FLAG(std::string, tls_client_ca, "",
+          "PEM CA: require client certificates it signed (mutual TLS)");
+ABSL_FLAG(bool, insecure, false,
+          "allow a non-loopback --listen without both TLS and --auth-tokens");
+ABSL_FLAG(std::string, metrics_listen, "",
+          "HOST:PORT to serve Prometheus metrics on (GET /metrics); empty: off");
 
 namespace {
 
@@ -79,6 +90,12 @@ int main(int argc, char** argv) {
   options.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
   options.limits.max_inline_bytes = absl::GetFlag(FLAGS_max_inline_bytes);
   options.chunk_bytes = absl::GetFlag(FLAGS_chunk_bytes);
+  options.auth_tokens_file = absl::GetFlag(FLAGS_auth_tokens);
+  options.tls_cert_file = absl::GetFlag(FLAGS_tls_cert);
+  options.tls_key_file = absl::GetFlag(FLAGS_tls_key);
+  options.tls_client_ca_file = absl::GetFlag(FLAGS_tls_client_ca);
+  options.insecure = absl::GetFlag(FLAGS_insecure);
+  options.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
   if (options.chunk_bytes <= 0 || options.chunk_bytes > options.max_message_bytes / 2) {
     std::fprintf(stderr, "--chunk-bytes must be positive and at most half of --max-message-bytes\n");
     return 2;

@@ -6,16 +6,26 @@
 #include <grpcpp/server.h>
 #include <grpcpp/server_builder.h>
 
+#include <arpa/inet.h>
+
 #include <algorithm>
 #include <atomic>
+#include <fstream>
+#include <sstream>
 #include <thread>
 #include <utility>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "server/base/log.h"
 #include "server/base/status_macros.h"
 #include "server/device/device.h"
+#include "server/rpc/admin_service.h"
+#include "server/rpc/auth.h"
+#include "server/rpc/call_log.h"
+#include "server/rpc/metrics.h"
+#include "server/rpc/metrics_http.h"
 #include "server/rpc/service.h"
 #include "server/session/session_manager.h"
 
@@ -27,6 +37,9 @@ class Server::Impl {
   ~Impl() { Shutdown(absl::ZeroDuration()); }
 
   absl::Status Start() {
+    // Security first: a refused configuration opens no device.
+    ASSIGN_OR_RETURN(std::shared_ptr<grpc::ServerCredentials> credentials,
+                     LoadSecurity());
     ASSIGN_OR_RETURN(std::unique_ptr<Backend> backend, CreateBackend(options_.device));
     if (options_.max_memory_bytes < 0) {
       return absl::InvalidArgumentError("--max-memory must not be negative");
@@ -42,13 +55,25 @@ class Server::Impl {
                             : std::max(4u, std::thread::hardware_concurrency());
     pool_ = std::make_unique<WorkPool>(workers);
     service_ = std::make_unique<ResidentService>(*sessions_, *pool_, options_,
-                                                 [this] { OnPoisoned(); });
+                                                 [this] { OnPoisoned(); }, auth_,
+                                                 metrics_);
+    admin_ = std::make_unique<AdminService>(*sessions_, auth_);
+    if (!options_.metrics_listen.empty()) {
+      ASSIGN_OR_RETURN(metrics_http_,
+                       MetricsHttpServer::Start(options_.metrics_listen,
+                                                [this] { return RenderMetrics(); }));
+    }
 
     grpc::EnableDefaultHealthCheckService(true);
     grpc::reflection::InitProtoReflectionServerBuilderPlugin();
     grpc::ServerBuilder builder;
-    builder.AddListeningPort(options_.listen, grpc::InsecureServerCredentials(), &port_);
+    builder.AddListeningPort(options_.listen, credentials, &port_);
     builder.RegisterService(service_.get());
+    builder.RegisterService(admin_.get());
+    std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>
+        interceptors;
+    interceptors.push_back(std::make_unique<CallLogFactory>(auth_, metrics_));
+    builder.experimental().SetInterceptorCreators(std::move(interceptors));
     builder.SetMaxReceiveMessageSize(static_cast<int>(options_.max_message_bytes));
     builder.SetMaxSendMessageSize(static_cast<int>(options_.max_message_bytes));
     server_ = builder.BuildAndStart();
@@ -60,8 +85,86 @@ class Server::Impl {
     RESIDENT_LOG(kInfo, "resident-server listening on ", options_.listen,
                  " (port ", port_, "), device ", device_->backend().name(), ": ",
                  device_->backend().description(), ", memory limit ",
-                 device_->budget().limit(), " bytes");
+                 device_->budget().limit(), " bytes; ", security_summary_);
     return absl::OkStatus();
+  }
+
+  // Reads the tokens file and TLS files, and refuses an exposed address
+  // without both TLS and tokens unless --insecure.
+  absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> LoadSecurity() {
+    if (!options_.auth_tokens_file.empty()) {
+      ASSIGN_OR_RETURN(auth_, Authenticator::FromFile(options_.auth_tokens_file));
+    }
+    const bool tls = !options_.tls_cert_file.empty() || !options_.tls_key_file.empty();
+    if (tls && (options_.tls_cert_file.empty() || options_.tls_key_file.empty())) {
+      return absl::InvalidArgumentError("--tls-cert and --tls-key go together");
+    }
+    if (!options_.tls_client_ca_file.empty() && !tls) {
+      return absl::InvalidArgumentError(
+          "--tls-client-ca (mutual TLS) needs --tls-cert and --tls-key");
+    }
+    if (!IsLoopbackAddress(options_.listen) && !options_.insecure &&
+        !(tls && auth_.enabled())) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "refusing to listen on ", options_.listen,
+          ", which is not a loopback address, without ",
+          !tls && !auth_.enabled() ? "TLS (--tls-cert/--tls-key) and tokens (--auth-tokens)"
+          : !tls                  ? "TLS (--tls-cert/--tls-key)"
+                                  : "tokens (--auth-tokens)",
+          ": anyone who can reach it could read and overwrite every array. Add "
+          "them, listen on 127.0.0.1, or pass --insecure on a trusted network"));
+    }
+    security_summary_ = absl::StrCat(
+        auth_.enabled() ? absl::StrCat(auth_.size(), " tokens") : "single-user (no tokens)",
+        ", ", tls ? (options_.tls_client_ca_file.empty() ? "TLS" : "mutual TLS") : "no TLS");
+    if (!tls) return grpc::InsecureServerCredentials();
+    grpc::SslServerCredentialsOptions ssl;
+    grpc::SslServerCredentialsOptions::PemKeyCertPair pair;
+    ASSIGN_OR_RETURN(pair.private_key, ReadPem(options_.tls_key_file, "--tls-key"));
+    ASSIGN_OR_RETURN(pair.cert_chain, ReadPem(options_.tls_cert_file, "--tls-cert"));
+    ssl.pem_key_cert_pairs.push_back(std::move(pair));
+    if (!options_.tls_client_ca_file.empty()) {
+      ASSIGN_OR_RETURN(ssl.pem_root_certs,
+                       ReadPem(options_.tls_client_ca_file, "--tls-client-ca"));
+      ssl.client_certificate_request =
+          GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY;
+    }
+    return grpc::SslServerCredentials(ssl);
+  }
+
+  static absl::StatusOr<std::string> ReadPem(const std::string& path, const char* flag) {
+    std::ifstream in(path);
+    std::stringstream text;
+    if (in) text << in.rdbuf();
+    if (!in || text.str().find("-----BEGIN") == std::string::npos) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(flag, " ", path, ": cannot read a PEM file there"));
+    }
+    return text.str();
+  }
+
+  std::string RenderMetrics() {
+    MetricsGauges g;
+    for (const SessionSnapshot& s : sessions_->Snapshot()) {
+      auto it = std::find_if(g.tenants.begin(), g.tenants.end(),
+                             [&](const auto& t) { return t.tenant == s.tenant; });
+      if (it == g.tenants.end()) {
+        g.tenants.push_back({s.tenant, 0, 0, 0});
+        it = g.tenants.end() - 1;
+      }
+      ++it->sessions;
+      it->resident_bytes += s.bytes;
+      it->arrays += s.arrays;
+    }
+    std::sort(g.tenants.begin(), g.tenants.end(),
+              [](const auto& a, const auto& b) { return a.tenant < b.tenant; });
+    const MemoryInfo mem = device_->backend().memory();
+    g.device = device_->backend().name();
+    g.device_total_bytes = mem.total;
+    g.device_free_bytes = mem.free;
+    g.device_used_bytes = device_->budget().used();
+    g.device_limit_bytes = device_->budget().limit();
+    return metrics_.Render(g);
   }
 
   void Shutdown(absl::Duration grace) {
@@ -71,6 +174,7 @@ class Server::Impl {
                       absl::ToChronoMilliseconds(grace));
     server_->Wait();
     pool_.reset();  // after the server: queued programs finish their calls
+    metrics_http_.reset();
   }
 
   void SetNotServing() {
@@ -86,10 +190,16 @@ class Server::Impl {
   }
 
   ServerOptions options_;
+  // Before server_: the call-log interceptor and services use them until it is gone.
+  Authenticator auth_ = Authenticator::SingleUser();
+  Metrics metrics_;
+  std::string security_summary_;
   std::unique_ptr<Device> device_;
   std::unique_ptr<SessionManager> sessions_;
   std::unique_ptr<WorkPool> pool_;
   std::unique_ptr<ResidentService> service_;
+  std::unique_ptr<AdminService> admin_;
+  std::unique_ptr<MetricsHttpServer> metrics_http_;
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;
   std::atomic<bool> stopped_{false};
@@ -106,6 +216,28 @@ Server::Server(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Server::~Server() = default;
 
 int Server::port() const { return impl_->port_; }
+int Server::metrics_port() const {
+  return impl_->metrics_http_ ? impl_->metrics_http_->port() : 0;
+}
+
+bool IsLoopbackAddress(const std::string& listen) {
+  if (absl::StartsWith(listen, "unix:") || absl::StartsWith(listen, "unix-abstract:")) {
+    return true;
+  }
+  std::string host = listen;
+  if (!host.empty() && host.front() == '[') {  // [v6]:port
+    host = host.substr(1, host.find(']') - 1);
+  } else if (const size_t colon = host.rfind(':');
+             colon != std::string::npos && host.find(':') == colon) {
+    host.resize(colon);  // v4:port or name:port
+  }
+  if (host == "localhost" || host == "::1") return true;
+  struct in_addr v4;
+  if (inet_pton(AF_INET, host.c_str(), &v4) == 1) {
+    return (ntohl(v4.s_addr) >> 24) == 127;
+  }
+  return false;
+}
 std::string Server::device_name() const { return impl_->device_->backend().name(); }
 Device& Server::device() { return *impl_->device_; }
 SessionManager& Server::sessions() { return *impl_->sessions_; }

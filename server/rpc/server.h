@@ -33,7 +33,22 @@ struct ServerOptions {
   ProgramLimits limits;
   // Called (once) when the device is poisoned and the process must exit.
   std::function<void()> on_fatal;
+
+  // --- Identity and transport security ---
+  // Tokens file (`<sha256-hex> <tenant> <user|admin>` per line); empty:
+  // single-user mode, every caller is tenant "default" with the admin role.
+  std::string auth_tokens_file;
+  std::string tls_cert_file;       // PEM server certificate (chain); with tls_key_file
+  std::string tls_key_file;        // PEM private key
+  std::string tls_client_ca_file;  // PEM CA: require and verify client certificates
+  // Allow a non-loopback `listen` without both TLS and tokens.
+  bool insecure = false;
+  // HOST:PORT for Prometheus metrics over HTTP (port 0 picks one); empty: off.
+  std::string metrics_listen;
 };
+
+// True for 127.0.0.0/8, ::1, localhost and unix: addresses.
+bool IsLoopbackAddress(const std::string& listen);
 
 class Server {
  public:
@@ -43,6 +58,7 @@ class Server {
   ~Server();  // Shutdown(0) if still running
 
   int port() const;
+  int metrics_port() const;  // 0 without metrics_listen
   std::string device_name() const;
   Device& device();
   SessionManager& sessions();

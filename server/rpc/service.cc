@@ -43,13 +43,30 @@ std::function<absl::Status()> CallChecker(grpc::CallbackServerContext* ctx) {
 
 }  // namespace
 
-std::string TenantOf(const grpc::CallbackServerContext&) { return "default"; }
+// Operations a program runs: loop bodies once per iteration.
+static int64_t CountOps(const v1::Program& program) {
+  int64_t n = 0;
+  for (const v1::Instruction& ins : program.instructions()) {
+    n += ins.op() == "loop" ? 1 + ins.trip_count() * CountOps(ins.body()) : 1;
+  }
+  return n;
+}
 
 ResidentService::ResidentService(SessionManager& sessions, WorkPool& pool,
                                  const ServerOptions& options,
-                                 std::function<void()> on_poisoned)
+                                 std::function<void()> on_poisoned,
+                                 const Authenticator& auth, Metrics& metrics)
     : sessions_(sessions), pool_(pool), options_(options),
-      on_poisoned_(std::move(on_poisoned)) {}
+      on_poisoned_(std::move(on_poisoned)), auth_(auth), metrics_(metrics) {}
+
+absl::Status ResidentService::Authorize(const grpc::CallbackServerContext& ctx) const {
+  return auth_.Authenticate(ctx.client_metadata()).status();
+}
+
+std::string ResidentService::TenantOf(const grpc::CallbackServerContext& ctx) const {
+  absl::StatusOr<Identity> who = auth_.Authenticate(ctx.client_metadata());
+  return who.ok() ? who->tenant : std::string();
+}
 
 absl::Status ResidentService::CheckDevice() {
   if (!sessions_.device().backend().poisoned()) return absl::OkStatus();
@@ -62,10 +79,6 @@ absl::Status ResidentService::Observe(const char* method,
   if (sessions_.device().backend().poisoned()) {
     if (on_poisoned_) on_poisoned_();
     return CheckDevice();
-  }
-  if (!status.ok()) {
-    RESIDENT_LOG(kInfo, method, " failed: ",
-                 absl::StatusCodeToString(status.code()), ": ", status.message());
   }
   return status;
 }
@@ -93,7 +106,8 @@ grpc::ServerUnaryReactor* ResidentService::Describe(
   resp->set_max_message_bytes(options_.max_message_bytes);
   resp->set_chunk_bytes(options_.chunk_bytes);
   auto* reactor = ctx->DefaultReactor();
-  Finish(reactor, CheckDevice());
+  absl::Status status = Authorize(*ctx);
+  Finish(reactor, status.ok() ? CheckDevice() : status);
   return reactor;
 }
 
@@ -101,7 +115,8 @@ grpc::ServerUnaryReactor* ResidentService::OpenSession(
     grpc::CallbackServerContext* ctx, const v1::OpenSessionRequest*,
     v1::OpenSessionResponse* resp) {
   auto* reactor = ctx->DefaultReactor();
-  absl::Status status = CheckDevice();
+  absl::Status status = Authorize(*ctx);
+  if (status.ok()) status = CheckDevice();
   if (status.ok()) {
     absl::StatusOr<HandleId> id = sessions_.Open(TenantOf(*ctx));
     status = id.status();
@@ -120,7 +135,8 @@ grpc::ServerUnaryReactor* ResidentService::CloseSession(
     v1::CloseSessionResponse*) {
   auto* reactor = ctx->DefaultReactor();
   absl::StatusOr<HandleId> s = SessionOf(req->session());
-  absl::Status status = s.ok() ? sessions_.Close(TenantOf(*ctx), *s) : s.status();
+  absl::Status status = Authorize(*ctx);
+  if (status.ok()) status = s.ok() ? sessions_.Close(TenantOf(*ctx), *s) : s.status();
   Finish(reactor, Observe("CloseSession", status));
   return reactor;
 }
@@ -130,7 +146,8 @@ grpc::ServerUnaryReactor* ResidentService::RenewSession(
     v1::RenewSessionResponse*) {
   auto* reactor = ctx->DefaultReactor();
   absl::StatusOr<HandleId> s = SessionOf(req->session());
-  absl::Status status = s.ok() ? sessions_.Renew(TenantOf(*ctx), *s) : s.status();
+  absl::Status status = Authorize(*ctx);
+  if (status.ok()) status = s.ok() ? sessions_.Renew(TenantOf(*ctx), *s) : s.status();
   Finish(reactor, Observe("RenewSession", status));
   return reactor;
 }
@@ -141,6 +158,7 @@ grpc::ServerUnaryReactor* ResidentService::Run(grpc::CallbackServerContext* ctx,
   auto* reactor = ctx->DefaultReactor();
   pool_.Post([this, ctx, req, resp, reactor] {
     auto run = [&]() -> absl::Status {
+      RETURN_IF_ERROR(Authorize(*ctx));
       RETURN_IF_ERROR(CheckDevice());
       ASSIGN_OR_RETURN(HandleId session, SessionOf(req->session()));
       // Decoded and run in one step so that the releases below happen
@@ -160,6 +178,7 @@ grpc::ServerUnaryReactor* ResidentService::Run(grpc::CallbackServerContext* ctx,
         if (id) sessions_.Release(TenantOf(*ctx), session, {*id}).IgnoreError();
       }
       ASSIGN_OR_RETURN(std::vector<ProgramResult> results, std::move(ran));
+      metrics_.RecordProgram(TenantOf(*ctx), CountOps(req->program()));
       for (ProgramResult& r : results) {
         v1::RunResult* out = resp->add_results();
         EncodeArray(r.array, out->mutable_array());
@@ -177,6 +196,7 @@ grpc::ServerUnaryReactor* ResidentService::Release(
     v1::ReleaseResponse*) {
   auto* reactor = ctx->DefaultReactor();
   auto release = [&]() -> absl::Status {
+    RETURN_IF_ERROR(Authorize(*ctx));
     ASSIGN_OR_RETURN(HandleId session, SessionOf(req->session()));
     std::vector<HandleId> handles;
     for (const std::string& h : req->handles()) {
@@ -194,6 +214,7 @@ grpc::ServerUnaryReactor* ResidentService::List(grpc::CallbackServerContext* ctx
                                                 v1::ListResponse* resp) {
   auto* reactor = ctx->DefaultReactor();
   auto list = [&]() -> absl::Status {
+    RETURN_IF_ERROR(Authorize(*ctx));
     ASSIGN_OR_RETURN(HandleId session, SessionOf(req->session()));
     ASSIGN_OR_RETURN(std::vector<ArrayDescription> arrays,
                      sessions_.List(TenantOf(*ctx), session));
@@ -224,7 +245,10 @@ class UploadReactor final : public grpc::ServerReadReactor<v1::UploadRequest> {
         return Done(absl::InvalidArgumentError("upload stream carried no header"));
       }
       absl::StatusOr<ArrayDescription> a = upload_->Finish();
-      if (a.ok()) EncodeArray(*a, resp_);
+      if (a.ok()) {
+        EncodeArray(*a, resp_);
+        service_.metrics().RecordUpload(service_.TenantOf(*ctx_), a->nbytes);
+      }
       upload_.reset();
       return Done(a.status());
     }
@@ -239,6 +263,7 @@ class UploadReactor final : public grpc::ServerReadReactor<v1::UploadRequest> {
 
  private:
   absl::Status Begin() {
+    RETURN_IF_ERROR(service_.Authorize(*ctx_));
     RETURN_IF_ERROR(service_.CheckDevice());
     if (request_.session().empty()) {
       return absl::InvalidArgumentError("the first upload message names no session");
@@ -247,7 +272,7 @@ class UploadReactor final : public grpc::ServerReadReactor<v1::UploadRequest> {
     ASSIGN_OR_RETURN(DType dtype, DecodeDType(request_.dtype()));
     ASSIGN_OR_RETURN(Shape shape, DecodeShape(request_.shape()));
     ASSIGN_OR_RETURN(upload_, service_.sessions().BeginUpload(
-                                  TenantOf(*ctx_), session, dtype, shape));
+                                  service_.TenantOf(*ctx_), session, dtype, shape));
     return absl::OkStatus();
   }
   void Done(const absl::Status& status) {
@@ -290,11 +315,12 @@ class DownloadReactor final : public grpc::ServerWriteReactor<v1::DownloadChunk>
 
  private:
   absl::Status Begin(const v1::DownloadRequest* req) {
+    RETURN_IF_ERROR(service_.Authorize(*ctx_));
     RETURN_IF_ERROR(service_.CheckDevice());
     ASSIGN_OR_RETURN(HandleId session, SessionOf(req->session()));
     ASSIGN_OR_RETURN(HandleId handle, DecodeHandle(req->handle(), "handle"));
     ASSIGN_OR_RETURN(download_, service_.sessions().BeginDownload(
-                                    TenantOf(*ctx_), session, handle));
+                                    service_.TenantOf(*ctx_), session, handle));
     return absl::OkStatus();
   }
   // Sends the next chunk; the first also carries the description, and an
@@ -313,6 +339,7 @@ class DownloadReactor final : public grpc::ServerWriteReactor<v1::DownloadChunk>
     offset_ += n;
     first_ = false;  // before the write: the reactor may be gone once it starts
     if (offset_ >= total) {
+      service_.metrics().RecordDownload(service_.TenantOf(*ctx_), total);
       // Write and finish in one step. A last-message write (StartWriteLast)
       // is held until Finish, so waiting for its OnWriteDone before calling
       // Finish stalls the stream; OnWriteDone is not called for this one.

@@ -5,6 +5,8 @@
 #include <functional>
 
 #include "resident/v1/resident.grpc.pb.h"
+#include "server/rpc/auth.h"
+#include "server/rpc/metrics.h"
 #include "server/rpc/server.h"
 #include "server/rpc/work_pool.h"
 #include "server/session/session_manager.h"
@@ -14,8 +16,10 @@ namespace resident {
 class ResidentService final : public v1::Resident::CallbackService {
  public:
   // `on_poisoned` runs when a call finds the device poisoned.
+  // `auth` and `metrics` must outlive the service.
   ResidentService(SessionManager& sessions, WorkPool& pool,
-                  const ServerOptions& options, std::function<void()> on_poisoned);
+                  const ServerOptions& options, std::function<void()> on_poisoned,
+                  const Authenticator& auth, Metrics& metrics);
 
   grpc::ServerUnaryReactor* Describe(grpc::CallbackServerContext* ctx,
                                      const v1::DescribeRequest* req,
@@ -47,8 +51,16 @@ class ResidentService final : public v1::Resident::CallbackService {
   void Finish(grpc::ServerUnaryReactor* reactor, const absl::Status& status);
   // UNAVAILABLE once the device is poisoned; OK otherwise.
   absl::Status CheckDevice();
-  // Logs a failed call (one line) and notices device poisoning.
+  // Notices device poisoning (the call's log line comes from CallLog).
   absl::Status Observe(const char* method, const absl::Status& status);
+
+  // Every method calls this first: UNAUTHENTICATED for a missing or bad
+  // token, OK for any tenant's valid one.
+  absl::Status Authorize(const grpc::CallbackServerContext& ctx) const;
+  // The tenant the call acts for; "" (a tenant that owns nothing) if the
+  // call is not authenticated, which Authorize has refused already.
+  std::string TenantOf(const grpc::CallbackServerContext& ctx) const;
+  Metrics& metrics() { return metrics_; }
 
   SessionManager& sessions() { return sessions_; }
   const ServerOptions& options() const { return options_; }
@@ -58,11 +70,9 @@ class ResidentService final : public v1::Resident::CallbackService {
   WorkPool& pool_;
   const ServerOptions& options_;
   std::function<void()> on_poisoned_;
+  const Authenticator& auth_;
+  Metrics& metrics_;
 };
-
-// The tenant a call acts for. Until authentication lands every caller is
-// the single tenant "default".
-std::string TenantOf(const grpc::CallbackServerContext& ctx);
 
 }  // namespace resident
 

@@ -1,5 +1,6 @@
 #include "server/session/session_manager.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -106,6 +107,7 @@ absl::StatusOr<HandleId> SessionManager::Open(const std::string& tenant) {
   session->tenant = tenant;
   session->stream = device_.backend().NewStream();
   session->last_used = absl::Now();
+  session->opened = session->last_used;
   const HandleId id = HandleId::Random();
   std::lock_guard<std::mutex> lock(mu_);
   sessions_.emplace(id, std::move(session));
@@ -301,6 +303,36 @@ int SessionManager::ReapIdle(absl::Time now) {
     }
   }
   return closed;
+}
+
+std::vector<SessionSnapshot> SessionManager::Snapshot() const {
+  std::vector<SessionSnapshot> out;
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& [id, s] : sessions_) {
+    SessionSnapshot snap{id, s->tenant, s->opened, s->last_used, 0, 0};
+    for (const HandleId& h : s->handles) {
+      auto a = arrays_.find(h);
+      if (a == arrays_.end()) continue;
+      ++snap.arrays;
+      snap.bytes += a->second.array.nbytes();
+    }
+    out.push_back(std::move(snap));
+  }
+  std::sort(out.begin(), out.end(), [](const SessionSnapshot& a, const SessionSnapshot& b) {
+    return a.opened < b.opened;
+  });
+  return out;
+}
+
+absl::Status SessionManager::AdminClose(const HandleId& session) {
+  std::string tenant;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = sessions_.find(session);
+    if (it == sessions_.end()) return SessionNotFound();
+    tenant = it->second->tenant;
+  }
+  return Close(tenant, session);
 }
 
 int SessionManager::session_count() const {

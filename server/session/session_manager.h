@@ -52,6 +52,16 @@ struct ProgramResult {
   std::optional<std::string> data;  // when return_data was asked
 };
 
+// An open session as an administrator sees it.
+struct SessionSnapshot {
+  HandleId id;
+  std::string tenant;
+  absl::Time opened;
+  absl::Time last_used;
+  int64_t arrays = 0;  // handles of the session
+  int64_t bytes = 0;   // their bytes (a buffer shared by two handles counts twice)
+};
+
 class SessionManager;
 
 // An upload in progress: bytes arrive in order; Finish registers the array.
@@ -137,12 +147,19 @@ class SessionManager {
   int ReapIdle(absl::Time now);
   int session_count() const;
 
+  // Every open session, for administrators (read-only; sorted by opening).
+  std::vector<SessionSnapshot> Snapshot() const;
+  // Closes any tenant's session (the admin's CloseSession); NOT_FOUND for
+  // an unknown session.
+  absl::Status AdminClose(const HandleId& session);
+
  private:
   friend class Upload;
   struct Session {
     std::string tenant;
     std::shared_ptr<Stream> stream;
     absl::Time last_used;
+    absl::Time opened;
     absl::flat_hash_set<HandleId> handles;
     std::mutex run_mu;  // one program at a time on the session's stream
   };

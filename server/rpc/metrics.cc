@@ -1,0 +1,151 @@
+#include "server/rpc/metrics.h"
+
+
+#include "absl/strings/str_cat.h"
+
+namespace resident {
+namespace {
+
+// "/resident.v1.Resident/Run" -> "Resident/Run": short and still unique.
+std::string ShortMethod(absl::string_view method) {
+  if (!method.empty() && method[0] == '/') method.remove_prefix(1);
+  const size_t dot = method.rfind('.', method.find('/'));
+  if (dot != absl::string_view::npos) method.remove_prefix(dot + 1);
+  return std::string(method);
+}
+
+void Header(std::string& out, const char* name, const char* type, const char* help) {
+  absl::StrAppend(&out, "# HELP ", name, " ", help, "\n# TYPE ", name, " ", type, "\n");
+}
+
+std::string Double(double v) { return absl::StrCat(v); }
+
+}  // namespace
+
+std::string EscapeLabel(absl::string_view value) {
+  std::string out;
+  out.reserve(value.size());
+  for (char c : value) {
+    if (c == '\\') out += "\\\\";
+    else if (c == '"') out += "\\\"";
+    else if (c == '\n') out += "\\n";
+    else out += c;
+  }
+  return out;
+}
+
+void Metrics::RecordCall(absl::string_view method, absl::StatusCode code,
+                         double seconds) {
+  const std::string m = ShortMethod(method);
+  std::lock_guard<std::mutex> lock(mu_);
+  ++calls_[{m, absl::StatusCodeToString(code)}];
+  Histogram& h = latency_[m];
+  size_t i = 0;
+  while (i < kLatencyBuckets.size() && seconds > kLatencyBuckets[i]) ++i;
+  if (i < kLatencyBuckets.size()) ++h.buckets[i];
+  ++h.count;
+  h.sum += seconds;
+}
+
+void Metrics::RecordProgram(const std::string& tenant, int64_t ops) {
+  std::lock_guard<std::mutex> lock(mu_);
+  TenantCounters& t = tenants_[tenant];
+  ++t.programs;
+  t.ops += static_cast<uint64_t>(ops);
+}
+
+void Metrics::RecordUpload(const std::string& tenant, int64_t bytes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  tenants_[tenant].upload_bytes += static_cast<uint64_t>(bytes);
+}
+
+void Metrics::RecordDownload(const std::string& tenant, int64_t bytes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  tenants_[tenant].download_bytes += static_cast<uint64_t>(bytes);
+}
+
+std::string Metrics::Render(const MetricsGauges& g) const {
+  std::string out;
+  // Gauges first: read by the caller, no lock needed.
+  Header(out, "resident_tenant_resident_bytes", "gauge",
+         "Device bytes held by each tenant's arrays.");
+  for (const auto& t : g.tenants) {
+    absl::StrAppend(&out, "resident_tenant_resident_bytes{tenant=\"",
+                    EscapeLabel(t.tenant), "\"} ", t.resident_bytes, "\n");
+  }
+  Header(out, "resident_tenant_arrays", "gauge", "Arrays held by each tenant.");
+  for (const auto& t : g.tenants) {
+    absl::StrAppend(&out, "resident_tenant_arrays{tenant=\"", EscapeLabel(t.tenant),
+                    "\"} ", t.arrays, "\n");
+  }
+  Header(out, "resident_tenant_sessions", "gauge", "Open sessions of each tenant.");
+  for (const auto& t : g.tenants) {
+    absl::StrAppend(&out, "resident_tenant_sessions{tenant=\"", EscapeLabel(t.tenant),
+                    "\"} ", t.sessions, "\n");
+  }
+  const std::string dev = absl::StrCat("{device=\"", EscapeLabel(g.device), "\"} ");
+  Header(out, "resident_device_memory_total_bytes", "gauge", "Device memory in total.");
+  absl::StrAppend(&out, "resident_device_memory_total_bytes", dev, g.device_total_bytes, "\n");
+  Header(out, "resident_device_memory_free_bytes", "gauge",
+         "Device memory free, as the device reports it.");
+  absl::StrAppend(&out, "resident_device_memory_free_bytes", dev, g.device_free_bytes, "\n");
+  Header(out, "resident_device_memory_used_bytes", "gauge",
+         "Device bytes held by arrays and running programs.");
+  absl::StrAppend(&out, "resident_device_memory_used_bytes", dev, g.device_used_bytes, "\n");
+  Header(out, "resident_device_memory_limit_bytes", "gauge",
+         "Device bytes the server may hold (--max-memory).");
+  absl::StrAppend(&out, "resident_device_memory_limit_bytes", dev, g.device_limit_bytes, "\n");
+
+  std::lock_guard<std::mutex> lock(mu_);
+  Header(out, "resident_programs_total", "counter", "Programs run to completion.");
+  for (const auto& [tenant, c] : tenants_) {
+    absl::StrAppend(&out, "resident_programs_total{tenant=\"", EscapeLabel(tenant),
+                    "\"} ", c.programs, "\n");
+  }
+  Header(out, "resident_ops_total", "counter",
+         "Operations run by completed programs (loop bodies once per iteration).");
+  for (const auto& [tenant, c] : tenants_) {
+    absl::StrAppend(&out, "resident_ops_total{tenant=\"", EscapeLabel(tenant), "\"} ",
+                    c.ops, "\n");
+  }
+  Header(out, "resident_transfer_bytes_total", "counter",
+         "Array bytes moved by Upload and Download.");
+  for (const auto& [tenant, c] : tenants_) {
+    const std::string t = EscapeLabel(tenant);
+    absl::StrAppend(&out, "resident_transfer_bytes_total{tenant=\"", t,
+                    "\",direction=\"upload\"} ", c.upload_bytes, "\n");
+    absl::StrAppend(&out, "resident_transfer_bytes_total{tenant=\"", t,
+                    "\",direction=\"download\"} ", c.download_bytes, "\n");
+  }
+  Header(out, "resident_requests_total", "counter", "RPCs finished, by method and code.");
+  for (const auto& [key, n] : calls_) {
+    absl::StrAppend(&out, "resident_requests_total{method=\"", EscapeLabel(key.first),
+                    "\",code=\"", key.second, "\"} ", n, "\n");
+  }
+  Header(out, "resident_errors_total", "counter", "RPCs that failed, by method and code.");
+  for (const auto& [key, n] : calls_) {
+    if (key.second == "OK") continue;
+    absl::StrAppend(&out, "resident_errors_total{method=\"", EscapeLabel(key.first),
+                    "\",code=\"", key.second, "\"} ", n, "\n");
+  }
+  Header(out, "resident_request_duration_seconds", "histogram",
+         "RPC latency from the call's start to its status, by method.");
+  for (const auto& [method, h] : latency_) {
+    const std::string m = EscapeLabel(method);
+    uint64_t cumulative = 0;
+    for (size_t i = 0; i < kLatencyBuckets.size(); ++i) {
+      cumulative += h.buckets[i];
+      absl::StrAppend(&out, "resident_request_duration_seconds_bucket{method=\"", m,
+                      "\",le=\"", Double(kLatencyBuckets[i]), "\"} ", cumulative, "\n");
+    }
+    absl::StrAppend(&out, "resident_request_duration_seconds_bucket{method=\"", m,
+                    "\",le=\"+Inf\"} ", h.count, "\n");
+    absl::StrAppend(&out, "resident_request_duration_seconds_sum{method=\"", m, "\"} ",
+                    Double(h.sum), "\n");
+    absl::StrAppend(&out, "resident_request_duration_seconds_count{method=\"", m,
+                    "\"} ", h.count, "\n");
+  }
+  return out;
+}
+
+}  // namespace resident

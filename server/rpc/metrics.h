@@ -1,0 +1,83 @@
+// The server's Prometheus metrics: counters and a latency histogram kept
+// here, gauges (resident bytes, device memory) read at scrape time by the
+// caller. A plain object owned by the Server and passed to whoever records;
+// no process-wide registry.
+//
+//   Metrics metrics;
+//   metrics.RecordCall("/resident.v1.Resident/Run", absl::StatusCode::kOk, 0.003);
+//   std::string text = metrics.Render(gauges);  // text exposition format 0.0.4
+#ifndef RESIDENT_SERVER_RPC_METRICS_H_
+#define RESIDENT_SERVER_RPC_METRICS_H_
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include "absl/strings/string_view.h"
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+
+namespace resident {
+
+// Figures read when the metrics are scraped.
+struct MetricsGauges {
+  struct Tenant {
+    std::string tenant;
+    int64_t resident_bytes = 0;
+    int64_t arrays = 0;
+    int64_t sessions = 0;
+  };
+  std::vector<Tenant> tenants;
+  std::string device;  // "cpu", "cuda:0"
+  int64_t device_total_bytes = 0;
+  int64_t device_free_bytes = 0;
+  int64_t device_used_bytes = 0;   // held by arrays and running programs
+  int64_t device_limit_bytes = 0;  // --max-memory
+};
+
+class Metrics {
+ public:
+  // Upper bounds of the latency histogram's buckets, seconds.
+  static constexpr std::array<double, 14> kLatencyBuckets = {
+      0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01,
+      0.025,  0.05,    0.1,    0.25,  0.5,    1.0,   10.0};
+
+  // One finished RPC: its full method name, outcome and duration.
+  void RecordCall(absl::string_view method, absl::StatusCode code, double seconds);
+  // A program that ran to completion with `ops` operations (loop bodies
+  // counted once per iteration).
+  void RecordProgram(const std::string& tenant, int64_t ops);
+  void RecordUpload(const std::string& tenant, int64_t bytes);
+  void RecordDownload(const std::string& tenant, int64_t bytes);
+
+  // Everything in the Prometheus text exposition format, version 0.0.4.
+  std::string Render(const MetricsGauges& gauges) const;
+
+ private:
+  struct Histogram {
+    std::array<uint64_t, kLatencyBuckets.size()> buckets{};  // not cumulative
+    uint64_t count = 0;
+    double sum = 0;
+  };
+  struct TenantCounters {
+    uint64_t programs = 0;
+    uint64_t ops = 0;
+    uint64_t upload_bytes = 0;
+    uint64_t download_bytes = 0;
+  };
+
+  mutable std::mutex mu_;
+  std::map<std::pair<std::string, std::string>, uint64_t> calls_;  // (method, code)
+  std::map<std::string, Histogram> latency_;                      // by method
+  std::map<std::string, TenantCounters> tenants_;
+};
+
+// A label value escaped for the text format (backslash, quote, newline).
+std::string EscapeLabel(absl::string_view value);
+
+}  // namespace resident
+
+#endif  // RESIDENT_SERVER_RPC_METRICS_H_
