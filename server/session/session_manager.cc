@@ -7,11 +7,27 @@
 #include "absl/strings/str_cat.h"
 #include "server/base/log.h"
 #include "server/base/status_macros.h"
+#include "server/session/array_store.h"
 
 namespace resident {
 
 absl::Status HandleNotFound() {
   return absl::NotFoundError("array handle not found");
+}
+
+absl::Status NameNotFound() {
+  return absl::NotFoundError("array name not found");
+}
+
+absl::Status ValidateArrayName(std::string_view name) {
+  bool ok = !name.empty() && name.size() <= 128;
+  for (char c : name) {
+    ok = ok && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-');
+  }
+  if (ok) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      "array names are 1 to 128 characters of A-Z, a-z, 0-9, '.', '_' and '-'");
 }
 
 namespace {
@@ -22,7 +38,7 @@ absl::Status SessionNotFound() {
 }
 
 ArrayDescription Describe(const HandleId& h, const DeviceArray& a) {
-  return ArrayDescription{h, a.dtype, a.shape, a.nbytes()};
+  return ArrayDescription{h, a.dtype, a.shape, a.nbytes(), ""};
 }
 }  // namespace
 
@@ -59,6 +75,7 @@ absl::StatusOr<ArrayDescription> Upload::Finish() {
   std::vector<DeviceArray> arrays{std::move(array_)};
   ASSIGN_OR_RETURN(std::vector<HandleId> ids,
                    manager_->Register(tenant_, session_, arrays));
+  hold_.reset();  // the array is now charged to the tenant itself
   return Describe(ids[0], arrays[0]);
 }
 
@@ -71,6 +88,10 @@ absl::Status Download::Read(int64_t offset, int64_t size, void* dst) {
   if (size == 0) return absl::OkStatus();
   return device_->backend().CopyToHost(*stream_, *array_.buffer, offset, dst, size);
 }
+
+// --- QuotaHold ----------------------------------------------------------------
+
+QuotaHold::~QuotaHold() { manager_->ReturnQuota(tenant_, bytes_, arrays_); }
 
 // --- SessionManager ---------------------------------------------------------
 
@@ -89,6 +110,83 @@ SessionManager::~SessionManager() {
   std::lock_guard<std::mutex> lock(mu_);
   arrays_.clear();
   sessions_.clear();
+  tenants_.clear();
+}
+
+void SessionManager::AddRef(const std::string& tenant, const DeviceArray& a) {
+  Tenant& t = tenants_[tenant];
+  ++t.usage.arrays;
+  auto [it, inserted] = t.buffers.try_emplace(a.buffer.get(), 0, a.nbytes());
+  if (inserted) t.usage.bytes += a.nbytes();
+  ++it->second.first;
+}
+
+void SessionManager::DropRef(const std::string& tenant, const DeviceArray& a) {
+  auto t = tenants_.find(tenant);
+  if (t == tenants_.end()) return;
+  --t->second.usage.arrays;
+  auto it = t->second.buffers.find(a.buffer.get());
+  if (it != t->second.buffers.end() && --it->second.first == 0) {
+    t->second.usage.bytes -= it->second.second;
+    t->second.buffers.erase(it);
+  }
+}
+
+absl::StatusOr<std::unique_ptr<QuotaHold>> SessionManager::HoldQuota(
+    const std::string& tenant, int64_t bytes, int64_t arrays) {
+  const Quota& q = options_.quotas.For(tenant);
+  Tenant& t = tenants_[tenant];
+  const TenantUsage& u = t.usage;
+  if (q.max_bytes != Quota::kUnlimited &&
+      (bytes > q.max_bytes || u.bytes + u.reserved_bytes > q.max_bytes - bytes)) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "tenant '", tenant, "' quota of ", q.max_bytes, " device bytes would be exceeded: it holds ",
+        u.bytes, " bytes", u.reserved_bytes > 0 ? absl::StrCat(" (and ", u.reserved_bytes,
+                                                               " are reserved by calls in flight)")
+                                                : "",
+        " and this needs up to ", bytes, " more; release or delete arrays first"));
+  }
+  if (q.max_arrays != Quota::kUnlimited &&
+      (arrays > q.max_arrays || u.arrays + t.reserved_arrays > q.max_arrays - arrays)) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "tenant '", tenant, "' quota of ", q.max_arrays, " arrays would be exceeded: it holds ",
+        u.arrays, " handles and names", t.reserved_arrays > 0 ? absl::StrCat(" (and ", t.reserved_arrays,
+                                                                          " are reserved by calls in flight)")
+                                                             : "",
+        " and this needs ", arrays, " more; release or delete arrays first"));
+  }
+  t.usage.reserved_bytes += bytes;
+  t.reserved_arrays += arrays;
+  return std::unique_ptr<QuotaHold>(new QuotaHold(this, tenant, bytes, arrays));
+}
+
+void SessionManager::ReturnQuota(const std::string& tenant, int64_t bytes,
+                                 int64_t arrays) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto t = tenants_.find(tenant);
+  if (t == tenants_.end()) return;
+  t->second.usage.reserved_bytes -= bytes;
+  t->second.reserved_arrays -= arrays;
+}
+
+TenantUsage SessionManager::Usage(const std::string& tenant) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto t = tenants_.find(tenant);
+  if (t == tenants_.end()) return TenantUsage();
+  TenantUsage u = t->second.usage;
+  u.names = static_cast<int64_t>(t->second.names.size());
+  return u;
+}
+
+std::vector<std::pair<std::string, TenantUsage>> SessionManager::AllUsage() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::pair<std::string, TenantUsage>> out;
+  for (const auto& [name, t] : tenants_) {
+    TenantUsage u = t.usage;
+    u.names = static_cast<int64_t>(t.names.size());
+    out.emplace_back(name, u);
+  }
+  return out;
 }
 
 void SessionManager::ReaperLoop() {
@@ -129,6 +227,7 @@ absl::Status SessionManager::Close(const std::string& tenant,
     for (const HandleId& h : s->handles) {
       auto a = arrays_.find(h);
       if (a != arrays_.end()) {
+        DropRef(a->second.tenant, a->second.array);
         doomed.push_back(std::move(a->second.array));
         arrays_.erase(a);
       }
@@ -167,17 +266,19 @@ absl::StatusOr<DeviceArray> SessionManager::Resolve(const std::string& tenant,
 
 absl::StatusOr<std::vector<HandleId>> SessionManager::Register(
     const std::string& tenant, const HandleId& session,
-    std::vector<DeviceArray> arrays) {
+    std::vector<DeviceArray> arrays, const std::string& name) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = sessions_.find(session);
   if (it == sessions_.end() || it->second->tenant != tenant) {
     return SessionNotFound();
   }
+  it->second->last_used = absl::Now();  // a long program renews on finishing
   std::vector<HandleId> ids;
   for (DeviceArray& a : arrays) {
     HandleId id = HandleId::Random();
     it->second->handles.insert(id);
-    arrays_.emplace(id, Entry{tenant, session, std::move(a)});
+    AddRef(tenant, a);
+    arrays_.emplace(id, Entry{tenant, session, std::move(a), name});
     ids.push_back(id);
   }
   return ids;
@@ -192,6 +293,13 @@ absl::StatusOr<std::vector<ProgramResult>> SessionManager::Run(
                    PlanProgram(std::move(program), std::move(outputs),
                                [&](const HandleId& h) { return Resolve(tenant, h); },
                                options_.limits));
+  int64_t kept_count = 0;
+  for (const OutputSpec& o : plan.outputs) kept_count += o.keep ? 1 : 0;
+  std::unique_ptr<QuotaHold> hold;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ASSIGN_OR_RETURN(hold, HoldQuota(tenant, plan.peak_bytes, kept_count));
+  }
   std::lock_guard<std::mutex> run_lock(s->run_mu);
   ASSIGN_OR_RETURN(MemoryBudget::Reservation reservation,
                    device_.budget().Reserve(plan.peak_bytes));
@@ -238,6 +346,10 @@ absl::StatusOr<std::unique_ptr<Upload>> SessionManager::BeginUpload(
   up->stream_ = s->stream;
   up->array_.dtype = dtype;
   up->array_.shape = shape;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ASSIGN_OR_RETURN(up->hold_, HoldQuota(tenant, bytes, 1));
+  }
   ASSIGN_OR_RETURN(up->array_.buffer, device_.Allocate(bytes, *s->stream));
   return up;
 }
@@ -256,22 +368,167 @@ absl::StatusOr<std::unique_ptr<Download>> SessionManager::BeginDownload(
 
 absl::Status SessionManager::Release(const std::string& tenant,
                                      const HandleId& session,
-                                     const std::vector<HandleId>& handles) {
+                                     const std::vector<HandleId>& handles,
+                                     const std::vector<std::string>& names) {
   RETURN_IF_ERROR(Touch(tenant, session).status());
-  std::vector<DeviceArray> doomed;
+  for (const std::string& n : names) RETURN_IF_ERROR(ValidateArrayName(n));
+  std::vector<DeviceArray> doomed;  // freed after the lock is dropped
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const HandleId& h : handles) {
+      auto it = arrays_.find(h);
+      if (it == arrays_.end() || it->second.tenant != tenant) return HandleNotFound();
+    }
+    auto t = tenants_.find(tenant);
+    for (const std::string& n : names) {
+      if (t == tenants_.end()) return NameNotFound();
+      auto it = t->second.names.find(n);
+      if (it == t->second.names.end() || it->second.pending) return NameNotFound();
+    }
+    if (!names.empty()) {
+      // Marked so that no one attaches or deletes them while the manifest
+      // is rewritten; if that fails, nothing is released.
+      for (const std::string& n : names) t->second.names[n].pending = true;
+    }
+  }
+  if (!names.empty()) {
+    absl::Status stored = store_ ? store_->Remove(tenant, names) : absl::OkStatus();
+    std::lock_guard<std::mutex> lock(mu_);
+    Tenant& t = tenants_[tenant];
+    for (const std::string& n : names) {
+      auto it = t.names.find(n);
+      if (it == t.names.end()) continue;  // listed twice
+      if (!stored.ok()) {
+        it->second.pending = false;
+        continue;
+      }
+      DropRef(tenant, it->second.array);
+      doomed.push_back(std::move(it->second.array));
+      t.names.erase(it);
+    }
+    RETURN_IF_ERROR(stored);
+  }
   std::lock_guard<std::mutex> lock(mu_);
   for (const HandleId& h : handles) {
     auto it = arrays_.find(h);
-    if (it == arrays_.end() || it->second.tenant != tenant) return HandleNotFound();
-  }
-  for (const HandleId& h : handles) {
-    auto it = arrays_.find(h);
-    if (it == arrays_.end()) continue;  // listed twice
+    if (it == arrays_.end()) continue;  // listed twice, or released meanwhile
     auto s = sessions_.find(it->second.session);
     if (s != sessions_.end()) s->second->handles.erase(h);
+    DropRef(tenant, it->second.array);
     doomed.push_back(std::move(it->second.array));
     arrays_.erase(it);
   }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<ArrayDescription> SessionManager::Keep(const std::string& tenant,
+                                                      const HandleId& session,
+                                                      const HandleId& handle,
+                                                      const std::string& name) {
+  RETURN_IF_ERROR(ValidateArrayName(name));
+  ASSIGN_OR_RETURN(std::shared_ptr<Session> s, Touch(tenant, session));
+  DeviceArray array;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = arrays_.find(handle);
+    if (it == arrays_.end() || it->second.tenant != tenant) return HandleNotFound();
+    array = it->second.array;
+    Tenant& t = tenants_[tenant];
+    if (t.names.contains(name)) {
+      return absl::AlreadyExistsError(absl::StrCat(
+          "this tenant already has an array named '", name,
+          "'; delete it first (resident rm ", name, ") or pick another name"));
+    }
+    ASSIGN_OR_RETURN(std::unique_ptr<QuotaHold> hold, HoldQuota(tenant, 0, 1));
+    // The name counts from now on; the hold's array returns as it goes.
+    t.names[name] = Named{array, /*pending=*/true};
+    AddRef(tenant, array);
+    it->second.name = name;
+  }
+  auto undo = [&](const absl::Status& why) {
+    std::lock_guard<std::mutex> lock(mu_);
+    Tenant& t = tenants_[tenant];
+    t.names.erase(name);
+    DropRef(tenant, array);
+    return why;
+  };
+  if (store_ != nullptr) {
+    std::string host(static_cast<size_t>(array.nbytes()), '\0');
+    if (!host.empty()) {
+      absl::Status copied = device_.backend().CopyToHost(*s->stream, *array.buffer, 0,
+                                                         host.data(), array.nbytes());
+      if (!copied.ok()) return undo(copied);
+    }
+    absl::Status put = store_->Put(tenant, name, array.dtype, array.shape, host);
+    if (!put.ok()) return undo(Annotate(put, absl::StrCat("keeping '", name, "'")));
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  tenants_[tenant].names[name].pending = false;
+  ArrayDescription d = Describe(handle, array);
+  d.name = name;
+  return d;
+}
+
+absl::StatusOr<ArrayDescription> SessionManager::Attach(const std::string& tenant,
+                                                        const HandleId& session,
+                                                        const std::string& name) {
+  RETURN_IF_ERROR(ValidateArrayName(name));
+  RETURN_IF_ERROR(Touch(tenant, session).status());
+  DeviceArray array;
+  std::unique_ptr<QuotaHold> hold;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto t = tenants_.find(tenant);
+    if (t == tenants_.end()) return NameNotFound();
+    auto it = t->second.names.find(name);
+    if (it == t->second.names.end() || it->second.pending) return NameNotFound();
+    array = it->second.array;
+    ASSIGN_OR_RETURN(hold, HoldQuota(tenant, 0, 1));
+  }
+  ASSIGN_OR_RETURN(std::vector<HandleId> ids, Register(tenant, session, {array}, name));
+  ArrayDescription d = Describe(ids[0], array);
+  d.name = name;
+  return d;
+}
+
+absl::Status SessionManager::EnableDataDir(const std::string& dir) {
+  ASSIGN_OR_RETURN(std::unique_ptr<ArrayStore> store, ArrayStore::Open(dir));
+  std::vector<ArrayStore::Stored> stored = store->Load();
+  std::shared_ptr<Stream> stream = device_.backend().NewStream();
+  for (ArrayStore::Stored& a : stored) {
+    DeviceArray array;
+    array.dtype = a.array.dtype;
+    array.shape = a.array.shape;
+    auto load = [&]() -> absl::Status {
+      ASSIGN_OR_RETURN(array.buffer,
+                       device_.Allocate(static_cast<int64_t>(a.array.bytes.size()), *stream));
+      if (!a.array.bytes.empty()) {
+        RETURN_IF_ERROR(device_.backend().CopyToDevice(*stream, a.array.bytes.data(),
+                                                       *array.buffer, 0,
+                                                       static_cast<int64_t>(a.array.bytes.size())));
+      }
+      return device_.backend().Synchronize(*stream);
+    };
+    if (absl::Status s = load(); !s.ok()) {
+      RESIDENT_LOG(kError, "data dir: cannot load named array '", a.name, "' of tenant '",
+                   a.tenant, "' onto the device: ", s.message(), "; it stays on disk");
+      continue;
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    tenants_[a.tenant].names[a.name] = Named{array, false};
+    AddRef(a.tenant, array);
+    a.array.bytes = std::string();  // the host copy goes as soon as it is on the device
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& [tenant, t] : tenants_) {
+    const Quota& q = options_.quotas.For(tenant);
+    if (t.usage.bytes > q.max_bytes || t.usage.arrays > q.max_arrays) {
+      RESIDENT_LOG(kWarning, "tenant '", tenant, "' holds ", t.usage.bytes, " bytes in ",
+                   t.usage.arrays, " named arrays, over its quota; new arrays are refused "
+                   "until some are deleted");
+    }
+  }
+  store_ = std::move(store);
   return absl::OkStatus();
 }
 
@@ -280,8 +537,28 @@ absl::StatusOr<std::vector<ArrayDescription>> SessionManager::List(
   RETURN_IF_ERROR(Touch(tenant, session).status());
   std::vector<ArrayDescription> out;
   std::lock_guard<std::mutex> lock(mu_);
+  auto t = tenants_.find(tenant);
+  absl::flat_hash_set<std::string> shown;
   for (const auto& [id, e] : arrays_) {
-    if (e.tenant == tenant) out.push_back(Describe(id, e.array));
+    if (e.tenant != tenant) continue;
+    ArrayDescription d = Describe(id, e.array);
+    if (!e.name.empty() && t != tenants_.end()) {
+      auto n = t->second.names.find(e.name);
+      if (n != t->second.names.end() && !n->second.pending &&
+          n->second.array.buffer == e.array.buffer) {
+        d.name = e.name;
+        shown.insert(e.name);
+      }
+    }
+    out.push_back(std::move(d));
+  }
+  if (t != tenants_.end()) {
+    for (const auto& [name, n] : t->second.names) {
+      if (n.pending || shown.contains(name)) continue;
+      ArrayDescription d = Describe(HandleId(), n.array);
+      d.name = name;
+      out.push_back(std::move(d));
+    }
   }
   return out;
 }

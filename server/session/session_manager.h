@@ -6,6 +6,11 @@
 // handle, and for everyone else it does not exist (NOT_FOUND, the same
 // answer as for a handle that never existed or was released).
 //
+// Tenants hold quotas (device bytes and arrays, checked before anything is
+// allocated) and named arrays: Keep names an array so that it outlives every
+// session (and, with a data dir, the process); Attach gives a session a
+// handle to a named array; Release by name deletes it.
+//
 //   SessionManager sessions(device, {});
 //   ASSIGN_OR_RETURN(HandleId s, sessions.Open("alice"));
 //   ASSIGN_OR_RETURN(auto results, sessions.Run("alice", s, program, outputs, {}));
@@ -29,6 +34,7 @@
 #include "server/device/device.h"
 #include "server/program/executor.h"
 #include "server/program/planner.h"
+#include "server/session/quota.h"
 
 namespace resident {
 
@@ -37,6 +43,15 @@ struct SessionOptions {
   // How often idle sessions are looked for.
   absl::Duration reap_interval = absl::Seconds(1);
   ProgramLimits limits;
+  QuotaConfig quotas;  // per-tenant device bytes and arrays
+};
+
+// What a tenant holds now (for quotas, listings and metrics).
+struct TenantUsage {
+  int64_t bytes = 0;           // distinct device buffers of its handles and names
+  int64_t arrays = 0;          // handles plus names
+  int64_t reserved_bytes = 0;  // set aside for programs and uploads in flight
+  int64_t names = 0;
 };
 
 // What the caller learns of an array.
@@ -45,6 +60,7 @@ struct ArrayDescription {
   DType dtype = DType::kFloat64;
   Shape shape;
   int64_t nbytes = 0;
+  std::string name;  // set for a named array (or a handle attached to one)
 };
 
 struct ProgramResult {
@@ -63,6 +79,24 @@ struct SessionSnapshot {
 };
 
 class SessionManager;
+class ArrayStore;
+
+// Bytes and arrays set aside in a tenant's quota; returned when destroyed.
+class QuotaHold {
+ public:
+  ~QuotaHold();
+  QuotaHold(const QuotaHold&) = delete;
+  QuotaHold& operator=(const QuotaHold&) = delete;
+
+ private:
+  friend class SessionManager;
+  QuotaHold(SessionManager* m, std::string tenant, int64_t bytes, int64_t arrays)
+      : manager_(m), tenant_(std::move(tenant)), bytes_(bytes), arrays_(arrays) {}
+  SessionManager* manager_;
+  std::string tenant_;
+  int64_t bytes_;
+  int64_t arrays_;
+};
 
 // An upload in progress: bytes arrive in order; Finish registers the array.
 // Destroying an unfinished upload frees its buffer.
@@ -84,6 +118,7 @@ class Upload {
   DeviceArray array_;
   std::shared_ptr<Stream> stream_;
   int64_t received_ = 0;
+  std::unique_ptr<QuotaHold> hold_;
 };
 
 // A download: the array is held (it stays valid even if released) and read
@@ -135,11 +170,38 @@ class SessionManager {
   absl::StatusOr<std::unique_ptr<Download>> BeginDownload(
       const std::string& tenant, const HandleId& session, const HandleId& handle);
 
-  // Releases handles of the tenant; NOT_FOUND (and nothing released) if any
-  // is unknown.
+  // Releases handles of the tenant and deletes names of it (durably, with a
+  // data dir); NOT_FOUND (and nothing released) if any is unknown,
+  // INVALID_ARGUMENT for a malformed name.
   absl::Status Release(const std::string& tenant, const HandleId& session,
-                       const std::vector<HandleId>& handles);
-  // The tenant's arrays.
+                       const std::vector<HandleId>& handles,
+                       const std::vector<std::string>& names = {});
+
+  // Names the array behind `handle` for the tenant, beyond every session
+  // (written to the data dir, if there is one, before returning).
+  // INVALID_ARGUMENT for a malformed name (see ValidateArrayName),
+  // NOT_FOUND for the handle, ALREADY_EXISTS if the tenant already has the
+  // name (names are never silently replaced: delete it first),
+  // RESOURCE_EXHAUSTED over the arrays quota.
+  absl::StatusOr<ArrayDescription> Keep(const std::string& tenant, const HandleId& session,
+                                        const HandleId& handle, const std::string& name);
+  // A new handle of the session for the tenant's named array. NOT_FOUND for
+  // a name the tenant does not have (another tenant's included),
+  // RESOURCE_EXHAUSTED over the arrays quota.
+  absl::StatusOr<ArrayDescription> Attach(const std::string& tenant,
+                                          const HandleId& session, const std::string& name);
+
+  // Opens (creating it if needed) the data dir and loads its named arrays
+  // onto the device; from then on Keep and deleting names are durable. Call
+  // once, before serving.
+  absl::Status EnableDataDir(const std::string& dir);
+
+  TenantUsage Usage(const std::string& tenant) const;
+  // Every tenant that holds something.
+  std::vector<std::pair<std::string, TenantUsage>> AllUsage() const;
+
+  // The tenant's arrays: its handles (with the name, if bound to one), then
+  // names no listed handle is bound to (handle zero).
   absl::StatusOr<std::vector<ArrayDescription>> List(const std::string& tenant,
                                                      const HandleId& session);
 
@@ -155,6 +217,7 @@ class SessionManager {
 
  private:
   friend class Upload;
+  friend class QuotaHold;
   struct Session {
     std::string tenant;
     std::shared_ptr<Stream> stream;
@@ -167,7 +230,28 @@ class SessionManager {
     std::string tenant;
     HandleId session;
     DeviceArray array;
+    std::string name;  // the name it was kept as or attached from
   };
+  struct Named {
+    DeviceArray array;
+    bool pending = false;  // being written to the data dir or deleted
+  };
+  struct Tenant {
+    // Buffers the tenant's handles and names hold: references, bytes.
+    absl::flat_hash_map<const Buffer*, std::pair<int, int64_t>> buffers;
+    TenantUsage usage;
+    int64_t reserved_arrays = 0;
+    absl::flat_hash_map<std::string, Named> names;
+  };
+
+  // Accounting of one more / one fewer handle or name (mu_ held).
+  void AddRef(const std::string& tenant, const DeviceArray& a);
+  void DropRef(const std::string& tenant, const DeviceArray& a);
+  // Sets aside bytes and arrays in the tenant's quota; RESOURCE_EXHAUSTED
+  // naming the quota if they do not fit (mu_ held).
+  absl::StatusOr<std::unique_ptr<QuotaHold>> HoldQuota(const std::string& tenant,
+                                                       int64_t bytes, int64_t arrays);
+  void ReturnQuota(const std::string& tenant, int64_t bytes, int64_t arrays);
 
   // The session if it belongs to tenant, renewed; NOT_FOUND otherwise.
   absl::StatusOr<std::shared_ptr<Session>> Touch(const std::string& tenant,
@@ -177,7 +261,8 @@ class SessionManager {
   // Registers arrays as new handles of a session (fails if it closed).
   absl::StatusOr<std::vector<HandleId>> Register(const std::string& tenant,
                                                  const HandleId& session,
-                                                 std::vector<DeviceArray> arrays);
+                                                 std::vector<DeviceArray> arrays,
+                                                 const std::string& name = "");
   void ReaperLoop();
 
   Device& device_;
@@ -185,6 +270,8 @@ class SessionManager {
   mutable std::mutex mu_;
   absl::flat_hash_map<HandleId, std::shared_ptr<Session>> sessions_;
   absl::flat_hash_map<HandleId, Entry> arrays_;
+  absl::flat_hash_map<std::string, Tenant> tenants_;
+  std::unique_ptr<ArrayStore> store_;  // with a data dir
   bool stopping_ = false;
   std::condition_variable reaper_cv_;
   std::thread reaper_;
@@ -192,6 +279,10 @@ class SessionManager {
 
 // NOT_FOUND message shared by unknown, released and foreign handles.
 absl::Status HandleNotFound();
+// NOT_FOUND message shared by unknown, deleted and foreign names.
+absl::Status NameNotFound();
+// OK for 1-128 characters of [A-Za-z0-9._-]; INVALID_ARGUMENT otherwise.
+absl::Status ValidateArrayName(std::string_view name);
 
 }  // namespace resident
 
