@@ -1,6 +1,10 @@
 #include "client/client.h"
 
+#include <grpcpp/support/client_interceptor.h>
+
 #include <algorithm>
+#include <fstream>
+#include <sstream>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -55,6 +59,70 @@ void Materialize(Node& n, const v1::ArrayInfo& info) {
 std::string Hex(const std::string& raw) {
   std::optional<HandleId> h = HandleId::FromBytes(raw);
   return h ? h->ToHex() : "";
+}
+
+// Adds `authorization: Bearer <token>` to every call of a channel, so no
+// call site can forget it. (gRPC refuses call credentials on an insecure
+// channel, hence an interceptor rather than MetadataCredentialsPlugin.)
+class BearerInterceptor final : public grpc::experimental::Interceptor {
+ public:
+  explicit BearerInterceptor(const std::string& header) : header_(header) {}
+  void Intercept(grpc::experimental::InterceptorBatchMethods* m) override {
+    if (m->QueryInterceptionHookPoint(
+            grpc::experimental::InterceptionHookPoints::PRE_SEND_INITIAL_METADATA)) {
+      m->GetSendInitialMetadata()->emplace("authorization", header_);
+    }
+    m->Proceed();
+  }
+
+ private:
+  const std::string& header_;  // owned by the factory, which the channel keeps
+};
+
+class BearerFactory final
+    : public grpc::experimental::ClientInterceptorFactoryInterface {
+ public:
+  explicit BearerFactory(const std::string& token) : header_("Bearer " + token) {}
+  grpc::experimental::Interceptor* CreateClientInterceptor(
+      grpc::experimental::ClientRpcInfo*) override {
+    return new BearerInterceptor(header_);
+  }
+
+ private:
+  const std::string header_;
+};
+
+absl::StatusOr<std::string> ReadFile(const std::string& path, const char* what) {
+  std::ifstream in(path);
+  std::stringstream text;
+  if (in) text << in.rdbuf();
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", what, " ", path));
+  return text.str();
+}
+
+absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> ChannelCredentials(
+    const ClientOptions& o) {
+  if (o.tls_ca_file.empty() && o.tls_cert_file.empty() && o.tls_key_file.empty()) {
+    return grpc::InsecureChannelCredentials();
+  }
+  if (o.tls_cert_file.empty() != o.tls_key_file.empty()) {
+    return absl::InvalidArgumentError("a client certificate and its key go together");
+  }
+  grpc::SslCredentialsOptions ssl;
+  if (!o.tls_ca_file.empty()) {
+    absl::StatusOr<std::string> ca = ReadFile(o.tls_ca_file, "CA file");
+    if (!ca.ok()) return ca.status();
+    ssl.pem_root_certs = *std::move(ca);
+  }
+  if (!o.tls_cert_file.empty()) {
+    absl::StatusOr<std::string> cert = ReadFile(o.tls_cert_file, "certificate");
+    if (!cert.ok()) return cert.status();
+    absl::StatusOr<std::string> key = ReadFile(o.tls_key_file, "key");
+    if (!key.ok()) return key.status();
+    ssl.pem_cert_chain = *std::move(cert);
+    ssl.pem_private_key = *std::move(key);
+  }
+  return grpc::SslCredentials(ssl);
 }
 
 }  // namespace
@@ -325,8 +393,18 @@ absl::StatusOr<std::unique_ptr<Client>> Client::Connect(const std::string& targe
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(-1);  // the server bounds what it sends
   args.SetMaxSendMessageSize(-1);
-  auto channel = grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), args);
+  absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials =
+      ChannelCredentials(options);
+  if (!credentials.ok()) return credentials.status();
+  std::vector<std::unique_ptr<grpc::experimental::ClientInterceptorFactoryInterface>>
+      interceptors;
+  if (!options.token.empty()) {
+    interceptors.push_back(std::make_unique<BearerFactory>(options.token));
+  }
+  auto channel = grpc::experimental::CreateCustomChannelWithInterceptors(
+      target, *credentials, args, std::move(interceptors));
   core->stub = v1::Resident::NewStub(channel);
+  core->admin_stub = v1::Admin::NewStub(channel);
   std::unique_ptr<Client> client(new Client(core));
   absl::StatusOr<ServerInfo> info = client->Info();
   if (!info.ok()) {
@@ -446,6 +524,32 @@ absl::Status Client::ReleaseHandle(const std::string& handle_hex) {
   v1::ReleaseResponse resp;
   grpc::ClientContext ctx;
   return FromGrpc(core_->stub->Release(&ctx, req, &resp));
+}
+
+absl::StatusOr<std::vector<SessionListing>> Client::ListSessions() {
+  v1::ListSessionsRequest req;
+  v1::ListSessionsResponse resp;
+  grpc::ClientContext ctx;
+  if (absl::Status s = FromGrpc(core_->admin_stub->ListSessions(&ctx, req, &resp)); !s.ok()) {
+    return s;
+  }
+  std::vector<SessionListing> out;
+  for (const v1::SessionSummary& s : resp.sessions()) {
+    out.push_back({Hex(s.session()), s.tenant(), s.age_ms(), s.idle_ms(), s.arrays(),
+                   s.bytes()});
+  }
+  return out;
+}
+
+absl::StatusOr<std::string> Client::AdminCloseSession(const std::string& session_hex) {
+  v1::AdminCloseSessionRequest req;
+  req.set_session_hex(session_hex);
+  v1::AdminCloseSessionResponse resp;
+  grpc::ClientContext ctx;
+  if (absl::Status s = FromGrpc(core_->admin_stub->CloseSession(&ctx, req, &resp)); !s.ok()) {
+    return s;
+  }
+  return Hex(resp.session());
 }
 
 absl::Status Client::EvaluateAll(absl::Span<const Array> arrays) {

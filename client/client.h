@@ -38,6 +38,24 @@ struct ClientOptions {
   // `put` leaves it open so the array outlives the command until the
   // session's idle timeout.
   bool close_session_on_exit = true;
+
+  // Sent as `authorization: Bearer <token>` on every call (the CLI takes
+  // it from --token or RESIDENT_TOKEN); empty: none (a single-user server).
+  std::string token;
+  // TLS: on when any of these is set. The CA (PEM) verifies the server
+  // (empty: the system's roots); a certificate and key (PEM) identify the
+  // client to a server that requires mutual TLS.
+  std::string tls_ca_file;
+  std::string tls_cert_file;
+  std::string tls_key_file;
+};
+
+// A session as an administrator sees it (Client::ListSessions).
+struct SessionListing {
+  std::string session_hex;  // 32 hex digits
+  std::string tenant;
+  int64_t age_ms = 0, idle_ms = 0;
+  int64_t arrays = 0, bytes = 0;
 };
 
 // What the server says about itself.
@@ -152,6 +170,12 @@ class Client {
   std::vector<Array> Loop(int64_t n, std::vector<Array> carried,
                           const std::function<std::vector<Array>(
                               const std::vector<Array>&)>& body);
+
+  // Admin role only (PERMISSION_DENIED otherwise): every session on the
+  // server, and closing any of them by id or a unique hex prefix of at
+  // least 8 digits; returns the closed session's full id.
+  absl::StatusOr<std::vector<SessionListing>> ListSessions();
+  absl::StatusOr<std::string> AdminCloseSession(const std::string& session_hex);
 
   bool lazy() const;
   // The session's id in hex (for logs).

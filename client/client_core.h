@@ -56,6 +56,7 @@ struct ClientCore : std::enable_shared_from_this<ClientCore> {
   ~ClientCore();
 
   std::unique_ptr<v1::Resident::Stub> stub;
+  std::unique_ptr<v1::Admin::Stub> admin_stub;
   std::string session;
   ClientOptions options;
   ServerInfo info;

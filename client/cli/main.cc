@@ -2,9 +2,13 @@
 //
 //   resident [--server HOST:PORT] info | ls | put FILE.npy | get HANDLE FILE.npy
 //            | rm HANDLE | seed [--iterations N]
+//            | token new TENANT [--admin] | admin sessions | admin close ID
 //
 // The server address comes from --server, else RESIDENT_SERVER, else
-// 127.0.0.1:50051.
+// 127.0.0.1:50051; the token from --token, else RESIDENT_TOKEN.
+#include <openssl/evp.h>
+#include <sys/random.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -22,6 +26,11 @@
 
 ABSL_FLAG(std::string, server, "", "server address HOST:PORT (default: $RESIDENT_SERVER or 127.0.0.1:50051)");
 ABSL_FLAG(int64_t, iterations, 1024, "seed: number of adds");
+ABSL_FLAG(std::string, token, "", "bearer token (default: $RESIDENT_TOKEN)");
+ABSL_FLAG(std::string, tls_ca, "", "PEM CA that signed the server's certificate (enables TLS)");
+ABSL_FLAG(std::string, tls_cert, "", "PEM client certificate, for mutual TLS");
+ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls-cert");
+ABSL_FLAG(bool, admin, false, "token new: give the token the admin role");
 
 namespace {
 
@@ -48,15 +57,92 @@ int Usage() {
                "  put FILE.npy          upload; prints the new handle\n"
                "  get HANDLE FILE.npy   download into a .npy file\n"
                "  rm HANDLE             release an array\n"
-               "  seed [--iterations N] the tutorial's loop, three ways\n");
+               "  seed [--iterations N] the tutorial's loop, three ways\n"
+               "  token new TENANT [--admin]  a fresh token and its tokens-file line\n"
+               "  admin sessions        every session (admin role)\n"
+               "  admin close ID        close a session by id or 8+ digit prefix (admin role)\n"
+               "connection flags: --token (or $RESIDENT_TOKEN), --tls-ca, --tls-cert, --tls-key\n");
   return 2;
 }
 
-absl::StatusOr<std::unique_ptr<Client>> Connect(bool close_on_exit = true) {
+// Token, TLS files and server-independent settings of every connection.
+resident::client::ClientOptions ConnectionOptions() {
   resident::client::ClientOptions o;
+  o.token = absl::GetFlag(FLAGS_token);
+  if (o.token.empty()) {
+    if (const char* env = std::getenv("RESIDENT_TOKEN"); env && *env) o.token = env;
+  }
+  o.tls_ca_file = absl::GetFlag(FLAGS_tls_ca);
+  o.tls_cert_file = absl::GetFlag(FLAGS_tls_cert);
+  o.tls_key_file = absl::GetFlag(FLAGS_tls_key);
+  return o;
+}
+
+absl::StatusOr<std::unique_ptr<Client>> Connect(bool close_on_exit = true) {
+  resident::client::ClientOptions o = ConnectionOptions();
   o.keep_alive = false;
   o.close_session_on_exit = close_on_exit;
   return Client::Connect(ServerAddress(), o);
+}
+
+// `token new`: 32 random bytes, base64url without padding; the tokens file
+// gets only the SHA-256 of that text.
+int TokenNew(const std::string& tenant) {
+  unsigned char raw[32];
+  for (size_t got = 0; got < sizeof(raw);) {
+    const ssize_t n = getrandom(raw + got, sizeof(raw) - got, 0);
+    if (n < 0) return Fail(absl::InternalError("getrandom failed"));
+    got += static_cast<size_t>(n);
+  }
+  static constexpr char kAlphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+  std::string token;
+  uint32_t acc = 0;
+  int bits = 0;
+  for (unsigned char b : raw) {
+    acc = (acc << 8) | b;
+    bits += 8;
+    while (bits >= 6) {
+      bits -= 6;
+      token += kAlphabet[(acc >> bits) & 63];
+    }
+  }
+  if (bits > 0) token += kAlphabet[(acc << (6 - bits)) & 63];
+  unsigned char hash[32];
+  unsigned int n = 0;
+  EVP_Digest(token.data(), token.size(), hash, &n, EVP_sha256(), nullptr);
+  std::string hex;
+  for (unsigned char b : hash) absl::StrAppend(&hex, absl::Hex(b, absl::kZeroPad2));
+  const char* role = absl::GetFlag(FLAGS_admin) ? "admin" : "user";
+  std::printf("token (give it to %s; it is not stored anywhere):\n  %s\n"
+              "line for the --auth-tokens file:\n%s %s %s\n",
+              tenant.c_str(), token.c_str(), hex.c_str(), tenant.c_str(), role);
+  return 0;
+}
+
+int AdminSessions() {
+  auto c = Connect();
+  if (!c.ok()) return Fail(c.status());
+  auto sessions = (*c)->ListSessions();
+  if (!sessions.ok()) return Fail(sessions.status());
+  std::printf("%-16s  %-16s  %10s  %10s  %7s  %s\n", "session", "tenant", "age", "idle",
+              "arrays", "bytes");
+  for (const auto& s : *sessions) {
+    std::printf("%-16s  %-16s  %9.1fs  %9.1fs  %7lld  %lld\n",
+                s.session_hex.substr(0, 16).c_str(), s.tenant.c_str(), s.age_ms / 1e3,
+                s.idle_ms / 1e3, static_cast<long long>(s.arrays),
+                static_cast<long long>(s.bytes));
+  }
+  return 0;
+}
+
+int AdminClose(const std::string& id) {
+  auto c = Connect();
+  if (!c.ok()) return Fail(c.status());
+  auto closed = (*c)->AdminCloseSession(id);
+  if (!closed.ok()) return Fail(closed.status());
+  std::printf("closed session %s\n", closed->c_str());
+  return 0;
 }
 
 std::string Bytes(int64_t n) {
@@ -149,9 +235,13 @@ int main(int argc, char** argv) {
   if (cmd == "put" && n == 1) return Put(args[2]);
   if (cmd == "get" && n == 2) return Get(args[2], args[3]);
   if (cmd == "rm" && n == 1) return Rm(args[2]);
+  if (cmd == "token" && n == 2 && std::string(args[2]) == "new") return TokenNew(args[3]);
+  if (cmd == "admin" && n == 1 && std::string(args[2]) == "sessions") return AdminSessions();
+  if (cmd == "admin" && n == 2 && std::string(args[2]) == "close") return AdminClose(args[3]);
   if (cmd == "seed" && n == 0) {
     resident::cli::SeedOptions o;
     o.server = ServerAddress();
+    o.connection = ConnectionOptions();
     o.iterations = absl::GetFlag(FLAGS_iterations);
     if (auto s = resident::cli::RunSeed(o); !s.ok()) return Fail(s);
     return 0;

@@ -45,7 +45,7 @@ absl::Status Check(const Array& x, double want, Row& row) {
 }
 
 absl::StatusOr<Row> Eager(const SeedOptions& o, double want) {
-  client::ClientOptions co;
+  client::ClientOptions co = o.connection;
   co.lazy = false;
   absl::StatusOr<std::unique_ptr<Client>> c = Client::Connect(o.server, co);
   if (!c.ok()) return c.status();
@@ -62,7 +62,7 @@ absl::StatusOr<Row> Eager(const SeedOptions& o, double want) {
 }
 
 absl::StatusOr<Row> Batched(const SeedOptions& o, double want) {
-  absl::StatusOr<std::unique_ptr<Client>> c = Client::Connect(o.server);
+  absl::StatusOr<std::unique_ptr<Client>> c = Client::Connect(o.server, o.connection);
   if (!c.ok()) return c.status();
   Array x = client::ones(**c, o.shape);
   if (absl::Status s = x.Evaluate(); !s.ok()) return s;
@@ -75,7 +75,7 @@ absl::StatusOr<Row> Batched(const SeedOptions& o, double want) {
 }
 
 absl::StatusOr<Row> ServerLoop(const SeedOptions& o, double want) {
-  absl::StatusOr<std::unique_ptr<Client>> c = Client::Connect(o.server);
+  absl::StatusOr<std::unique_ptr<Client>> c = Client::Connect(o.server, o.connection);
   if (!c.ok()) return c.status();
   Array x = client::ones(**c, o.shape);
   if (absl::Status s = x.Evaluate(); !s.ok()) return s;
@@ -106,7 +106,7 @@ Row Local(const SeedOptions& o, double want) {
 
 absl::Status RunSeed(const SeedOptions& o) {
   const double want = Expected(o.iterations);
-  absl::StatusOr<std::unique_ptr<Client>> probe = Client::Connect(o.server);
+  absl::StatusOr<std::unique_ptr<Client>> probe = Client::Connect(o.server, o.connection);
   if (!probe.ok()) return probe.status();
   absl::StatusOr<client::ServerInfo> info = (*probe)->Info();
   if (!info.ok()) return info.status();

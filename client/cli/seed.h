@@ -8,12 +8,14 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "client/client.h"
 #include "server/base/shape.h"
 
 namespace resident::cli {
 
 struct SeedOptions {
   std::string server;
+  client::ClientOptions connection;  // token and TLS files
   int64_t iterations = 1024;
   Shape shape = {1024, 512, 4, 4};
 };
