@@ -49,11 +49,18 @@ class Server::Impl {
     so.idle_timeout = options_.session_idle_timeout;
     so.reap_interval = std::min(absl::Seconds(1), options_.session_idle_timeout / 4);
     so.limits = options_.limits;
+    so.quotas = options_.quotas;
     sessions_ = std::make_unique<SessionManager>(*device_, so);
+    if (!options_.data_dir.empty()) {
+      RETURN_IF_ERROR(sessions_->EnableDataDir(options_.data_dir));
+    }
     const int workers = options_.worker_threads > 0
                             ? options_.worker_threads
                             : std::max(4u, std::thread::hardware_concurrency());
-    pool_ = std::make_unique<WorkPool>(workers);
+    Scheduler::Options sched;
+    sched.threads = workers;
+    sched.max_concurrent_per_tenant = options_.max_concurrent_per_tenant;
+    pool_ = std::make_unique<Scheduler>(sched);
     service_ = std::make_unique<ResidentService>(*sessions_, *pool_, options_,
                                                  [this] { OnPoisoned(); }, auth_,
                                                  metrics_);
@@ -196,7 +203,7 @@ class Server::Impl {
   std::string security_summary_;
   std::unique_ptr<Device> device_;
   std::unique_ptr<SessionManager> sessions_;
-  std::unique_ptr<WorkPool> pool_;
+  std::unique_ptr<Scheduler> pool_;  // runs programs, fair across tenants
   std::unique_ptr<ResidentService> service_;
   std::unique_ptr<AdminService> admin_;
   std::unique_ptr<MetricsHttpServer> metrics_http_;

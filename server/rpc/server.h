@@ -16,6 +16,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "server/program/planner.h"
+#include "server/session/quota.h"
 
 namespace resident {
 
@@ -30,7 +31,10 @@ struct ServerOptions {
   int64_t max_message_bytes = 64 << 20;    // per gRPC message, both ways
   int64_t chunk_bytes = 4 << 20;           // download chunk size
   int worker_threads = 0;                  // programs running at once; 0: auto
+  int max_concurrent_per_tenant = 2;       // programs of one tenant running at once
   ProgramLimits limits;
+  QuotaConfig quotas;                      // per-tenant bytes and arrays
+  std::string data_dir;                    // named arrays persist here; empty: memory only
   // Called (once) when the device is poisoned and the process must exit.
   std::function<void()> on_fatal;
 

@@ -52,11 +52,11 @@ static int64_t CountOps(const v1::Program& program) {
   return n;
 }
 
-ResidentService::ResidentService(SessionManager& sessions, WorkPool& pool,
+ResidentService::ResidentService(SessionManager& sessions, Scheduler& scheduler,
                                  const ServerOptions& options,
                                  std::function<void()> on_poisoned,
                                  const Authenticator& auth, Metrics& metrics)
-    : sessions_(sessions), pool_(pool), options_(options),
+    : sessions_(sessions), scheduler_(scheduler), options_(options),
       on_poisoned_(std::move(on_poisoned)), auth_(auth), metrics_(metrics) {}
 
 absl::Status ResidentService::Authorize(const grpc::CallbackServerContext& ctx) const {
@@ -156,7 +156,10 @@ grpc::ServerUnaryReactor* ResidentService::Run(grpc::CallbackServerContext* ctx,
                                                const v1::RunRequest* req,
                                                v1::RunResponse* resp) {
   auto* reactor = ctx->DefaultReactor();
-  pool_.Post([this, ctx, req, resp, reactor] {
+  // Queued per tenant and served round-robin (scheduler.h); a program whose
+  // deadline passes while it waits never runs.
+  scheduler_.Submit(TenantOf(*ctx), ctx->deadline(),
+                    [this, ctx, req, resp, reactor](bool expired) {
     auto run = [&]() -> absl::Status {
       RETURN_IF_ERROR(Authorize(*ctx));
       RETURN_IF_ERROR(CheckDevice());
@@ -164,6 +167,10 @@ grpc::ServerUnaryReactor* ResidentService::Run(grpc::CallbackServerContext* ctx,
       // Decoded and run in one step so that the releases below happen
       // whether the program fails to decode, to plan or to run.
       auto decode_and_run = [&]() -> absl::StatusOr<std::vector<ProgramResult>> {
+        if (expired) {
+          return absl::DeadlineExceededError(
+              "deadline passed while the program waited its turn; it did not run");
+        }
         ASSIGN_OR_RETURN(std::shared_ptr<const Program> program,
                          DecodeProgram(req->program(), options_.limits.max_loop_depth));
         ASSIGN_OR_RETURN(std::vector<OutputSpec> outputs, DecodeOutputs(req->outputs()));

@@ -8,7 +8,7 @@
 #include "server/rpc/auth.h"
 #include "server/rpc/metrics.h"
 #include "server/rpc/server.h"
-#include "server/rpc/work_pool.h"
+#include "server/rpc/scheduler.h"
 #include "server/session/session_manager.h"
 
 namespace resident {
@@ -17,7 +17,7 @@ class ResidentService final : public v1::Resident::CallbackService {
  public:
   // `on_poisoned` runs when a call finds the device poisoned.
   // `auth` and `metrics` must outlive the service.
-  ResidentService(SessionManager& sessions, WorkPool& pool,
+  ResidentService(SessionManager& sessions, Scheduler& scheduler,
                   const ServerOptions& options, std::function<void()> on_poisoned,
                   const Authenticator& auth, Metrics& metrics);
 
@@ -67,7 +67,7 @@ class ResidentService final : public v1::Resident::CallbackService {
 
  private:
   SessionManager& sessions_;
-  WorkPool& pool_;
+  Scheduler& scheduler_;
   const ServerOptions& options_;
   std::function<void()> on_poisoned_;
   const Authenticator& auth_;

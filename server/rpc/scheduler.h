@@ -1,0 +1,92 @@
+// Fair scheduling of programs across tenants.
+//
+// Programs queue per tenant; worker threads take the next program from the
+// tenants in round-robin order, skipping a tenant that already runs
+// `max_concurrent_per_tenant` programs. So one tenant's flood of long
+// programs occupies at most that many workers and waits its turn, while
+// another tenant's small programs go to the free workers.
+//
+// A task whose deadline passes while it waits is not run: it is called with
+// `expired = true` (promptly: waiting workers look for expired tasks every
+// few milliseconds) so its call can finish with DEADLINE_EXCEEDED.
+//
+//   Scheduler sched({.threads = 8, .max_concurrent_per_tenant = 2});
+//   sched.Submit("alice", deadline, [](bool expired) { ... });
+#ifndef RESIDENT_SERVER_RPC_SCHEDULER_H_
+#define RESIDENT_SERVER_RPC_SCHEDULER_H_
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+
+namespace resident {
+
+class Scheduler {
+ public:
+  using Clock = std::chrono::system_clock;  // gRPC deadlines are on it
+  using Task = std::function<void(bool expired)>;
+
+  struct Options {
+    int threads = 4;
+    int max_concurrent_per_tenant = 2;
+  };
+
+  explicit Scheduler(Options options);
+  // Runs (or expires) every task already submitted, then joins.
+  ~Scheduler();
+  Scheduler(const Scheduler&) = delete;
+  Scheduler& operator=(const Scheduler&) = delete;
+
+  // Queues `task` for `tenant`. It is called exactly once, on a worker
+  // thread: with false when its turn comes, with true if `deadline` passed
+  // first.
+  void Submit(const std::string& tenant, Clock::time_point deadline, Task task);
+
+  struct Stats {
+    int64_t queued = 0;   // waiting now
+    int64_t running = 0;  // running now
+    int64_t expired = 0;  // ever dropped for a passed deadline
+    int64_t ran = 0;      // ever started
+  };
+  Stats stats() const;
+  // Programs of `tenant` running now.
+  int running(const std::string& tenant) const;
+
+ private:
+  struct Queued {
+    Clock::time_point deadline;
+    Task task;
+  };
+  struct TenantQueue {
+    std::deque<Queued> queue;
+    int running = 0;
+    bool in_ring = false;  // listed in ring_
+  };
+
+  void Loop();
+  // Puts the tenant at the back of the ring if it has work and room (mu_ held).
+  void MaybeEnqueue(const std::string& tenant, TenantQueue& q);
+  // Removes every queued task whose deadline passed (mu_ held).
+  std::vector<Task> TakeExpired(Clock::time_point now);
+
+  const Options options_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  absl::flat_hash_map<std::string, TenantQueue> tenants_;
+  std::deque<std::string> ring_;  // tenants with queued work and a free slot
+  Stats stats_;
+  bool stopping_ = false;
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace resident
+
+#endif  // RESIDENT_SERVER_RPC_SCHEDULER_H_
