@@ -38,6 +38,13 @@ ABSL_FLAG(std::string, tls_client_ca, "",
           "PEM CA: require client certificates it signed (mutual TLS)");
 ABSL_FLAG(bool, insecure, false,
           "allow a non-loopback --listen without both TLS and --auth-tokens");
+ABSL_FLAG(std::string, quota_config, "",
+          "per-tenant quotas file: lines 'default bytes=8G arrays=1000' and "
+          "'tenant NAME bytes=32G arrays=5000'; none: unlimited");
+ABSL_FLAG(std::string, data_dir, "",
+          "directory where named arrays are kept across restarts; none: in memory only");
+ABSL_FLAG(int32_t, max_concurrent_per_tenant, 2,
+          "programs of one tenant that may run at once; the rest queue");
 ABSL_FLAG(std::string, metrics_listen, "",
           "HOST:PORT to serve Prometheus metrics on (GET /metrics); empty: off");
 
@@ -96,6 +103,21 @@ int main(int argc, char** argv) {
   options.tls_client_ca_file = absl::GetFlag(FLAGS_tls_client_ca);
   options.insecure = absl::GetFlag(FLAGS_insecure);
   options.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
+  if (const std::string quota_file = absl::GetFlag(FLAGS_quota_config); !quota_file.empty()) {
+    absl::StatusOr<resident::QuotaConfig> quotas = resident::LoadQuotaConfig(quota_file);
+    if (!quotas.ok()) {
+      std::fprintf(stderr, "bad --quota-config: %s\n",
+                   std::string(quotas.status().message()).c_str());
+      return 2;
+    }
+    options.quotas = *std::move(quotas);
+  }
+  options.data_dir = absl::GetFlag(FLAGS_data_dir);
+  options.max_concurrent_per_tenant = absl::GetFlag(FLAGS_max_concurrent_per_tenant);
+  if (options.max_concurrent_per_tenant < 1) {
+    std::fprintf(stderr, "--max-concurrent-per-tenant must be at least 1\n");
+    return 2;
+  }
   if (options.chunk_bytes <= 0 || options.chunk_bytes > options.max_message_bytes / 2) {
     std::fprintf(stderr, "--chunk-bytes must be positive and at most half of --max-message-bytes\n");
     return 2;

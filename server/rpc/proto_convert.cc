@@ -152,6 +152,7 @@ void EncodeArray(const ArrayDescription& a, v1::ArrayInfo* out) {
   out->set_dtype(EncodeDType(a.dtype));
   for (int64_t d : a.shape) out->add_shape(d);
   out->set_nbytes(a.nbytes);
+  if (!a.name.empty()) out->set_name(a.name);
 }
 
 }  // namespace resident

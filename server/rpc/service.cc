@@ -210,9 +210,50 @@ grpc::ServerUnaryReactor* ResidentService::Release(
       ASSIGN_OR_RETURN(HandleId id, DecodeHandle(h, "handle"));
       handles.push_back(id);
     }
-    return sessions_.Release(TenantOf(*ctx), session, handles);
+    std::vector<std::string> names(req->names().begin(), req->names().end());
+    return sessions_.Release(TenantOf(*ctx), session, handles, names);
   };
   Finish(reactor, Observe("Release", release()));
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* ResidentService::Keep(grpc::CallbackServerContext* ctx,
+                                                const v1::KeepRequest* req,
+                                                v1::ArrayInfo* resp) {
+  auto* reactor = ctx->DefaultReactor();
+  // With a data dir this writes and fsyncs the array: off gRPC's threads.
+  scheduler_.Submit(TenantOf(*ctx), ctx->deadline(), [this, ctx, req, resp, reactor](bool) {
+    auto keep = [&]() -> absl::Status {
+      RETURN_IF_ERROR(Authorize(*ctx));
+      RETURN_IF_ERROR(CheckDevice());
+      ASSIGN_OR_RETURN(HandleId session, SessionOf(req->session()));
+      ASSIGN_OR_RETURN(HandleId handle, DecodeHandle(req->handle(), "handle"));
+      ASSIGN_OR_RETURN(ArrayDescription a,
+                       sessions_.Keep(TenantOf(*ctx), session, handle, req->name()));
+      EncodeArray(a, resp);
+      return absl::OkStatus();
+    };
+    // Once acknowledged a keep is durable, so it runs even past the
+    // deadline: the client may retry and find ALREADY_EXISTS.
+    Finish(reactor, Observe("Keep", keep()));
+  });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* ResidentService::Attach(grpc::CallbackServerContext* ctx,
+                                                  const v1::AttachRequest* req,
+                                                  v1::ArrayInfo* resp) {
+  auto* reactor = ctx->DefaultReactor();
+  auto attach = [&]() -> absl::Status {
+    RETURN_IF_ERROR(Authorize(*ctx));
+    RETURN_IF_ERROR(CheckDevice());
+    ASSIGN_OR_RETURN(HandleId session, SessionOf(req->session()));
+    ASSIGN_OR_RETURN(ArrayDescription a,
+                     sessions_.Attach(TenantOf(*ctx), session, req->name()));
+    EncodeArray(a, resp);
+    return absl::OkStatus();
+  };
+  Finish(reactor, Observe("Attach", attach()));
   return reactor;
 }
 

@@ -46,6 +46,12 @@ class ResidentService final : public v1::Resident::CallbackService {
   grpc::ServerUnaryReactor* List(grpc::CallbackServerContext* ctx,
                                  const v1::ListRequest* req,
                                  v1::ListResponse* resp) override;
+  grpc::ServerUnaryReactor* Keep(grpc::CallbackServerContext* ctx,
+                                 const v1::KeepRequest* req,
+                                 v1::ArrayInfo* resp) override;
+  grpc::ServerUnaryReactor* Attach(grpc::CallbackServerContext* ctx,
+                                   const v1::AttachRequest* req,
+                                   v1::ArrayInfo* resp) override;
 
   // Finishes `reactor` with `status`, first checking for a poisoned device.
   void Finish(grpc::ServerUnaryReactor* reactor, const absl::Status& status);
