@@ -57,8 +57,9 @@ absl::StatusOr<std::unique_ptr<MetricsHttpServer>> MetricsHttpServer::Start(
     return absl::UnavailableError(
         absl::StrCat("cannot serve metrics on ", listen, " (address in use or invalid)"));
   }
-  mg_set_request_handler(server->ctx_, "/metrics$", &MetricsHttpServer::Handle,
-                         server.get());
+  // One handler for every path: civetweb's own 404 page (no document root)
+  // crashes in Debian 12's 1.15, so unknown paths are answered here.
+  mg_set_request_handler(server->ctx_, "/", &MetricsHttpServer::Handle, server.get());
   struct mg_server_port ports[4];
   std::memset(ports, 0, sizeof(ports));
   if (mg_get_server_ports(server->ctx_, 4, ports) > 0) server->port_ = ports[0].port;
@@ -73,19 +74,31 @@ MetricsHttpServer::~MetricsHttpServer() {
 
 int MetricsHttpServer::Handle(struct mg_connection* conn, void* self) {
   const struct mg_request_info* info = mg_get_request_info(conn);
-  if (info == nullptr || std::strcmp(info->request_method, "GET") != 0) {
-    mg_send_http_error(conn, 405, "%s", "only GET\n");
-    return 405;
+  int code = 200;
+  std::string body;
+  if (info == nullptr || info->local_uri == nullptr ||
+      std::strcmp(info->local_uri, "/metrics") != 0) {
+    code = 404;
+    body = "not found; metrics are at /metrics\n";
+  } else if (std::strcmp(info->request_method, "GET") != 0 &&
+             std::strcmp(info->request_method, "HEAD") != 0) {
+    code = 405;
+    body = "only GET\n";
+  } else {
+    body = static_cast<MetricsHttpServer*>(self)->render_();
   }
-  const std::string body = static_cast<MetricsHttpServer*>(self)->render_();
+  const char* reason = code == 200 ? "OK" : code == 404 ? "Not Found" : "Method Not Allowed";
+  const char* type = code == 200 ? "text/plain; version=0.0.4; charset=utf-8" : "text/plain";
   mg_printf(conn,
-            "HTTP/1.1 200 OK\r\n"
-            "Content-Type: text/plain; version=0.0.4; charset=utf-8\r\n"
+            "HTTP/1.1 %d %s\r\n"
+            "Content-Type: %s\r\n"
             "Content-Length: %zu\r\n"
             "Connection: close\r\n\r\n",
-            body.size());
-  mg_write(conn, body.data(), body.size());
-  return 200;
+            code, reason, type, body.size());
+  if (std::strcmp(info != nullptr ? info->request_method : "", "HEAD") != 0) {
+    mg_write(conn, body.data(), body.size());
+  }
+  return code;
 }
 
 }  // namespace resident
