@@ -459,7 +459,8 @@ absl::StatusOr<std::vector<ArrayListing>> Client::List() {
   std::vector<ArrayListing> out;
   for (const v1::ArrayInfo& a : resp.arrays()) {
     ArrayListing l;
-    l.handle_hex = Hex(a.handle());
+    l.handle_hex = a.handle().empty() ? "" : Hex(a.handle());
+    l.name = a.name();
     l.dtype = FromWire(a.dtype()).value_or(DType::kFloat64);
     l.shape.assign(a.shape().begin(), a.shape().end());
     l.nbytes = a.nbytes();
@@ -495,7 +496,7 @@ absl::StatusOr<Array> Client::Upload(DType dtype, const Shape& shape,
   return MakeArray(std::move(n));
 }
 
-absl::StatusOr<Array> Client::Attach(const std::string& handle_hex) {
+absl::StatusOr<Array> Client::AttachHandle(const std::string& handle_hex) {
   std::optional<HandleId> h = HandleId::FromHex(handle_hex);
   if (!h) return absl::InvalidArgumentError(absl::StrCat("'", handle_hex, "' is not a 32-digit hex handle"));
   absl::StatusOr<std::vector<ArrayListing>> all = List();
@@ -513,6 +514,40 @@ absl::StatusOr<Array> Client::Attach(const std::string& handle_hex) {
     return MakeArray(std::move(n));
   }
   return absl::NotFoundError("array handle not found");
+}
+
+absl::Status Client::Keep(const Array& array, const std::string& name) {
+  absl::StatusOr<std::string> hex = array.handle_hex();
+  if (!hex.ok()) return hex.status();
+  v1::KeepRequest req;
+  req.set_session(core_->session);
+  req.set_handle(HandleId::FromHex(*hex)->bytes());
+  req.set_name(name);
+  v1::ArrayInfo resp;
+  grpc::ClientContext ctx;
+  return FromGrpc(core_->stub->Keep(&ctx, req, &resp));
+}
+
+absl::StatusOr<Array> Client::Attach(const std::string& name) {
+  v1::AttachRequest req;
+  req.set_session(core_->session);
+  req.set_name(name);
+  v1::ArrayInfo info;
+  grpc::ClientContext ctx;
+  if (absl::Status s = FromGrpc(core_->stub->Attach(&ctx, req, &info)); !s.ok()) return s;
+  auto n = std::make_shared<Node>();
+  n->core = core_;
+  Materialize(*n, info);  // this session's own handle: released with the Array
+  return MakeArray(std::move(n));
+}
+
+absl::Status Client::Delete(const std::string& name) {
+  v1::ReleaseRequest req;
+  req.set_session(core_->session);
+  req.add_names(name);
+  v1::ReleaseResponse resp;
+  grpc::ClientContext ctx;
+  return FromGrpc(core_->stub->Release(&ctx, req, &resp));
 }
 
 absl::Status Client::ReleaseHandle(const std::string& handle_hex) {

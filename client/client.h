@@ -69,7 +69,8 @@ struct ServerInfo {
 
 // An array as the server lists it.
 struct ArrayListing {
-  std::string handle_hex;
+  std::string handle_hex;  // empty for a named array no handle is attached to
+  std::string name;        // set for named arrays
   DType dtype;
   Shape shape;
   int64_t nbytes = 0;
@@ -159,9 +160,21 @@ class Client {
                                    values.size() * sizeof(T)));
   }
   // An array of this tenant by its handle (e.g. from `resident put`).
-  absl::StatusOr<Array> Attach(const std::string& handle_hex);
+  absl::StatusOr<Array> AttachHandle(const std::string& handle_hex);
   // Releases handles by hex id (the CLI's rm).
   absl::Status ReleaseHandle(const std::string& handle_hex);
+
+  // Named arrays belong to the tenant, beyond sessions (and, with the
+  // server's --data-dir, across restarts).
+  // Names `array` (evaluating it first): 1-128 characters of
+  // [A-Za-z0-9._-] (INVALID_ARGUMENT), ALREADY_EXISTS if the tenant has it.
+  absl::Status Keep(const Array& array, const std::string& name);
+  // A handle of this session to the tenant's named array (released when the
+  // last Array copy goes; the name stays). NOT_FOUND if there is no such name.
+  absl::StatusOr<Array> Attach(const std::string& name);
+  // Deletes a name (the array goes once no handle holds it). NOT_FOUND if
+  // there is no such name.
+  absl::Status Delete(const std::string& name);
   // Evaluates several pending arrays in one program.
   absl::Status EvaluateAll(absl::Span<const Array> arrays);
 

@@ -1,7 +1,7 @@
 // resident: the command-line client.
 //
-//   resident [--server HOST:PORT] info | ls | put FILE.npy | get HANDLE FILE.npy
-//            | rm HANDLE | seed [--iterations N]
+//   resident [--server HOST:PORT] info | ls | put FILE.npy | get HANDLE|NAME FILE.npy
+//            | keep HANDLE NAME | rm HANDLE|NAME | seed [--iterations N]
 //            | token new TENANT [--admin] | admin sessions | admin close ID
 //
 // The server address comes from --server, else RESIDENT_SERVER, else
@@ -9,6 +9,7 @@
 #include <openssl/evp.h>
 #include <sys/random.h>
 
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -55,8 +56,10 @@ int Usage() {
                "  info                  server version, device and memory\n"
                "  ls                    this tenant's arrays\n"
                "  put FILE.npy          upload; prints the new handle\n"
-               "  get HANDLE FILE.npy   download into a .npy file\n"
-               "  rm HANDLE             release an array\n"
+               "  get HANDLE|NAME FILE.npy  download into a .npy file\n"
+               "  keep HANDLE NAME      name an array: it outlives sessions (and restarts\n"
+               "                        with the server's --data-dir)\n"
+               "  rm HANDLE|NAME        release a handle, or delete a name\n"
                "  seed [--iterations N] the tutorial's loop, three ways\n"
                "  token new TENANT [--admin]  a fresh token and its tokens-file line\n"
                "  admin sessions        every session (admin role)\n"
@@ -176,11 +179,12 @@ int Ls() {
   if (!c.ok()) return Fail(c.status());
   auto arrays = (*c)->List();
   if (!arrays.ok()) return Fail(arrays.status());
-  std::printf("%-32s  %-8s  %-20s  %s\n", "handle", "dtype", "shape", "bytes");
+  std::printf("%-32s  %-8s  %-20s  %-12s  %s\n", "handle", "dtype", "shape", "bytes", "name");
   for (const auto& a : *arrays) {
-    std::printf("%-32s  %-8s  %-20s  %lld\n", a.handle_hex.c_str(),
+    std::printf("%-32s  %-8s  %-20s  %-12lld  %s\n",
+                a.handle_hex.empty() ? "-" : a.handle_hex.c_str(),
                 resident::DTypeName(a.dtype), resident::ShapeString(a.shape).c_str(),
-                static_cast<long long>(a.nbytes));
+                static_cast<long long>(a.nbytes), a.name.c_str());
   }
   return 0;
 }
@@ -200,10 +204,37 @@ int Put(const std::string& path) {
   return 0;
 }
 
+// 32 hex digits: a handle (names may look like one too; see Lookup).
+bool LooksLikeHandle(const std::string& s) {
+  if (s.size() != 32) return false;
+  for (char ch : s) {
+    if (!std::isxdigit(static_cast<unsigned char>(ch))) return false;
+  }
+  return true;
+}
+
+// HANDLE or NAME: a handle if it looks like one and exists, else a name.
+absl::StatusOr<resident::client::Array> Lookup(Client& c, const std::string& what) {
+  if (LooksLikeHandle(what)) {
+    auto a = c.AttachHandle(what);
+    if (a.ok() || a.status().code() != absl::StatusCode::kNotFound) return a;
+  }
+  return c.Attach(what);
+}
+
+int Keep(const std::string& handle, const std::string& name) {
+  auto c = Connect();
+  if (!c.ok()) return Fail(c.status());
+  auto a = (*c)->AttachHandle(handle);
+  if (!a.ok()) return Fail(a.status());
+  if (auto s = (*c)->Keep(*a, name); !s.ok()) return Fail(s);
+  return 0;
+}
+
 int Get(const std::string& handle, const std::string& path) {
   auto c = Connect();
   if (!c.ok()) return Fail(c.status());
-  auto a = (*c)->Attach(handle);
+  auto a = Lookup(**c, handle);
   if (!a.ok()) return Fail(a.status());
   auto d = a->Download();
   if (!d.ok()) return Fail(d.status());
@@ -216,7 +247,10 @@ int Get(const std::string& handle, const std::string& path) {
 int Rm(const std::string& handle) {
   auto c = Connect();
   if (!c.ok()) return Fail(c.status());
-  if (auto s = (*c)->ReleaseHandle(handle); !s.ok()) return Fail(s);
+  absl::Status s = LooksLikeHandle(handle) ? (*c)->ReleaseHandle(handle)
+                                           : absl::NotFoundError("not a handle");
+  if (s.code() == absl::StatusCode::kNotFound) s = (*c)->Delete(handle);
+  if (!s.ok()) return Fail(s);
   return 0;
 }
 
@@ -235,6 +269,7 @@ int main(int argc, char** argv) {
   if (cmd == "put" && n == 1) return Put(args[2]);
   if (cmd == "get" && n == 2) return Get(args[2], args[3]);
   if (cmd == "rm" && n == 1) return Rm(args[2]);
+  if (cmd == "keep" && n == 2) return Keep(args[2], args[3]);
   if (cmd == "token" && n == 2 && std::string(args[2]) == "new") return TokenNew(args[3]);
   if (cmd == "admin" && n == 1 && std::string(args[2]) == "sessions") return AdminSessions();
   if (cmd == "admin" && n == 2 && std::string(args[2]) == "close") return AdminClose(args[3]);
