@@ -160,8 +160,17 @@ class Server::Impl {
         it = g.tenants.end() - 1;
       }
       ++it->sessions;
-      it->resident_bytes += s.bytes;
-      it->arrays += s.arrays;
+    }
+    // Usage counts named arrays too, and a buffer behind two handles once.
+    for (const auto& [tenant, usage] : sessions_->AllUsage()) {
+      auto it = std::find_if(g.tenants.begin(), g.tenants.end(),
+                             [&](const auto& t) { return t.tenant == tenant; });
+      if (it == g.tenants.end()) {
+        g.tenants.push_back({tenant, 0, 0, 0});
+        it = g.tenants.end() - 1;
+      }
+      it->resident_bytes = usage.bytes;
+      it->arrays = usage.arrays;
     }
     std::sort(g.tenants.begin(), g.tenants.end(),
               [](const auto& a, const auto& b) { return a.tenant < b.tenant; });
