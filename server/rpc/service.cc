@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <mutex>
 #include <string>
 #include <utility>
 
@@ -347,16 +348,25 @@ class DownloadReactor final : public grpc::ServerWriteReactor<v1::DownloadChunk>
       Finish(ToGrpcStatus(service_.Observe("Download", status)));
       return;
     }
-    EncodeArray(download_->description(), chunk_.mutable_array());
-    WriteNext();
+    total_ = download_->description().nbytes;
+    EncodeArray(download_->description(), chunks_[0].mutable_array());
+    Pump();
   }
 
   void OnWriteDone(bool ok) override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      writing_ = -1;
+      if (!ok) {
+        cancelled_ = true;
+        if (filling_) return;  // the filler finishes the call
+      }
+    }
     if (!ok) {
       Finish(ToGrpcStatus(absl::CancelledError("download cancelled")));
       return;
     }
-    WriteNext();  // the last chunk finishes the call itself
+    Pump();
   }
 
   void OnDone() override { delete this; }
@@ -371,38 +381,85 @@ class DownloadReactor final : public grpc::ServerWriteReactor<v1::DownloadChunk>
                                     service_.TenantOf(*ctx_), session, handle));
     return absl::OkStatus();
   }
-  // Sends the next chunk; the first also carries the description, and an
-  // empty array is one message with no data.
-  void WriteNext() {
-    if (!first_) chunk_.clear_array();
-    const int64_t total = download_->description().nbytes;
-    const int64_t n = std::min<int64_t>(service_.options().chunk_bytes, total - offset_);
-    std::string* data = chunk_.mutable_data();
-    data->resize(static_cast<size_t>(n));
-    absl::Status status = download_->Read(offset_, n, data->data());
-    if (!status.ok()) {
-      Finish(ToGrpcStatus(service_.Observe("Download", status)));
-      return;
-    }
-    offset_ += n;
-    first_ = false;  // before the write: the reactor may be gone once it starts
-    if (offset_ >= total) {
-      service_.metrics().RecordDownload(service_.TenantOf(*ctx_), total);
-      // Write and finish in one step. A last-message write (StartWriteLast)
-      // is held until Finish, so waiting for its OnWriteDone before calling
-      // Finish stalls the stream; OnWriteDone is not called for this one.
-      StartWriteAndFinish(&chunk_, grpc::WriteOptions(), grpc::Status::OK);
-    } else {
-      StartWrite(&chunk_);
+  // Two chunk buffers: while gRPC writes one, the next is read from the
+  // device into the other. Whichever thread finds a chunk ready and no write
+  // in flight starts the write; the last write finishes the call, after
+  // which nothing here may touch the reactor.
+  void Pump() {
+    for (;;) {
+      std::unique_lock<std::mutex> lock(mu_);
+      if (cancelled_) {
+        if (!filling_ && writing_ < 0 && !finish_started_) {
+          finish_started_ = true;
+          lock.unlock();
+          Finish(ToGrpcStatus(absl::CancelledError("download cancelled")));
+        }
+        return;
+      }
+      if (ready_ >= 0 && writing_ < 0) {
+        const int k = ready_;
+        ready_ = -1;
+        writing_ = k;
+        if (ready_last_) {
+          service_.metrics().RecordDownload(service_.TenantOf(*ctx_), total_);
+          lock.unlock();
+          // A last-message write (StartWriteLast) is held until Finish, so
+          // write and finish in one step; no OnWriteDone follows.
+          StartWriteAndFinish(&chunks_[k], grpc::WriteOptions(), grpc::Status::OK);
+          return;
+        }
+        StartWrite(&chunks_[k]);
+        continue;  // fill the other buffer while this one is written
+      }
+      if (filling_ || ready_ >= 0 || filled_all_) return;
+      const int k = writing_ == 0 ? 1 : 0;
+      filling_ = true;
+      const int64_t offset = offset_;
+      const int64_t n = std::min<int64_t>(service_.options().chunk_bytes, total_ - offset);
+      const bool first = offset == 0;
+      lock.unlock();
+      if (!first) chunks_[k].clear_array();
+      std::string* data = chunks_[k].mutable_data();
+      data->resize(static_cast<size_t>(n));
+      absl::Status status = download_->Read(offset, n, data->data());
+      lock.lock();
+      filling_ = false;
+      if (!status.ok() && !cancelled_) {
+        // Wait for no write in flight (OnWriteDone comes back to Pump).
+        cancelled_ = true;
+        error_ = service_.Observe("Download", status);
+      }
+      if (cancelled_) {
+        if (writing_ < 0 && !finish_started_) {
+          finish_started_ = true;
+          const absl::Status error = error_.ok() ? absl::CancelledError("download cancelled") : error_;
+          lock.unlock();
+          Finish(ToGrpcStatus(error));
+        }
+        return;
+      }
+      offset_ = offset + n;
+      ready_ = k;
+      ready_last_ = offset_ >= total_;
+      filled_all_ = ready_last_;
     }
   }
 
   ResidentService& service_;
   grpc::CallbackServerContext* ctx_;
   std::unique_ptr<resident::Download> download_;
-  v1::DownloadChunk chunk_;
-  int64_t offset_ = 0;
-  bool first_ = true;
+  v1::DownloadChunk chunks_[2];
+  std::mutex mu_;
+  int64_t total_ = 0;
+  int64_t offset_ = 0;     // next byte to read from the device
+  int writing_ = -1;       // chunk being written, or -1
+  int ready_ = -1;         // chunk filled and not yet written, or -1
+  bool ready_last_ = false;
+  bool filling_ = false;
+  bool filled_all_ = false;
+  bool cancelled_ = false;
+  bool finish_started_ = false;
+  absl::Status error_;
 };
 
 }  // namespace

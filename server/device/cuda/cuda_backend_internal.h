@@ -37,6 +37,7 @@
 #include "kernels/cuda/kernels.h"
 #include "server/device/backend.h"
 #include "server/device/cuda/cuda_status.h"
+#include "server/device/cuda/staging.h"
 
 namespace resident::cuda_internal {
 
@@ -79,12 +80,15 @@ class StreamState {
   // This stream's cuBLAS handle (default math: true fp32, no TF32), created
   // on first use.
   absl::StatusOr<cublasHandle_t> Cublas();
+  // Pinned staging for large host copies on this stream, made on first use.
+  Staging& staging();
 
  private:
   std::shared_ptr<DeviceState> device_;
   cudaStream_t stream_;
   std::mutex mu_;
   cublasHandle_t cublas_ = nullptr;
+  std::unique_ptr<Staging> staging_;
 };
 
 class CudaStream final : public Stream {
