@@ -16,6 +16,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -60,6 +61,25 @@ struct DeviceArray {
 };
 
 enum class BinaryOp { kAdd, kSubtract, kMultiply, kDivide };
+
+// A loop whose body is elementwise over arrays of one shape, described so a
+// backend can run it in one pass: each element's values go through every
+// iteration in registers, and memory is read and written once. Slots are
+// numbered params first (carried values, then invariants), then one per step.
+struct FusedLoopSpec {
+  enum class Kind { kAdd, kSubtract, kMultiply, kDivide, kNegative, kCast };
+  struct Step {
+    Kind kind = Kind::kAdd;
+    int a = -1, b = -1;  // operand slots (b only for binary kinds)
+    DType dtype = DType::kFloat64;  // the result's; binary operands have it too
+  };
+  int64_t trip_count = 0;
+  int num_carried = 0;
+  std::vector<DType> param_dtypes;
+  std::vector<bool> param_scalar;  // one element, broadcast to every index
+  std::vector<Step> steps;
+  std::vector<int> yields;  // per carried value: the slot it becomes
+};
 
 // Memory figures of a device, in bytes.
 struct MemoryInfo {
@@ -144,6 +164,18 @@ class Backend {
   // 0-d). out.dtype is SumResultType(a.dtype). Empty sums are 0.
   virtual absl::Status Sum(Stream& stream, const DeviceArray& a,
                            std::optional<int> axis, DeviceArray& out) = 0;
+  // Whether FusedLoop is available (the executor falls back to running the
+  // body op by op).
+  virtual bool SupportsFusedLoop() const { return false; }
+  // Runs `spec` over params (carried values first, all of one shape, then
+  // invariants, full-shape or one element) into outs (one per carried
+  // value, the carried shape; an out may share a carried input's buffer).
+  // Results equal running the body op by op, bit for bit.
+  virtual absl::Status FusedLoop(Stream& stream, const FusedLoopSpec& spec,
+                                 const std::vector<DeviceArray>& params,
+                                 std::vector<DeviceArray>& outs) {
+    return absl::UnimplementedError("this backend does not fuse loops");
+  }
   // out = a with axes permuted: out.shape[i] = a.shape[perm[i]].
   virtual absl::Status Transpose(Stream& stream, const DeviceArray& a,
                                  absl::Span<const int> perm,

@@ -1,13 +1,19 @@
 #include "server/program/executor.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "server/base/status_macros.h"
+#include "server/program/fusion.h"
 #include "server/program/ops.h"
 
 namespace resident {
 namespace {
+
+// Element-steps one fused-loop round may run before the executor checks the
+// call's deadline again (tens of ms on a CPU core, far less on a GPU).
+constexpr int64_t kFusedWorkPerRound = int64_t{1} << 27;
 
 class Executor {
  public:
@@ -69,6 +75,48 @@ absl::Status Executor::RunLoop(const Instruction& ins, const PlannedScope& body,
                                int first_output) {
   const Program& prog = *ins.body;
   const size_t carried = prog.yields.size();
+  if (ctx_.device.backend().SupportsFusedLoop()) {
+    std::vector<ValueType> types;
+    for (const DeviceArray& a : args) types.push_back({a.dtype, a.shape});
+    if (std::optional<FusedLoopPlan> fused = PlanFusedLoop(ins, body, types, plan_.inputs)) {
+      if (options_.check_continue) RETURN_IF_ERROR(options_.check_continue());
+      for (const HandleId& h : fused->handle_params) args.push_back(plan_.inputs.at(h));
+      std::vector<DeviceArray> outs(carried);
+      for (size_t c = 0; c < carried; ++c) {
+        // In place when only this loop holds the carried value: the fused
+        // kernel reads each element before it writes it.
+        long refs = 0;
+        for (const DeviceArray& a : args) refs += a.buffer == args[c].buffer ? 1 : 0;
+        bool taken = false;
+        for (size_t d = 0; d < c; ++d) taken |= outs[d].buffer == args[c].buffer;
+        if (args[c].buffer != nullptr && args[c].buffer.use_count() == refs && !taken) {
+          outs[c] = args[c];
+        } else {
+          ASSIGN_OR_RETURN(outs[c].buffer,
+                           ctx_.device.Allocate(args[c].nbytes(), ctx_.stream, ctx_.reservation));
+          outs[c].dtype = args[c].dtype;
+          outs[c].shape = args[c].shape;
+        }
+      }
+      // Run the iterations in rounds of bounded work, so a deadline or a
+      // cancelled call still stops the loop promptly: after the first round
+      // the carried values are read back from the outs, in place.
+      const int64_t per_trip = std::max<int64_t>(
+          1, args[0].num_elements() * static_cast<int64_t>(fused->spec.steps.size() + 1));
+      const int64_t round = std::max<int64_t>(1, kFusedWorkPerRound / per_trip);
+      FusedLoopSpec spec = fused->spec;
+      for (int64_t done = 0; done < ins.trip_count; done += spec.trip_count) {
+        if (done > 0) {
+          if (options_.check_continue) RETURN_IF_ERROR(options_.check_continue());
+          for (size_t c = 0; c < carried; ++c) args[c] = outs[c];
+        }
+        spec.trip_count = std::min(round, ins.trip_count - done);
+        RETURN_IF_ERROR(ctx_.device.backend().FusedLoop(ctx_.stream, spec, args, outs));
+      }
+      for (size_t c = 0; c < carried; ++c) values[first_output + c] = std::move(outs[c]);
+      return absl::OkStatus();
+    }
+  }
   std::vector<DeviceArray> current(std::make_move_iterator(args.begin()),
                                    std::make_move_iterator(args.begin() + carried));
   const std::vector<DeviceArray> invariants(args.begin() + carried, args.end());

@@ -646,6 +646,106 @@ TEST_P(BackendConformanceTest, AllocationsAndCopies) {
   b.Trim();
 }
 
+// Fused loops (one pass, values in registers/cache across iterations) must
+// equal the reference bit for bit, casts, wrapping and specials included.
+TEST_P(BackendConformanceTest, FusedLoopsMatchTheReference) {
+  using K = FusedLoopSpec::Kind;
+  const int64_t n = 5000;
+  // x (f64, carried), s (f32, one element), b (bool), k (int32).
+  FusedLoopSpec f;
+  f.trip_count = 5;
+  f.num_carried = 1;
+  f.param_dtypes = {DType::kFloat64, DType::kFloat32, DType::kBool, DType::kInt32};
+  f.param_scalar = {false, true, false, false};
+  f.steps = {{K::kCast, 1, -1, DType::kFloat64},     // 4 = f64(s)
+             {K::kMultiply, 0, 4, DType::kFloat64},  // 5 = x * s
+             {K::kCast, 2, -1, DType::kFloat64},     // 6 = f64(b)
+             {K::kAdd, 5, 6, DType::kFloat64},       // 7
+             {K::kCast, 3, -1, DType::kFloat64},     // 8 = f64(k)
+             {K::kDivide, 7, 8, DType::kFloat64},    // 9 (k may be 0)
+             {K::kNegative, 9, -1, DType::kFloat64}};
+  f.yields = {10};
+  auto run = [](const FusedLoopSpec& spec) {
+    return [spec](Backend& b, Stream& s, std::vector<DeviceArray>& in, DeviceArray& out) {
+      if (!b.SupportsFusedLoop()) return absl::Status(absl::UnimplementedError("no fusion"));
+      std::vector<DeviceArray> outs{out};
+      return b.FusedLoop(s, spec, in, outs);
+    };
+  };
+  // The same spec op by op with the ordinary kernels, on whole arrays.
+  auto op_by_op = [](const FusedLoopSpec& spec) {
+    return [spec](Backend& b, Stream& s, std::vector<DeviceArray>& in, DeviceArray& out) {
+      std::vector<DeviceArray> slots = in;
+      const Shape shape = in[0].shape;
+      for (int64_t t = 0; t < spec.trip_count; ++t) {
+        slots.resize(in.size());
+        for (const auto& st : spec.steps) {
+          DeviceArray r{nullptr, st.dtype, shape};
+          absl::StatusOr<std::shared_ptr<Buffer>> buf = b.Allocate(r.nbytes(), s);
+          if (!buf.ok()) return buf.status();
+          r.buffer = *buf;
+          absl::Status status;
+          if (st.kind == K::kCast) status = b.Cast(s, slots[st.a], r);
+          else if (st.kind == K::kNegative) status = b.Negative(s, slots[st.a], r);
+          else {
+            const BinaryOp op = st.kind == K::kAdd ? BinaryOp::kAdd
+                              : st.kind == K::kSubtract ? BinaryOp::kSubtract
+                              : st.kind == K::kMultiply ? BinaryOp::kMultiply : BinaryOp::kDivide;
+            status = b.Binary(s, op, slots[st.a], slots[st.b], r);
+          }
+          if (!status.ok()) return status;
+          slots.push_back(r);
+        }
+        for (int c = 0; c < spec.num_carried; ++c) slots[c] = slots[spec.yields[c]];
+      }
+      return b.Cast(s, slots[0], out);
+    };
+  };
+  auto check_against_op_by_op = [&](const std::string& what, const std::vector<HostArray>& in,
+                                    DType dtype, const Shape& shape, const FusedLoopSpec& spec) {
+    SCOPED_TRACE(what + " vs op by op");
+    absl::StatusOr<HostArray> want = RunOn(ref_, in, dtype, shape, op_by_op(spec));
+    ASSERT_TRUE(want.ok()) << want.status();
+    absl::StatusOr<HostArray> got = RunOn(test_, in, dtype, shape, run(spec));
+    ASSERT_TRUE(got.ok()) << got.status();
+    Compare(*want, *got, {});
+  };
+  if (!test_.backend->SupportsFusedLoop()) GTEST_SKIP() << GetParam() << " does not fuse loops";
+  check_against_op_by_op("float64 with casts",
+                         {Random(DType::kFloat64, {n}, 101), Random(DType::kFloat32, {}, 102),
+                          Random(DType::kBool, {n}, 103), Random(DType::kInt32, {n}, 104)},
+                         DType::kFloat64, {n}, f);
+  Check("float64 with casts", {Random(DType::kFloat64, {n}, 101), Random(DType::kFloat32, {}, 102),
+                               Random(DType::kBool, {n}, 103), Random(DType::kInt32, {n}, 104)},
+        DType::kFloat64, {n}, run(f));
+  // Integers wrap: y = -(y * k) + y, 11 times; bool: z = z + b (or).
+  FusedLoopSpec g;
+  g.trip_count = 11;
+  g.num_carried = 1;
+  g.param_dtypes = {DType::kInt32, DType::kInt32};
+  g.param_scalar = {false, false};
+  g.steps = {{K::kMultiply, 0, 1, DType::kInt32}, {K::kNegative, 2, -1, DType::kInt32},
+             {K::kAdd, 3, 0, DType::kInt32}};
+  g.yields = {4};
+  Check("int32 wrapping", {Random(DType::kInt32, {n}, 105), Random(DType::kInt32, {n}, 106)},
+        DType::kInt32, {n}, run(g));
+  check_against_op_by_op("int32 wrapping",
+                         {Random(DType::kInt32, {n}, 105), Random(DType::kInt32, {n}, 106)},
+                         DType::kInt32, {n}, g);
+  FusedLoopSpec h;
+  h.trip_count = 3;
+  h.num_carried = 1;
+  h.param_dtypes = {DType::kBool, DType::kBool};
+  h.param_scalar = {false, false};
+  h.steps = {{K::kAdd, 0, 1, DType::kBool}};
+  h.yields = {2};
+  Check("bool or", {Random(DType::kBool, {n}, 107), Random(DType::kBool, {n}, 108)},
+        DType::kBool, {n}, run(h));
+  check_against_op_by_op("bool or",
+                         {Random(DType::kBool, {n}, 107), Random(DType::kBool, {n}, 108)},
+                         DType::kBool, {n}, h);
+}
+
 // The server allocates through Device, which wraps each buffer to return its
 // bytes to the memory budget: ops must accept those wrapped buffers.
 TEST_P(BackendConformanceTest, BuffersFromTheBudgetedDevice) {

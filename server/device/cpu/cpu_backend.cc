@@ -2,6 +2,7 @@
 // every argument against its buffer, and runs ops synchronously (a CPU stream
 // is only a token). Owns its thread pool and host allocator; nothing global.
 #include "server/device/cpu/cpu_backend.h"
+#include "server/device/cpu/fused_loop.h"
 
 #include <unistd.h>
 
@@ -146,6 +147,15 @@ class CpuBackend final : public Backend {
                   static_cast<size_t>(bytes));
     }
     return absl::OkStatus();
+  }
+
+  bool SupportsFusedLoop() const override { return true; }
+  absl::Status FusedLoop(Stream&, const FusedLoopSpec& spec,
+                         const std::vector<DeviceArray>& params,
+                         std::vector<DeviceArray>& outs) override {
+    for (const DeviceArray& p : params) RETURN_IF_ERROR(CheckArray(p, "fused loop param"));
+    for (DeviceArray& o : outs) RETURN_IF_ERROR(CheckArray(o, "fused loop out"));
+    return cpu::RunFusedLoop(&pool_, spec, params, outs);
   }
 
   absl::Status Fill(Stream&, const Scalar& value, DeviceArray& out) override {

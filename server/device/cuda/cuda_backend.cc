@@ -76,6 +76,8 @@ absl::StatusOr<std::unique_ptr<Backend>> NewCudaBackend(int ordinal) {
     return fail(e, "cudaMemPoolSetAttribute(ReleaseThreshold)");
   }
   device->sm_count = props.multiProcessorCount;
+  device->cc_major = props.major;
+  device->cc_minor = props.minor;
   std::string description =
       absl::StrCat(props.name, " (sm_", props.major, props.minor, ", ",
                    props.multiProcessorCount, " SMs)");
@@ -178,7 +180,10 @@ CudaBuffer::~CudaBuffer() {
 
 CudaBackend::CudaBackend(std::shared_ptr<DeviceState> device,
                          std::string description)
-    : device_(std::move(device)), description_(std::move(description)) {}
+    : device_(std::move(device)),
+      description_(std::move(description)),
+      fused_kernels_(std::make_unique<FusedKernelCache>(device_->cc_major,
+                                                        device_->cc_minor)) {}
 
 std::string CudaBackend::name() const {
   return absl::StrCat("cuda:", device_->ordinal);

@@ -37,6 +37,7 @@
 #include "kernels/cuda/kernels.h"
 #include "server/device/backend.h"
 #include "server/device/cuda/cuda_status.h"
+#include "server/device/cuda/fused_loop.h"
 #include "server/device/cuda/staging.h"
 
 namespace resident::cuda_internal {
@@ -58,6 +59,7 @@ class DeviceGuard {
 struct DeviceState {
   int ordinal = 0;
   int sm_count = 1;
+  int cc_major = 0, cc_minor = 0;  // compute capability
   cudaMemPool_t pool = nullptr;
   std::atomic<bool> poisoned{false};
   std::atomic<int64_t> in_use{0};  // bytes of live buffers
@@ -164,6 +166,12 @@ class CudaBackend final : public Backend {
                          absl::Span<const int> perm,
                          DeviceArray& out) override;
 
+  // fused_loop.cc
+  bool SupportsFusedLoop() const override { return true; }
+  absl::Status FusedLoop(Stream& stream, const FusedLoopSpec& spec,
+                         const std::vector<DeviceArray>& params,
+                         std::vector<DeviceArray>& outs) override;
+
  private:
   // The stream's state, INVALID_ARGUMENT for a stream of another backend or
   // device, UNAVAILABLE once poisoned.
@@ -191,6 +199,7 @@ class CudaBackend final : public Backend {
 
   std::shared_ptr<DeviceState> device_;
   std::string description_;
+  std::unique_ptr<FusedKernelCache> fused_kernels_;
 };
 
 // resident::DType -> the kernels' ElemType.

@@ -1,0 +1,137 @@
+#include "server/device/cpu/fused_loop.h"
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <mutex>
+
+#include "absl/strings/str_cat.h"
+#include "kernels/cpu/convert.h"
+#include "kernels/cpu/elementwise.h"
+#include "server/base/status_macros.h"
+
+namespace resident::cpu {
+namespace {
+
+// Elements per block: every slot of a block together should fit in L2.
+constexpr int64_t kBlock = 4096;
+
+ArithOp ToArith(FusedLoopSpec::Kind k) {
+  switch (k) {
+    case FusedLoopSpec::Kind::kSubtract: return ArithOp::kSubtract;
+    case FusedLoopSpec::Kind::kMultiply: return ArithOp::kMultiply;
+    case FusedLoopSpec::Kind::kDivide: return ArithOp::kDivide;
+    default: return ArithOp::kAdd;
+  }
+}
+
+}  // namespace
+
+absl::Status RunFusedLoop(ThreadPool* pool, const FusedLoopSpec& spec,
+                          const std::vector<DeviceArray>& params,
+                          std::vector<DeviceArray>& outs) {
+  const int np = static_cast<int>(spec.param_dtypes.size());
+  if (static_cast<int>(params.size()) != np || spec.num_carried <= 0 ||
+      static_cast<int>(outs.size()) != spec.num_carried) {
+    return absl::InvalidArgumentError("FusedLoop: params or outs do not match the spec");
+  }
+  const int64_t n = params[0].num_elements();
+  const int slots = np + static_cast<int>(spec.steps.size());
+  std::vector<DType> dtype(spec.param_dtypes);
+  for (const auto& st : spec.steps) dtype.push_back(st.dtype);
+
+  absl::Status first_error;
+  std::mutex error_mu;
+  const int64_t blocks = (n + kBlock - 1) / kBlock;
+  ParallelFor(pool, blocks, 1, [&](int64_t b0, int64_t b1) {
+    // Per-thread scratch: one block of every slot (carried slots hold the
+    // running values; invariant slots point at the params).
+    std::vector<std::unique_ptr<char[]>> mem(slots);
+    for (int s = 0; s < slots; ++s) {
+      mem[s].reset(new char[static_cast<size_t>(kBlock * ItemSize(dtype[s]))]);
+    }
+    std::vector<std::unique_ptr<char[]>> next(spec.num_carried);
+    for (int c = 0; c < spec.num_carried; ++c) {
+      next[c].reset(new char[static_cast<size_t>(kBlock * ItemSize(dtype[c]))]);
+    }
+    for (int64_t blk = b0; blk < b1; ++blk) {
+      const int64_t begin = blk * kBlock, count = std::min(kBlock, n - begin);
+      const int64_t shape_full[1] = {count};
+      auto view_of = [&](int s, const void** data, absl::Span<const int64_t>* shape) {
+        if (s < np && s >= spec.num_carried) {  // invariant: read in place
+          const char* base = static_cast<const char*>(params[s].data());
+          if (spec.param_scalar[s]) {
+            *data = base;
+            *shape = {};
+          } else {
+            *data = base + begin * ItemSize(dtype[s]);
+            *shape = absl::MakeConstSpan(shape_full);
+          }
+          return;
+        }
+        *data = mem[s].get();
+        *shape = absl::MakeConstSpan(shape_full);
+      };
+      for (int c = 0; c < spec.num_carried; ++c) {
+        std::memcpy(mem[c].get(),
+                    static_cast<const char*>(params[c].data()) + begin * ItemSize(dtype[c]),
+                    static_cast<size_t>(count * ItemSize(dtype[c])));
+      }
+      absl::Status status;
+      for (int64_t t = 0; t < spec.trip_count && status.ok(); ++t) {
+        for (size_t i = 0; i < spec.steps.size() && status.ok(); ++i) {
+          const auto& st = spec.steps[i];
+          const int out_slot = np + static_cast<int>(i);
+          MutView out{mem[out_slot].get(), st.dtype, absl::MakeConstSpan(shape_full)};
+          const void* da = nullptr;
+          absl::Span<const int64_t> sa;
+          view_of(st.a, &da, &sa);
+          ConstView a{da, dtype[st.a], sa};
+          if (st.kind == FusedLoopSpec::Kind::kCast) {
+            status = Cast(nullptr, a, out);
+          } else if (st.kind == FusedLoopSpec::Kind::kNegative) {
+            status = Negative(nullptr, a, out);
+          } else {
+            const void* db = nullptr;
+            absl::Span<const int64_t> sb;
+            view_of(st.b, &db, &sb);
+            status = Binary(nullptr, ToArith(st.kind), a, ConstView{db, dtype[st.b], sb}, out);
+          }
+        }
+        // Next carried values (yields may name each other: copy via scratch).
+        for (int c = 0; c < spec.num_carried && status.ok(); ++c) {
+          const int y = spec.yields[c];
+          if (y == c) continue;
+          const void* dy = nullptr;
+          absl::Span<const int64_t> sy;
+          view_of(y, &dy, &sy);
+          const int64_t bytes = count * ItemSize(dtype[c]);
+          if (sy.empty()) {
+            for (int64_t k = 0; k < count; ++k) {
+              std::memcpy(next[c].get() + k * ItemSize(dtype[c]), dy, ItemSize(dtype[c]));
+            }
+          } else {
+            std::memcpy(next[c].get(), dy, static_cast<size_t>(bytes));
+          }
+        }
+        for (int c = 0; c < spec.num_carried && status.ok(); ++c) {
+          if (spec.yields[c] == c) continue;
+          std::memcpy(mem[c].get(), next[c].get(),
+                      static_cast<size_t>(count * ItemSize(dtype[c])));
+        }
+      }
+      if (!status.ok()) {
+        std::lock_guard<std::mutex> lock(error_mu);
+        if (first_error.ok()) first_error = status;
+        return;
+      }
+      for (int c = 0; c < spec.num_carried; ++c) {
+        std::memcpy(static_cast<char*>(outs[c].data()) + begin * ItemSize(dtype[c]),
+                    mem[c].get(), static_cast<size_t>(count * ItemSize(dtype[c])));
+      }
+    }
+  });
+  return first_error;
+}
+
+}  // namespace resident::cpu

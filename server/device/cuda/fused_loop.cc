@@ -1,0 +1,222 @@
+#include "server/device/cuda/fused_loop.h"
+
+#include <nvrtc.h>
+
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "server/base/status_macros.h"
+#include "server/device/cuda/cuda_backend_internal.h"
+
+namespace resident::cuda_internal {
+namespace {
+
+using Kind = FusedLoopSpec::Kind;
+
+const char* CType(DType d) {
+  switch (d) {
+    case DType::kBool: return "bool";
+    case DType::kInt32: return "int";
+    case DType::kInt64: return "long long";
+    case DType::kFloat32: return "float";
+    case DType::kFloat64: return "double";
+  }
+  return "?";
+}
+
+const char* UType(DType d) {
+  return d == DType::kInt32 ? "unsigned int" : "unsigned long long";
+}
+
+// The same conversions as the Cast kernel (kernels/cuda/common.cuh).
+std::string CastExpr(const std::string& x, DType from, DType to) {
+  if (from == to) return x;
+  if (to == DType::kBool) return absl::StrCat("(", x, " != 0)");
+  if (from == DType::kBool) return absl::StrCat("(", x, " ? (", CType(to), ")1 : (", CType(to), ")0)");
+  if (IsInteger(to) && IsFloating(from)) {
+    return absl::StrCat(to == DType::kInt32 ? "f2i32" : "f2i64", "((double)", x, ")");
+  }
+  return absl::StrCat("((", CType(to), ")", x, ")");
+}
+
+std::string BinaryExpr(Kind kind, const std::string& a, const std::string& b, DType t) {
+  if (t == DType::kBool) {
+    return absl::StrCat("(", a, kind == Kind::kAdd ? " || " : " && ", b, ")");
+  }
+  const char* op = kind == Kind::kAdd ? " + " : kind == Kind::kSubtract ? " - "
+                 : kind == Kind::kMultiply ? " * " : " / ";
+  if (IsInteger(t)) {  // wrapping, as the elementwise kernels
+    return absl::StrCat("((", CType(t), ")((", UType(t), ")", a, op, "(", UType(t), ")", b, "))");
+  }
+  return absl::StrCat("(", a, op, b, ")");
+}
+
+std::string Slot(const FusedLoopSpec& spec, int slot) {
+  const int params = static_cast<int>(spec.param_dtypes.size());
+  return slot < params ? absl::StrCat("p", slot) : absl::StrCat("s", slot);
+}
+
+absl::Status Nvrtc(nvrtcResult r, const char* where) {
+  if (r == NVRTC_SUCCESS) return absl::OkStatus();
+  return absl::InternalError(absl::StrCat(where, ": ", nvrtcGetErrorString(r)));
+}
+
+}  // namespace
+
+std::string FusedLoopSource(const FusedLoopSpec& spec) {
+  const int params = static_cast<int>(spec.param_dtypes.size());
+  std::string src =
+      "__device__ __forceinline__ int f2i32(double d) {\n"
+      "  if (!(d > -2147483649.0 && d < 2147483648.0)) return (-2147483647 - 1);\n"
+      "  return (int)d;\n}\n"
+      "__device__ __forceinline__ long long f2i64(double d) {\n"
+      "  if (!(d >= -9223372036854775808.0 && d < 9223372036854775808.0))\n"
+      "    return (-9223372036854775807LL - 1);\n"
+      "  return (long long)d;\n}\n"
+      "extern \"C\" __global__ void resident_fused(";
+  for (int p = 0; p < params; ++p) {
+    absl::StrAppend(&src, "const ", CType(spec.param_dtypes[p]), "* __restrict__ in", p, ", ");
+  }
+  for (int c = 0; c < spec.num_carried; ++c) {
+    absl::StrAppend(&src, CType(spec.param_dtypes[c]), "* out", c, ", ");
+  }
+  absl::StrAppend(&src, "long long trips, long long n) {\n"
+                        "  const long long stride = (long long)blockDim.x * gridDim.x;\n"
+                        "  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;"
+                        " i < n; i += stride) {\n");
+  // Every param is read before any out is written (outs may alias them).
+  for (int p = 0; p < params; ++p) {
+    absl::StrAppend(&src, "    ", CType(spec.param_dtypes[p]), " p", p, " = in", p,
+                    spec.param_scalar[p] ? "[0]" : "[i]", ";\n");
+  }
+  absl::StrAppend(&src, "    for (long long t = 0; t < trips; ++t) {\n");
+  std::vector<DType> dtypes = spec.param_dtypes;
+  for (size_t i = 0; i < spec.steps.size(); ++i) {
+    const FusedLoopSpec::Step& st = spec.steps[i];
+    const int slot = params + static_cast<int>(i);
+    std::string expr;
+    if (st.kind == Kind::kCast) {
+      expr = CastExpr(Slot(spec, st.a), dtypes[st.a], st.dtype);
+    } else if (st.kind == Kind::kNegative) {
+      expr = IsInteger(st.dtype)
+                 ? absl::StrCat("((", CType(st.dtype), ")((", UType(st.dtype), ")0 - (",
+                                UType(st.dtype), ")", Slot(spec, st.a), "))")
+                 : absl::StrCat("(-", Slot(spec, st.a), ")");
+    } else {
+      expr = BinaryExpr(st.kind, Slot(spec, st.a), Slot(spec, st.b), st.dtype);
+    }
+    absl::StrAppend(&src, "      const ", CType(st.dtype), " s", slot, " = ", expr, ";\n");
+    dtypes.push_back(st.dtype);
+  }
+  for (int c = 0; c < spec.num_carried; ++c) {
+    absl::StrAppend(&src, "      const ", CType(spec.param_dtypes[c]), " y", c, " = ",
+                    Slot(spec, spec.yields[c]), ";\n");
+  }
+  for (int c = 0; c < spec.num_carried; ++c) absl::StrAppend(&src, "      p", c, " = y", c, ";\n");
+  absl::StrAppend(&src, "    }\n");
+  for (int c = 0; c < spec.num_carried; ++c) absl::StrAppend(&src, "    out", c, "[i] = p", c, ";\n");
+  absl::StrAppend(&src, "  }\n}\n");
+  return src;
+}
+
+FusedKernelCache::~FusedKernelCache() {
+  for (auto& [src, lk] : kernels_) (void)cudaLibraryUnload(lk.first);
+}
+
+absl::StatusOr<cudaKernel_t> FusedKernelCache::Get(const std::string& source) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (auto it = kernels_.find(source); it != kernels_.end()) return it->second.second;
+  nvrtcProgram prog = nullptr;
+  RETURN_IF_ERROR(Nvrtc(nvrtcCreateProgram(&prog, source.c_str(), "resident_fused.cu",
+                                           0, nullptr, nullptr),
+                        "nvrtcCreateProgram"));
+  const std::string arch = absl::StrCat("--gpu-architecture=sm_", major_, minor_);
+  // No FMA contraction: the fused loop must equal the op-by-op kernels.
+  const char* opts[] = {arch.c_str(), "--fmad=false", "--std=c++17"};
+  const nvrtcResult compiled = nvrtcCompileProgram(prog, 3, opts);
+  std::string cubin;
+  absl::Status status = absl::OkStatus();
+  if (compiled != NVRTC_SUCCESS) {
+    size_t log_size = 0;
+    nvrtcGetProgramLogSize(prog, &log_size);
+    std::string log(log_size, '\0');
+    if (log_size > 0) nvrtcGetProgramLog(prog, log.data());
+    status = absl::InternalError(absl::StrCat("NVRTC failed to compile a fused loop: ",
+                                              nvrtcGetErrorString(compiled), "\n", log));
+  } else {
+    size_t size = 0;
+    status = Nvrtc(nvrtcGetCUBINSize(prog, &size), "nvrtcGetCUBINSize");
+    if (status.ok()) {
+      cubin.resize(size);
+      status = Nvrtc(nvrtcGetCUBIN(prog, cubin.data()), "nvrtcGetCUBIN");
+    }
+  }
+  nvrtcDestroyProgram(&prog);
+  RETURN_IF_ERROR(status);
+  cudaLibrary_t library = nullptr;
+  cudaError_t e = cudaLibraryLoadData(&library, cubin.data(), nullptr, nullptr, 0,
+                                      nullptr, nullptr, 0);
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
+    return absl::InternalError(absl::StrCat("cudaLibraryLoadData: ", cudaGetErrorString(e)));
+  }
+  cudaKernel_t kernel = nullptr;
+  e = cudaLibraryGetKernel(&kernel, library, "resident_fused");
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
+    (void)cudaLibraryUnload(library);
+    return absl::InternalError(absl::StrCat("cudaLibraryGetKernel: ", cudaGetErrorString(e)));
+  }
+  kernels_.emplace(source, std::make_pair(library, kernel));
+  return kernel;
+}
+
+// --- CudaBackend::FusedLoop ----------------------------------------------------
+
+absl::Status CudaBackend::FusedLoop(Stream& stream, const FusedLoopSpec& spec,
+                                    const std::vector<DeviceArray>& params,
+                                    std::vector<DeviceArray>& outs) {
+  ASSIGN_OR_RETURN(auto s, Resolve(stream));
+  const size_t np = spec.param_dtypes.size();
+  if (params.size() != np || outs.size() != static_cast<size_t>(spec.num_carried) ||
+      spec.yields.size() != outs.size() || spec.num_carried <= 0) {
+    return absl::InvalidArgumentError("FusedLoop: params or outs do not match the spec");
+  }
+  const Shape& shape = params[0].shape;
+  const int64_t n = NumElements(shape);
+  for (size_t p = 0; p < np; ++p) {
+    RETURN_IF_ERROR(CheckArray(params[p], s, "FusedLoop param"));
+    const bool ok = params[p].dtype == spec.param_dtypes[p] &&
+                    (spec.param_scalar[p] ? params[p].num_elements() == 1
+                                          : params[p].shape == shape);
+    if (!ok) return absl::InvalidArgumentError(absl::StrCat("FusedLoop: param ", p, " does not match the spec"));
+  }
+  for (size_t c = 0; c < outs.size(); ++c) {
+    RETURN_IF_ERROR(CheckArray(outs[c], s, "FusedLoop out"));
+    if (outs[c].dtype != spec.param_dtypes[c] || outs[c].shape != shape) {
+      return absl::InvalidArgumentError(absl::StrCat("FusedLoop: out ", c, " does not match"));
+    }
+  }
+  if (n == 0) return absl::OkStatus();
+  DeviceGuard guard(device_->ordinal);
+  ASSIGN_OR_RETURN(cudaKernel_t kernel, fused_kernels_->Get(FusedLoopSource(spec)));
+  std::vector<const void*> pointers;
+  for (const DeviceArray& a : params) pointers.push_back(a.data());
+  for (const DeviceArray& a : outs) pointers.push_back(a.data());
+  long long trips = spec.trip_count;
+  long long count = n;
+  std::vector<void*> args;
+  for (const void*& p : pointers) args.push_back(&p);
+  args.push_back(&trips);
+  args.push_back(&count);
+  constexpr int kBlock = 256;
+  const int64_t blocks = std::min<int64_t>((n + kBlock - 1) / kBlock,
+                                           int64_t{device_->sm_count} * 32);
+  return Check(cudaLaunchKernel(reinterpret_cast<const void*>(kernel),
+                                dim3(static_cast<unsigned>(blocks)), dim3(kBlock),
+                                args.data(), 0, s->stream()),
+               "cudaLaunchKernel(fused loop)");
+}
+
+}  // namespace resident::cuda_internal

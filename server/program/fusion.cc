@@ -1,0 +1,110 @@
+#include "server/program/fusion.h"
+
+#include "server/program/infer.h"
+
+namespace resident {
+namespace {
+
+using Kind = FusedLoopSpec::Kind;
+
+std::optional<Kind> BinaryKind(OpKind op) {
+  switch (op) {
+    case OpKind::kAdd: return Kind::kAdd;
+    case OpKind::kSubtract: return Kind::kSubtract;
+    case OpKind::kMultiply: return Kind::kMultiply;
+    case OpKind::kDivide: return Kind::kDivide;
+    default: return std::nullopt;
+  }
+}
+
+}  // namespace
+
+std::optional<FusedLoopPlan> PlanFusedLoop(
+    const Instruction& loop, const PlannedScope& body,
+    absl::Span<const ValueType> operand_types,
+    const absl::flat_hash_map<HandleId, DeviceArray>& inputs) {
+  const Program& prog = *loop.body;
+  const size_t carried = prog.yields.size();
+  if (carried == 0 || loop.trip_count == 0) return std::nullopt;
+  const Shape& shape = operand_types[0].shape;
+  auto same_or_scalar = [&](const Shape& s, bool* scalar) {
+    if (s == shape) {
+      *scalar = false;
+      return true;
+    }
+    *scalar = true;  // one element, broadcast without changing the shape
+    return NumElements(s) == 1 && s.size() <= shape.size();
+  };
+
+  FusedLoopPlan plan;
+  FusedLoopSpec& spec = plan.spec;
+  spec.trip_count = loop.trip_count;
+  spec.num_carried = static_cast<int>(carried);
+  for (size_t p = 0; p < operand_types.size(); ++p) {
+    bool scalar = false;
+    if (!same_or_scalar(operand_types[p].shape, &scalar)) return std::nullopt;
+    if (p < carried && scalar) return std::nullopt;
+    spec.param_dtypes.push_back(operand_types[p].dtype);
+    spec.param_scalar.push_back(scalar);
+  }
+  // Handles named inside the body become extra params.
+  absl::flat_hash_map<HandleId, int> handle_slot;
+  auto note_handle = [&](const Operand& o) {
+    if (!o.is_handle || handle_slot.contains(o.handle)) return true;
+    const DeviceArray& a = inputs.at(o.handle);
+    bool scalar = false;
+    if (!same_or_scalar(a.shape, &scalar)) return false;
+    handle_slot[o.handle] = static_cast<int>(spec.param_dtypes.size());
+    spec.param_dtypes.push_back(a.dtype);
+    spec.param_scalar.push_back(scalar);
+    plan.handle_params.push_back(o.handle);
+    return true;
+  };
+  for (const Instruction& ins : prog.instructions) {
+    for (const Operand& o : ins.operands) {
+      if (!note_handle(o)) return std::nullopt;
+    }
+  }
+  for (const Operand& y : prog.yields) {
+    if (!note_handle(y)) return std::nullopt;
+  }
+
+  std::vector<int> value_slot(body.types.size(), -1);
+  for (int p = 0; p < body.num_params; ++p) value_slot[p] = p;
+  std::vector<DType> slot_dtype = spec.param_dtypes;
+  auto slot_of = [&](const Operand& o) {
+    return o.is_handle ? handle_slot.at(o.handle) : value_slot[o.value];
+  };
+  auto emit = [&](Kind kind, int a, int b, DType dtype) {
+    spec.steps.push_back({kind, a, b, dtype});
+    slot_dtype.push_back(dtype);
+    return static_cast<int>(slot_dtype.size()) - 1;
+  };
+  auto cast_to = [&](int slot, DType dtype) {
+    return slot_dtype[slot] == dtype ? slot : emit(Kind::kCast, slot, -1, dtype);
+  };
+
+  for (size_t i = 0; i < prog.instructions.size(); ++i) {
+    const Instruction& ins = prog.instructions[i];
+    const int out = body.first_output[i];
+    const ValueType& type = body.types[out];
+    bool scalar = false;
+    if (!same_or_scalar(type.shape, &scalar)) return std::nullopt;
+    if (std::optional<Kind> kind = BinaryKind(ins.op)) {
+      const int a = slot_of(ins.operands[0]), b = slot_of(ins.operands[1]);
+      const DType ct = ArithmeticType(ins.op, slot_dtype[a], slot_dtype[b]);
+      if (ct != type.dtype) return std::nullopt;
+      value_slot[out] = emit(*kind, cast_to(a, ct), cast_to(b, ct), ct);
+    } else if (ins.op == OpKind::kNegative) {
+      value_slot[out] = emit(Kind::kNegative, slot_of(ins.operands[0]), -1, type.dtype);
+    } else if (ins.op == OpKind::kAstype) {
+      value_slot[out] = cast_to(slot_of(ins.operands[0]), type.dtype);
+    } else {
+      return std::nullopt;  // creation, dot, sum, reshape, transpose, loops
+    }
+  }
+  for (const Operand& y : prog.yields) spec.yields.push_back(slot_of(y));
+  return plan;
+}
+
+}  // namespace resident
