@@ -13,6 +13,7 @@ constexpr std::chrono::milliseconds kExpiryScan(20);
 Scheduler::Scheduler(Options options) : options_(options) {
   const int n = std::max(1, options_.threads);
   for (int i = 0; i < n; ++i) threads_.emplace_back([this] { Loop(); });
+  reaper_ = std::thread([this] { ReapLoop(); });
 }
 
 Scheduler::~Scheduler() {
@@ -21,7 +22,23 @@ Scheduler::~Scheduler() {
     stopping_ = true;
   }
   cv_.notify_all();
+  reaper_cv_.notify_all();
   for (std::thread& t : threads_) t.join();
+  reaper_.join();
+}
+
+void Scheduler::ReapLoop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stopping_) {
+    reaper_cv_.wait_for(lock, kExpiryScan);
+    std::vector<Task> expired = TakeExpired(Clock::now());
+    if (expired.empty()) continue;
+    cv_.notify_all();  // the ring may have emptied
+    lock.unlock();
+    for (Task& t : expired) t(/*expired=*/true);
+    expired.clear();
+    lock.lock();
+  }
 }
 
 void Scheduler::Submit(const std::string& tenant, Clock::time_point deadline, Task task) {
@@ -64,13 +81,6 @@ std::vector<Scheduler::Task> Scheduler::TakeExpired(Clock::time_point now) {
 void Scheduler::Loop() {
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
-    std::vector<Task> expired = TakeExpired(Clock::now());
-    if (!expired.empty()) {
-      lock.unlock();
-      for (Task& t : expired) t(/*expired=*/true);
-      lock.lock();
-      continue;
-    }
     // A tenant in the ring may have lost its queue to expiry.
     while (!ring_.empty() && tenants_[ring_.front()].queue.empty()) {
       tenants_[ring_.front()].in_ring = false;
@@ -78,7 +88,7 @@ void Scheduler::Loop() {
     }
     if (ring_.empty()) {
       if (stopping_ && stats_.queued == 0) return;
-      cv_.wait_for(lock, kExpiryScan);
+      cv_.wait(lock);
       continue;
     }
     std::string tenant = std::move(ring_.front());
@@ -88,6 +98,15 @@ void Scheduler::Loop() {
     Queued next = std::move(q.queue.front());
     q.queue.pop_front();
     --stats_.queued;
+    if (next.deadline < Clock::now()) {  // expired since the reaper last looked
+      ++stats_.expired;
+      MaybeEnqueue(tenant, q);
+      lock.unlock();
+      next.task(/*expired=*/true);
+      next.task = nullptr;
+      lock.lock();
+      continue;
+    }
     ++stats_.running;
     ++stats_.ran;
     ++q.running;
@@ -103,7 +122,11 @@ void Scheduler::Loop() {
     --stats_.running;
     MaybeEnqueue(tenant, after);
     if (after.running == 0 && after.queue.empty()) tenants_.erase(tenant);
-    if (!ring_.empty()) cv_.notify_one();
+    if (stopping_) {
+      cv_.notify_all();  // idle workers may exit once nothing is queued
+    } else if (!ring_.empty()) {
+      cv_.notify_one();
+    }
   }
 }
 

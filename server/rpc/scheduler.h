@@ -7,8 +7,9 @@
 // another tenant's small programs go to the free workers.
 //
 // A task whose deadline passes while it waits is not run: it is called with
-// `expired = true` (promptly: waiting workers look for expired tasks every
-// few milliseconds) so its call can finish with DEADLINE_EXCEEDED.
+// `expired = true` (promptly: a reaper thread looks for expired tasks every
+// few milliseconds, even while every worker is busy) so its call can finish
+// with DEADLINE_EXCEEDED.
 //
 //   Scheduler sched({.threads = 8, .max_concurrent_per_tenant = 2});
 //   sched.Submit("alice", deadline, [](bool expired) { ... });
@@ -72,6 +73,7 @@ class Scheduler {
   };
 
   void Loop();
+  void ReapLoop();
   // Puts the tenant at the back of the ring if it has work and room (mu_ held).
   void MaybeEnqueue(const std::string& tenant, TenantQueue& q);
   // Removes every queued task whose deadline passed (mu_ held).
@@ -85,6 +87,8 @@ class Scheduler {
   Stats stats_;
   bool stopping_ = false;
   std::vector<std::thread> threads_;
+  std::condition_variable reaper_cv_;
+  std::thread reaper_;
 };
 
 }  // namespace resident

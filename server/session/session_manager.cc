@@ -134,6 +134,15 @@ void SessionManager::DropRef(const std::string& tenant, const DeviceArray& a) {
 
 absl::StatusOr<std::unique_ptr<QuotaHold>> SessionManager::HoldQuota(
     const std::string& tenant, int64_t bytes, int64_t arrays) {
+  RETURN_IF_ERROR(CheckQuota(tenant, bytes, arrays));
+  Tenant& t = tenants_[tenant];
+  t.usage.reserved_bytes += bytes;
+  t.reserved_arrays += arrays;
+  return std::unique_ptr<QuotaHold>(new QuotaHold(this, tenant, bytes, arrays));
+}
+
+absl::Status SessionManager::CheckQuota(const std::string& tenant, int64_t bytes,
+                                        int64_t arrays) {
   const Quota& q = options_.quotas.For(tenant);
   Tenant& t = tenants_[tenant];
   const TenantUsage& u = t.usage;
@@ -155,9 +164,7 @@ absl::StatusOr<std::unique_ptr<QuotaHold>> SessionManager::HoldQuota(
                                                              : "",
         " and this needs ", arrays, " more; release or delete arrays first"));
   }
-  t.usage.reserved_bytes += bytes;
-  t.reserved_arrays += arrays;
-  return std::unique_ptr<QuotaHold>(new QuotaHold(this, tenant, bytes, arrays));
+  return absl::OkStatus();
 }
 
 void SessionManager::ReturnQuota(const std::string& tenant, int64_t bytes,
@@ -439,8 +446,8 @@ absl::StatusOr<ArrayDescription> SessionManager::Keep(const std::string& tenant,
           "this tenant already has an array named '", name,
           "'; delete it first (resident rm ", name, ") or pick another name"));
     }
-    ASSIGN_OR_RETURN(std::unique_ptr<QuotaHold> hold, HoldQuota(tenant, 0, 1));
-    // The name counts from now on; the hold's array returns as it goes.
+    RETURN_IF_ERROR(CheckQuota(tenant, 0, 1));
+    // The name counts from now on.
     t.names[name] = Named{array, /*pending=*/true};
     AddRef(tenant, array);
     it->second.name = name;

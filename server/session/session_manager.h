@@ -251,6 +251,9 @@ class SessionManager {
   // naming the quota if they do not fit (mu_ held).
   absl::StatusOr<std::unique_ptr<QuotaHold>> HoldQuota(const std::string& tenant,
                                                        int64_t bytes, int64_t arrays);
+  // The same check without setting anything aside (mu_ held).
+  absl::Status CheckQuota(const std::string& tenant, int64_t bytes, int64_t arrays);
+  // Never called with mu_ held: QuotaHold's destructor takes it.
   void ReturnQuota(const std::string& tenant, int64_t bytes, int64_t arrays);
 
   // The session if it belongs to tenant, renewed; NOT_FOUND otherwise.
