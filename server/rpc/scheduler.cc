@@ -141,4 +141,30 @@ int Scheduler::running(const std::string& tenant) const {
   return it == tenants_.end() ? 0 : it->second.running;
 }
 
+bool Scheduler::RunInlineIfIdle(const std::string& tenant, const Task& task) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) return false;
+    auto it = tenants_.find(tenant);
+    if (it != tenants_.end() &&
+        (!it->second.queue.empty() ||
+         it->second.running >= std::max(1, options_.max_concurrent_per_tenant))) {
+      return false;
+    }
+    TenantQueue& q = tenants_[tenant];
+    ++q.running;
+    ++stats_.running;
+    ++stats_.ran;
+  }
+  task(/*expired=*/false);
+  std::lock_guard<std::mutex> lock(mu_);
+  TenantQueue& after = tenants_[tenant];
+  --after.running;
+  --stats_.running;
+  MaybeEnqueue(tenant, after);  // work queued meanwhile may start now
+  if (after.running == 0 && after.queue.empty()) tenants_.erase(tenant);
+  if (!ring_.empty()) cv_.notify_one();
+  return true;
+}
+
 }  // namespace resident

@@ -61,6 +61,12 @@ class Scheduler {
   // Programs of `tenant` running now.
   int running(const std::string& tenant) const;
 
+  // Runs `task(false)` on the calling thread, counted as one of `tenant`'s
+  // running programs, if the tenant has nothing queued and a free slot;
+  // otherwise returns false without running it. For programs so small that
+  // a hop to a worker thread would cost more than they do.
+  bool RunInlineIfIdle(const std::string& tenant, const Task& task);
+
  private:
   struct Queued {
     Clock::time_point deadline;

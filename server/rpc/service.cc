@@ -159,8 +159,7 @@ grpc::ServerUnaryReactor* ResidentService::Run(grpc::CallbackServerContext* ctx,
   auto* reactor = ctx->DefaultReactor();
   // Queued per tenant and served round-robin (scheduler.h); a program whose
   // deadline passes while it waits never runs.
-  scheduler_.Submit(TenantOf(*ctx), ctx->deadline(),
-                    [this, ctx, req, resp, reactor](bool expired) {
+  Scheduler::Task task = [this, ctx, req, resp, reactor](bool expired) {
     auto run = [&]() -> absl::Status {
       RETURN_IF_ERROR(Authorize(*ctx));
       RETURN_IF_ERROR(CheckDevice());
@@ -195,8 +194,39 @@ grpc::ServerUnaryReactor* ResidentService::Run(grpc::CallbackServerContext* ctx,
       return absl::OkStatus();
     };
     Finish(reactor, Observe("Run", run()));
-  });
+  };
+  if (SmallProgram(*ctx, *req) &&
+      scheduler_.RunInlineIfIdle(TenantOf(*ctx), task)) {
+    return reactor;
+  }
+  scheduler_.Submit(TenantOf(*ctx), ctx->deadline(), std::move(task));
   return reactor;
+}
+
+bool ResidentService::SmallProgram(const grpc::CallbackServerContext& ctx,
+                                   const v1::RunRequest& req) {
+  constexpr int64_t kSmallBytes = 1 << 19;
+  if (req.program().instructions_size() > 8) return false;
+  std::optional<HandleId> session = HandleId::FromBytes(req.session());
+  for (const v1::Instruction& ins : req.program().instructions()) {
+    if (ins.op() == "loop" || ins.op() == "dot" || ins.op() == "matmul" ||
+        ins.op() == "arange") {
+      return false;
+    }
+    int64_t n = 1;
+    for (int64_t d : ins.shape()) {
+      if (d < 0 || d > kSmallBytes) return false;
+      n *= d;
+      if (n > kSmallBytes / 8) return false;
+    }
+    for (const v1::Operand& o : ins.operands()) {
+      std::optional<HandleId> h = HandleId::FromBytes(o.handle());
+      if (!h || !session) continue;  // fails fast, wherever it runs
+      auto d = sessions_.BeginDownload(TenantOf(ctx), *session, *h);
+      if (d.ok() && (*d)->description().nbytes > kSmallBytes) return false;
+    }
+  }
+  return true;
 }
 
 grpc::ServerUnaryReactor* ResidentService::Release(

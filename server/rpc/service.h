@@ -72,6 +72,10 @@ class ResidentService final : public v1::Resident::CallbackService {
   const ServerOptions& options() const { return options_; }
 
  private:
+  // Whether a Run is small enough (few elementwise/creation ops on at most
+  // half a MiB each) to run on the gRPC thread when its tenant is idle.
+  bool SmallProgram(const grpc::CallbackServerContext& ctx, const v1::RunRequest& req);
+
   SessionManager& sessions_;
   Scheduler& scheduler_;
   const ServerOptions& options_;
