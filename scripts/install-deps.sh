@@ -4,7 +4,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
-  libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev libopenblas-dev libssl-dev libcivetweb-dev openssl
+  libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev libopenblas-dev libssl-dev libmicrohttpd-dev openssl
 )
 missing=()
 for p in "${packages[@]}"; do

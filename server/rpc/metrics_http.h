@@ -1,4 +1,4 @@
-// Serves GET /metrics over HTTP with civetweb (Debian's libcivetweb), for
+// Serves GET /metrics over HTTP with GNU libmicrohttpd (Debian's), for
 // Prometheus to scrape. The body comes from a callback run per request.
 //
 //   ASSIGN_OR_RETURN(auto http, MetricsHttpServer::Start("127.0.0.1:0", render));
@@ -12,8 +12,8 @@
 
 #include "absl/status/statusor.h"
 
-struct mg_context;
-struct mg_connection;
+struct MHD_Daemon;
+struct MHD_Connection;
 
 namespace resident {
 
@@ -23,15 +23,17 @@ class MetricsHttpServer {
   // INVALID_ARGUMENT for an address without a port.
   static absl::StatusOr<std::unique_ptr<MetricsHttpServer>> Start(
       const std::string& listen, std::function<std::string()> render);
-  ~MetricsHttpServer();  // stops serving and joins civetweb's threads
+  ~MetricsHttpServer();  // stops serving and joins the server's thread
 
   int port() const { return port_; }
 
  private:
   MetricsHttpServer() = default;
-  static int Handle(mg_connection* conn, void* self);
+  static int Handle(void* self, MHD_Connection* conn, const char* url,
+                    const char* method, const char* version,
+                    const char* upload_data, size_t* upload_size, void** state);
   std::function<std::string()> render_;
-  mg_context* ctx_ = nullptr;
+  MHD_Daemon* daemon_ = nullptr;
   int port_ = 0;
 };
 
