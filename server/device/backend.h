@@ -164,8 +164,9 @@ class Backend {
   // 0-d). out.dtype is SumResultType(a.dtype). Empty sums are 0.
   virtual absl::Status Sum(Stream& stream, const DeviceArray& a,
                            std::optional<int> axis, DeviceArray& out) = 0;
-  // Whether FusedLoop is available (the executor falls back to running the
-  // body op by op).
+  // Whether the executor should run fusable loops through FusedLoop (else
+  // it runs the body op by op). A backend may implement FusedLoop without
+  // preferring it.
   virtual bool SupportsFusedLoop() const { return false; }
   // Runs `spec` over params (carried values first, all of one shape, then
   // invariants, full-shape or one element) into outs (one per carried

@@ -667,7 +667,6 @@ TEST_P(BackendConformanceTest, FusedLoopsMatchTheReference) {
   f.yields = {10};
   auto run = [](const FusedLoopSpec& spec) {
     return [spec](Backend& b, Stream& s, std::vector<DeviceArray>& in, DeviceArray& out) {
-      if (!b.SupportsFusedLoop()) return absl::Status(absl::UnimplementedError("no fusion"));
       std::vector<DeviceArray> outs{out};
       return b.FusedLoop(s, spec, in, outs);
     };
@@ -710,7 +709,6 @@ TEST_P(BackendConformanceTest, FusedLoopsMatchTheReference) {
     ASSERT_TRUE(got.ok()) << got.status();
     Compare(*want, *got, {});
   };
-  if (!test_.backend->SupportsFusedLoop()) GTEST_SKIP() << GetParam() << " does not fuse loops";
   check_against_op_by_op("float64 with casts",
                          {Random(DType::kFloat64, {n}, 101), Random(DType::kFloat32, {}, 102),
                           Random(DType::kBool, {n}, 103), Random(DType::kInt32, {n}, 104)},

@@ -13,8 +13,9 @@
 namespace resident::cpu {
 namespace {
 
-// Elements per block: every slot of a block together should fit in L2.
-constexpr int64_t kBlock = 4096;
+// Elements per block: large enough that a kernel call per block and step
+// costs little, small enough that a few slots stay in L2 (256 KiB for f64).
+constexpr int64_t kBlock = int64_t{1} << 15;
 
 ArithOp ToArith(FusedLoopSpec::Kind k) {
   switch (k) {
