@@ -15,14 +15,6 @@
 
 namespace resident::client {
 
-absl::Status FromGrpc(const grpc::Status& status) {
-  if (status.ok()) return absl::OkStatus();
-  return absl::Status(static_cast<absl::StatusCode>(status.error_code()),
-                      status.error_message());
-}
-
-namespace {
-
 v1::DType ToWire(DType d) {
   switch (d) {
     case DType::kBool: return v1::DTYPE_BOOL;
@@ -44,6 +36,14 @@ absl::StatusOr<DType> FromWire(int d) {
     default: return absl::InternalError(absl::StrCat("server sent dtype ", d));
   }
 }
+
+absl::Status FromGrpc(const grpc::Status& status) {
+  if (status.ok()) return absl::OkStatus();
+  return absl::Status(static_cast<absl::StatusCode>(status.error_code()),
+                      status.error_message());
+}
+
+namespace {
 
 void Materialize(Node& n, const v1::ArrayInfo& info) {
   n.kind = Node::Kind::kMaterialized;

@@ -86,6 +86,9 @@ struct ClientCore : std::enable_shared_from_this<ClientCore> {
 };
 
 absl::Status FromGrpc(const grpc::Status& status);
+// DType <-> the wire enum (INTERNAL for a value the server should not send).
+v1::DType ToWire(DType d);
+absl::StatusOr<DType> FromWire(int d);
 // Wraps a node as a user-facing Array (counting it as a user reference).
 Array MakeArray(std::shared_ptr<Node> node);
 const std::shared_ptr<Node>& NodeOf(const Array& a);

@@ -12,7 +12,6 @@ namespace resident::client {
 
 namespace {
 
-v1::DType Wire(DType d) { return static_cast<v1::DType>(static_cast<int>(d) + 1); }
 
 std::shared_ptr<ClientCore> CoreOf(const Array& a) {
   return NodeOf(a) ? NodeOf(a)->core : nullptr;
@@ -21,7 +20,7 @@ std::shared_ptr<ClientCore> CoreOf(const Array& a) {
 Array Creation(Client& c, const char* op, const Shape& shape, std::optional<DType> dtype) {
   auto n = c.core()->NewOp(op, {});
   for (int64_t d : shape) n->ins.add_shape(d);
-  if (dtype) n->ins.set_dtype(Wire(*dtype));
+  if (dtype) n->ins.set_dtype(ToWire(*dtype));
   return n->core->Finish(std::move(n));
 }
 
@@ -39,8 +38,6 @@ Array BinaryOp(const char* op, const Array& a, const Array& b) {
 
 }  // namespace
 
-static_assert(static_cast<int>(DType::kBool) + 1 == v1::DTYPE_BOOL);
-static_assert(static_cast<int>(DType::kFloat64) + 1 == v1::DTYPE_FLOAT64);
 
 Array ones(Client& c, const Shape& shape, DType dtype) {
   return Creation(c, "ones", shape, dtype);
@@ -51,7 +48,7 @@ Array zeros(Client& c, const Shape& shape, DType dtype) {
 Array full(Client& c, const Shape& shape, Scalar value, std::optional<DType> dtype) {
   auto n = c.core()->NewOp("full", {});
   for (int64_t d : shape) n->ins.add_shape(d);
-  if (dtype) n->ins.set_dtype(Wire(*dtype));
+  if (dtype) n->ins.set_dtype(ToWire(*dtype));
   SetScalar(value, n->ins.mutable_fill());
   return n->core->Finish(std::move(n));
 }
@@ -60,7 +57,7 @@ Array arange(Client& c, Scalar start, Scalar stop, Scalar step, std::optional<DT
   SetScalar(start, n->ins.mutable_start());
   SetScalar(stop, n->ins.mutable_stop());
   SetScalar(step, n->ins.mutable_step());
-  if (dtype) n->ins.set_dtype(Wire(*dtype));
+  if (dtype) n->ins.set_dtype(ToWire(*dtype));
   return n->core->Finish(std::move(n));
 }
 Array arange(Client& c, int64_t stop) {
@@ -106,7 +103,7 @@ Array astype(const Array& a, DType dtype) {
   auto core = CoreOf(a);
   if (core == nullptr) return Array();
   auto n = core->NewOp("astype", {NodeOf(a)});
-  n->ins.set_dtype(Wire(dtype));
+  n->ins.set_dtype(ToWire(dtype));
   return core->Finish(std::move(n));
 }
 
