@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "server/base/log.h"
 #include "server/base/status_macros.h"
+#include "server/rpc/raw_call.h"
 #include "server/rpc/status_util.h"
 
 namespace resident {
@@ -41,42 +42,42 @@ absl::StatusOr<HandleId> FindSession(const SessionManager& sessions,
 }  // namespace
 
 grpc::ServerUnaryReactor* AdminService::ListSessions(grpc::CallbackServerContext* ctx,
-                                                     const v1::ListSessionsRequest*,
-                                                     v1::ListSessionsResponse* resp) {
-  auto* reactor = ctx->DefaultReactor();
-  absl::StatusOr<Identity> who = auth_.Authorize(ctx->client_metadata(), Role::kAdmin);
-  if (!who.ok()) {
-    reactor->Finish(ToGrpcStatus(who.status()));
-    return reactor;
+                                                     const grpc::ByteBuffer* in,
+                                                     grpc::ByteBuffer* out) {
+  auto* call = new UnaryCall<v1::ListSessionsRequest, v1::ListSessionsResponse>(ctx, in, out);
+  absl::Status status = call->Start(auth_, Role::kAdmin);
+  if (status.ok()) {
+    const absl::Time now = absl::Now();
+    for (const SessionSnapshot& s : sessions_.Snapshot()) {
+      v1::SessionSummary* o = call->response().add_sessions();
+      o->set_session(s.id.bytes());
+      o->set_tenant(s.tenant);
+      o->set_age_ms(absl::ToInt64Milliseconds(now - s.opened));
+      o->set_idle_ms(absl::ToInt64Milliseconds(now - s.last_used));
+      o->set_arrays(s.arrays);
+      o->set_bytes(s.bytes);
+    }
   }
-  const absl::Time now = absl::Now();
-  for (const SessionSnapshot& s : sessions_.Snapshot()) {
-    v1::SessionSummary* out = resp->add_sessions();
-    out->set_session(s.id.bytes());
-    out->set_tenant(s.tenant);
-    out->set_age_ms(absl::ToInt64Milliseconds(now - s.opened));
-    out->set_idle_ms(absl::ToInt64Milliseconds(now - s.last_used));
-    out->set_arrays(s.arrays);
-    out->set_bytes(s.bytes);
-  }
-  reactor->Finish(grpc::Status::OK);
-  return reactor;
+  call->Finish(status);
+  return call;
 }
 
-grpc::ServerUnaryReactor* AdminService::CloseSession(
-    grpc::CallbackServerContext* ctx, const v1::AdminCloseSessionRequest* req,
-    v1::AdminCloseSessionResponse* resp) {
-  auto* reactor = ctx->DefaultReactor();
+grpc::ServerUnaryReactor* AdminService::CloseSession(grpc::CallbackServerContext* ctx,
+                                                     const grpc::ByteBuffer* in,
+                                                     grpc::ByteBuffer* out) {
+  auto* call =
+      new UnaryCall<v1::AdminCloseSessionRequest, v1::AdminCloseSessionResponse>(ctx, in, out);
   auto close = [&]() -> absl::Status {
-    ASSIGN_OR_RETURN(Identity who, auth_.Authorize(ctx->client_metadata(), Role::kAdmin));
-    ASSIGN_OR_RETURN(HandleId id, FindSession(sessions_, *req));
+    RETURN_IF_ERROR(call->Start(auth_, Role::kAdmin));
+    ASSIGN_OR_RETURN(HandleId id, FindSession(sessions_, call->request()));
     RETURN_IF_ERROR(sessions_.AdminClose(id));
-    RESIDENT_LOG(kInfo, "admin '", who.tenant, "' closed session ", id.ToHex().substr(0, 8));
-    resp->set_session(id.bytes());
+    RESIDENT_LOG(kInfo, "admin '", call->identity().tenant, "' closed session ",
+                 id.ToHex().substr(0, 8));
+    call->response().set_session(id.bytes());
     return absl::OkStatus();
   };
-  reactor->Finish(ToGrpcStatus(close()));
-  return reactor;
+  call->Finish(close());
+  return call;
 }
 
 }  // namespace resident

@@ -1,6 +1,7 @@
-// resident.v1.Admin on gRPC's callback API: operators list and close any
-// tenant's sessions. Every method needs the admin role (PERMISSION_DENIED
-// for a user, UNAUTHENTICATED without a valid token).
+// resident.v1.Admin on gRPC's callback API, registered raw like the main
+// service (raw_call.h): operators list and close any tenant's sessions.
+// Every method needs the admin role (PERMISSION_DENIED for a user,
+// UNAUTHENTICATED without a valid token).
 #ifndef RESIDENT_SERVER_RPC_ADMIN_SERVICE_H_
 #define RESIDENT_SERVER_RPC_ADMIN_SERVICE_H_
 
@@ -10,19 +11,23 @@
 
 namespace resident {
 
-class AdminService final : public v1::Admin::CallbackService {
+using RawAdminService = v1::Admin::WithRawCallbackMethod_ListSessions<
+    v1::Admin::WithRawCallbackMethod_CloseSession<v1::Admin::Service>>;
+
+class AdminService final : public RawAdminService {
  public:
   AdminService(SessionManager& sessions, const Authenticator& auth)
       : sessions_(sessions), auth_(auth) {}
 
   grpc::ServerUnaryReactor* ListSessions(grpc::CallbackServerContext* ctx,
-                                         const v1::ListSessionsRequest* req,
-                                         v1::ListSessionsResponse* resp) override;
+                                         const grpc::ByteBuffer* in,
+                                         grpc::ByteBuffer* out) override;
+  // Closes the session and stops a program running in it at its next op.
   // NOT_FOUND for an unknown id; INVALID_ARGUMENT for a hex prefix shorter
   // than 8 digits or one that matches several sessions.
   grpc::ServerUnaryReactor* CloseSession(grpc::CallbackServerContext* ctx,
-                                         const v1::AdminCloseSessionRequest* req,
-                                         v1::AdminCloseSessionResponse* resp) override;
+                                         const grpc::ByteBuffer* in,
+                                         grpc::ByteBuffer* out) override;
 
  private:
   SessionManager& sessions_;

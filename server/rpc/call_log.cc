@@ -9,6 +9,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "server/base/log.h"
+#include "server/rpc/raw_call.h"
 #include "server/rpc/status_util.h"
 
 namespace resident {
@@ -18,21 +19,24 @@ using grpc::experimental::InterceptionHookPoints;
 
 class CallLog final : public grpc::experimental::Interceptor {
  public:
-  CallLog(grpc::experimental::ServerRpcInfo* info, const Authenticator& auth,
-          Metrics& metrics)
-      : info_(info), auth_(auth), metrics_(metrics), method_(info->method()),
+  CallLog(grpc::experimental::ServerRpcInfo* info, Metrics& metrics)
+      : metrics_(metrics), method_(info->method()),
         start_(std::chrono::steady_clock::now()), id_(NewRequestId()) {}
 
   ~CallLog() override {
-    // A call torn down without a status (server shutdown) still gets its
-    // line; the context may be half gone by now, so no tenant.
-    info_ = nullptr;
+    // A call torn down without a status (server shutdown) still gets its line.
     Record(grpc::Status(grpc::StatusCode::CANCELLED, "call ended without a status"));
   }
 
   void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override {
     if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_SEND_STATUS)) {
-      methods->GetSendTrailingMetadata()->emplace("x-request-id", id_);
+      auto* trailers = methods->GetSendTrailingMetadata();
+      // The handler authenticated the call and left the tenant here.
+      if (auto it = trailers->find(kTenantTrailer); it != trailers->end()) {
+        tenant_ = it->second;
+        trailers->erase(it);
+      }
+      trailers->emplace("x-request-id", id_);
       Record(methods->GetSendStatus());
     }
     methods->Proceed();
@@ -47,12 +51,7 @@ class CallLog final : public grpc::experimental::Interceptor {
     const absl::string_view method = method_;
     const auto code = static_cast<absl::StatusCode>(status.error_code());
     metrics_.RecordCall(method, code, seconds);
-    std::string tenant = "-";
-    if (grpc::ServerContextBase* ctx = info_ ? info_->server_context() : nullptr;
-        ctx != nullptr) {
-      absl::StatusOr<Identity> who = auth_.Authenticate(ctx->client_metadata());
-      if (who.ok()) tenant = who->tenant;
-    }
+    const std::string tenant = tenant_.empty() ? "-" : tenant_;
     // Health probes and reflection are frequent and dull: debug level.
     const bool ours = absl::StartsWith(method, "/resident.");
     std::string line = absl::StrFormat("rpc id=%s method=%s tenant=%s code=%s ms=%.3f", id_,
@@ -68,12 +67,11 @@ class CallLog final : public grpc::experimental::Interceptor {
     }
   }
 
-  grpc::experimental::ServerRpcInfo* info_;
-  const Authenticator& auth_;
   Metrics& metrics_;
   const std::string method_;
   const std::chrono::steady_clock::time_point start_;
   const std::string id_;
+  std::string tenant_;  // from the handler; "-" in the line when unknown
   bool logged_ = false;
 };
 
@@ -86,7 +84,7 @@ std::string NewRequestId() {
 
 grpc::experimental::Interceptor* CallLogFactory::CreateServerInterceptor(
     grpc::experimental::ServerRpcInfo* info) {
-  return new CallLog(info, auth_, metrics_);
+  return new CallLog(info, metrics_);
 }
 
 }  // namespace resident

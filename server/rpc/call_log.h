@@ -12,7 +12,6 @@
 
 #include <memory>
 
-#include "server/rpc/auth.h"
 #include "server/rpc/metrics.h"
 
 namespace resident {
@@ -20,14 +19,14 @@ namespace resident {
 class CallLogFactory final
     : public grpc::experimental::ServerInterceptorFactoryInterface {
  public:
-  // Both must outlive the server the factory is installed on.
-  CallLogFactory(const Authenticator& auth, Metrics& metrics)
-      : auth_(auth), metrics_(metrics) {}
+  // Must outlive the server the factory is installed on. The tenant in the
+  // line is the one the handler authenticated (kTenantTrailer), so the
+  // token is checked once per call.
+  explicit CallLogFactory(Metrics& metrics) : metrics_(metrics) {}
   grpc::experimental::Interceptor* CreateServerInterceptor(
       grpc::experimental::ServerRpcInfo* info) override;
 
  private:
-  const Authenticator& auth_;
   Metrics& metrics_;
 };
 

@@ -45,6 +45,14 @@ ABSL_FLAG(std::string, data_dir, "",
           "directory where named arrays are kept across restarts; none: in memory only");
 ABSL_FLAG(int32_t, max_concurrent_per_tenant, 2,
           "programs of one tenant that may run at once; the rest queue");
+ABSL_FLAG(int64_t, max_queued_per_tenant, 1024,
+          "calls of one tenant that may wait their turn; more are RESOURCE_EXHAUSTED");
+ABSL_FLAG(int64_t, max_sessions, 1024, "sessions open at once, every tenant together");
+ABSL_FLAG(int64_t, max_sessions_per_tenant, 256, "sessions one tenant may have open at once");
+ABSL_FLAG(int64_t, max_handles, int64_t{1} << 20,
+          "array handles of every session together (each costs host memory)");
+ABSL_FLAG(int64_t, max_handles_per_session, int64_t{1} << 17,
+          "array handles one session may hold");
 ABSL_FLAG(std::string, metrics_listen, "",
           "HOST:PORT to serve Prometheus metrics on (GET /metrics); empty: off");
 
@@ -116,6 +124,18 @@ int main(int argc, char** argv) {
   options.max_concurrent_per_tenant = absl::GetFlag(FLAGS_max_concurrent_per_tenant);
   if (options.max_concurrent_per_tenant < 1) {
     std::fprintf(stderr, "--max-concurrent-per-tenant must be at least 1\n");
+    return 2;
+  }
+  options.max_queued_per_tenant = absl::GetFlag(FLAGS_max_queued_per_tenant);
+  options.table_limits.max_sessions = absl::GetFlag(FLAGS_max_sessions);
+  options.table_limits.max_sessions_per_tenant = absl::GetFlag(FLAGS_max_sessions_per_tenant);
+  options.table_limits.max_handles = absl::GetFlag(FLAGS_max_handles);
+  options.table_limits.max_handles_per_session = absl::GetFlag(FLAGS_max_handles_per_session);
+  if (options.max_queued_per_tenant < 1 || options.table_limits.max_sessions < 1 ||
+      options.table_limits.max_sessions_per_tenant < 1 || options.table_limits.max_handles < 1 ||
+      options.table_limits.max_handles_per_session < 1) {
+    std::fprintf(stderr, "--max-queued-per-tenant, --max-sessions, --max-sessions-per-tenant, "
+                         "--max-handles and --max-handles-per-session must be at least 1\n");
     return 2;
   }
   if (options.chunk_bytes <= 0 || options.chunk_bytes > options.max_message_bytes / 2) {

@@ -95,6 +95,15 @@ std::string Metrics::Render(const MetricsGauges& g) const {
   Header(out, "resident_device_memory_limit_bytes", "gauge",
          "Device bytes the server may hold (--max-memory).");
   absl::StrAppend(&out, "resident_device_memory_limit_bytes", dev, g.device_limit_bytes, "\n");
+  Header(out, "resident_sessions", "gauge", "Open sessions, every tenant.");
+  absl::StrAppend(&out, "resident_sessions ", g.sessions, "\n");
+  Header(out, "resident_handles", "gauge", "Array handles of every session.");
+  absl::StrAppend(&out, "resident_handles ", g.handles, "\n");
+  Header(out, "resident_named_arrays", "gauge", "Named arrays of every tenant.");
+  absl::StrAppend(&out, "resident_named_arrays ", g.named_arrays, "\n");
+  Header(out, "resident_table_host_bytes", "gauge",
+         "Host memory of the session and handle tables (an estimate).");
+  absl::StrAppend(&out, "resident_table_host_bytes ", g.table_host_bytes, "\n");
 
   std::lock_guard<std::mutex> lock(mu_);
   Header(out, "resident_programs_total", "counter", "Programs run to completion.");

@@ -36,6 +36,10 @@ struct MetricsGauges {
   int64_t device_free_bytes = 0;
   int64_t device_used_bytes = 0;   // held by arrays and running programs
   int64_t device_limit_bytes = 0;  // --max-memory
+  int64_t sessions = 0;            // open, every tenant
+  int64_t handles = 0;             // handles of every session
+  int64_t named_arrays = 0;
+  int64_t table_host_bytes = 0;    // host memory of the session/handle tables
 };
 
 class Metrics {

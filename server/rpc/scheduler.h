@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
 
 namespace resident {
 
@@ -38,6 +39,9 @@ class Scheduler {
   struct Options {
     int threads = 4;
     int max_concurrent_per_tenant = 2;
+    // Tasks of one tenant that may wait at once; more are refused, so one
+    // script's flood of calls cannot grow the queue without bound.
+    int64_t max_queued_per_tenant = 1024;
   };
 
   explicit Scheduler(Options options);
@@ -48,8 +52,9 @@ class Scheduler {
 
   // Queues `task` for `tenant`. It is called exactly once, on a worker
   // thread: with false when its turn comes, with true if `deadline` passed
-  // first.
-  void Submit(const std::string& tenant, Clock::time_point deadline, Task task);
+  // first. RESOURCE_EXHAUSTED (and the task is not kept) when the tenant
+  // already has max_queued_per_tenant tasks waiting.
+  absl::Status Submit(const std::string& tenant, Clock::time_point deadline, Task task);
 
   struct Stats {
     int64_t queued = 0;   // waiting now

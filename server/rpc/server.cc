@@ -50,6 +50,7 @@ class Server::Impl {
     so.reap_interval = std::min(absl::Seconds(1), options_.session_idle_timeout / 4);
     so.limits = options_.limits;
     so.quotas = options_.quotas;
+    so.table_limits = options_.table_limits;
     sessions_ = std::make_unique<SessionManager>(*device_, so);
     if (!options_.data_dir.empty()) {
       RETURN_IF_ERROR(sessions_->EnableDataDir(options_.data_dir));
@@ -60,6 +61,7 @@ class Server::Impl {
     Scheduler::Options sched;
     sched.threads = workers;
     sched.max_concurrent_per_tenant = options_.max_concurrent_per_tenant;
+    sched.max_queued_per_tenant = options_.max_queued_per_tenant;
     pool_ = std::make_unique<Scheduler>(sched);
     service_ = std::make_unique<ResidentService>(*sessions_, *pool_, options_,
                                                  [this] { OnPoisoned(); }, auth_,
@@ -79,10 +81,16 @@ class Server::Impl {
     builder.RegisterService(admin_.get());
     std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>
         interceptors;
-    interceptors.push_back(std::make_unique<CallLogFactory>(auth_, metrics_));
+    interceptors.push_back(std::make_unique<CallLogFactory>(metrics_));
     builder.experimental().SetInterceptorCreators(std::move(interceptors));
     builder.SetMaxReceiveMessageSize(static_cast<int>(options_.max_message_bytes));
     builder.SetMaxSendMessageSize(static_cast<int>(options_.max_message_bytes));
+    // Find peers that vanished without closing their connection (a host
+    // that died, a dropped network): their calls are cancelled and their
+    // sessions expire instead of holding streams open forever.
+    builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, 60 * 1000);
+    builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 20 * 1000);
+    builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
     server_ = builder.BuildAndStart();
     if (server_ == nullptr || port_ == 0) {
       return absl::UnavailableError(
@@ -180,6 +188,11 @@ class Server::Impl {
     g.device_free_bytes = mem.free;
     g.device_used_bytes = device_->budget().used();
     g.device_limit_bytes = device_->budget().limit();
+    const TableStats st = sessions_->Stats();
+    g.sessions = st.sessions;
+    g.handles = st.handles;
+    g.named_arrays = st.named_arrays;
+    g.table_host_bytes = st.host_bytes;
     return metrics_.Render(g);
   }
 

@@ -17,6 +17,7 @@
 #include "absl/time/time.h"
 #include "server/program/planner.h"
 #include "server/session/quota.h"
+#include "server/session/session_manager.h"
 
 namespace resident {
 
@@ -32,6 +33,8 @@ struct ServerOptions {
   int64_t chunk_bytes = 4 << 20;           // download chunk size
   int worker_threads = 0;                  // programs running at once; 0: auto
   int max_concurrent_per_tenant = 2;       // programs of one tenant running at once
+  int64_t max_queued_per_tenant = 1024;    // calls of one tenant waiting their turn
+  TableLimits table_limits;                // sessions and handles, server-wide
   ProgramLimits limits;
   QuotaConfig quotas;                      // per-tenant bytes and arrays
   std::string data_dir;                    // named arrays persist here; empty: memory only

@@ -1,17 +1,16 @@
 #include "server/rpc/service.h"
 
-#include <atomic>
 #include <chrono>
-#include <mutex>
+#include <memory>
 #include <string>
 #include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "server/base/log.h"
 #include "server/base/status_macros.h"
 #include "server/rpc/proto_convert.h"
 #include "server/rpc/status_util.h"
+#include "server/rpc/transfer_reactors.h"
 
 #ifndef RESIDENT_VERSION
 #define RESIDENT_VERSION "0.0.0"
@@ -21,13 +20,6 @@ namespace resident {
 namespace {
 
 constexpr uint32_t kProtocolVersion = 1;
-
-absl::StatusOr<HandleId> SessionOf(const std::string& bytes) {
-  if (bytes.empty()) {
-    return absl::InvalidArgumentError("request names no session; call OpenSession first");
-  }
-  return DecodeHandle(bytes, "session id");
-}
 
 // Stops a program at the next op boundary when the call's deadline passes
 // or the client goes away.
@@ -42,15 +34,52 @@ std::function<absl::Status()> CallChecker(grpc::CallbackServerContext* ctx) {
   };
 }
 
+// A Run request decoded on the gRPC thread, before it is scheduled.
+struct DecodedRun {
+  absl::StatusOr<HandleId> session;
+  absl::StatusOr<std::shared_ptr<const Program>> program;
+  absl::StatusOr<std::vector<OutputSpec>> outputs;
+  std::vector<HandleId> releases;  // malformed ones are ignored, as unknown ones
+};
+
+DecodedRun DecodeRun(const v1::RunRequest& req, int max_loop_depth) {
+  DecodedRun d{SessionOf(req.session()), DecodeProgram(req.program(), max_loop_depth),
+               DecodeOutputs(req.outputs()), {}};
+  for (const std::string& h : req.release()) {
+    if (std::optional<HandleId> id = HandleId::FromBytes(h)) d.releases.push_back(*id);
+  }
+  return d;
+}
+
+// Few elementwise or creation ops on at most half a MiB each: cheaper to run
+// on the gRPC thread than to hand to a worker (when the tenant is idle).
+bool IsSmallProgram(const Program& program,
+                    const std::function<int64_t(const HandleId&)>& bytes_of) {
+  constexpr int64_t kSmallBytes = 1 << 19;
+  if (program.instructions.size() > 8) return false;
+  for (const Instruction& ins : program.instructions) {
+    switch (ins.op) {
+      case OpKind::kLoop: case OpKind::kDot: case OpKind::kMatmul: case OpKind::kArange:
+        return false;
+      default:
+        break;
+    }
+    absl::StatusOr<int64_t> n = CheckedNumElements(ins.shape);
+    if (!n.ok() || *n > kSmallBytes / 8) return false;
+    for (const Operand& o : ins.operands) {
+      if (o.is_handle && bytes_of(o.handle) > kSmallBytes) return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
-// Operations a program runs: loop bodies once per iteration.
-static int64_t CountOps(const v1::Program& program) {
-  int64_t n = 0;
-  for (const v1::Instruction& ins : program.instructions()) {
-    n += ins.op() == "loop" ? 1 + ins.trip_count() * CountOps(ins.body()) : 1;
+absl::StatusOr<HandleId> SessionOf(const std::string& bytes) {
+  if (bytes.empty()) {
+    return absl::InvalidArgumentError("request names no session; call OpenSession first");
   }
-  return n;
+  return DecodeHandle(bytes, "session id");
 }
 
 ResidentService::ResidentService(SessionManager& sessions, Scheduler& scheduler,
@@ -60,23 +89,13 @@ ResidentService::ResidentService(SessionManager& sessions, Scheduler& scheduler,
     : sessions_(sessions), scheduler_(scheduler), options_(options),
       on_poisoned_(std::move(on_poisoned)), auth_(auth), metrics_(metrics) {}
 
-absl::Status ResidentService::Authorize(const grpc::CallbackServerContext& ctx) const {
-  return auth_.Authenticate(ctx.client_metadata()).status();
-}
-
-std::string ResidentService::TenantOf(const grpc::CallbackServerContext& ctx) const {
-  absl::StatusOr<Identity> who = auth_.Authenticate(ctx.client_metadata());
-  return who.ok() ? who->tenant : std::string();
-}
-
 absl::Status ResidentService::CheckDevice() {
   if (!sessions_.device().backend().poisoned()) return absl::OkStatus();
   return absl::UnavailableError(
       "the device hit an unrecoverable error; the server is restarting");
 }
 
-absl::Status ResidentService::Observe(const char* method,
-                                      const absl::Status& status) {
+absl::Status ResidentService::Observe(const absl::Status& status) {
   if (sessions_.device().backend().poisoned()) {
     if (on_poisoned_) on_poisoned_();
     return CheckDevice();
@@ -84,424 +103,231 @@ absl::Status ResidentService::Observe(const char* method,
   return status;
 }
 
-void ResidentService::Finish(grpc::ServerUnaryReactor* reactor,
-                             const absl::Status& status) {
-  reactor->Finish(ToGrpcStatus(status));
-}
-
-grpc::ServerUnaryReactor* ResidentService::Describe(
-    grpc::CallbackServerContext* ctx, const v1::DescribeRequest*,
-    v1::DescribeResponse* resp) {
-  Device& device = sessions_.device();
-  resp->set_server_version(RESIDENT_VERSION);
-  resp->set_protocol_version(kProtocolVersion);
-  const MemoryInfo mem = device.backend().memory();
-  v1::DeviceInfo* d = resp->add_devices();
-  d->set_name(device.backend().name());
-  d->set_description(device.backend().description());
-  d->set_total_bytes(mem.total);
-  d->set_free_bytes(mem.free);
-  d->set_limit_bytes(device.budget().limit());
-  d->set_used_bytes(device.budget().used());
-  resp->set_max_inline_bytes(options_.limits.max_inline_bytes);
-  resp->set_max_message_bytes(options_.max_message_bytes);
-  resp->set_chunk_bytes(options_.chunk_bytes);
-  auto* reactor = ctx->DefaultReactor();
-  absl::Status status = Authorize(*ctx);
-  Finish(reactor, status.ok() ? CheckDevice() : status);
-  return reactor;
-}
-
-grpc::ServerUnaryReactor* ResidentService::OpenSession(
-    grpc::CallbackServerContext* ctx, const v1::OpenSessionRequest*,
-    v1::OpenSessionResponse* resp) {
-  auto* reactor = ctx->DefaultReactor();
-  absl::Status status = Authorize(*ctx);
+template <class Request, class Response>
+grpc::ServerUnaryReactor* ResidentService::Serve(
+    grpc::CallbackServerContext* ctx, const Bytes* in, Bytes* out,
+    const std::function<absl::Status(UnaryCall<Request, Response>&)>& handle) {
+  auto* call = new UnaryCall<Request, Response>(ctx, in, out);
+  absl::Status status = call->Start(auth_, Role::kUser);
   if (status.ok()) status = CheckDevice();
-  if (status.ok()) {
-    absl::StatusOr<HandleId> id = sessions_.Open(TenantOf(*ctx));
-    status = id.status();
-    if (id.ok()) {
-      resp->set_session(id->bytes());
-      resp->set_idle_timeout_ms(
-          absl::ToInt64Milliseconds(sessions_.options().idle_timeout));
-    }
-  }
-  Finish(reactor, Observe("OpenSession", status));
-  return reactor;
+  if (status.ok()) status = handle(*call);
+  call->Finish(Observe(status));
+  return call;
 }
 
-grpc::ServerUnaryReactor* ResidentService::CloseSession(
-    grpc::CallbackServerContext* ctx, const v1::CloseSessionRequest* req,
-    v1::CloseSessionResponse*) {
-  auto* reactor = ctx->DefaultReactor();
-  absl::StatusOr<HandleId> s = SessionOf(req->session());
-  absl::Status status = Authorize(*ctx);
-  if (status.ok()) status = s.ok() ? sessions_.Close(TenantOf(*ctx), *s) : s.status();
-  Finish(reactor, Observe("CloseSession", status));
-  return reactor;
+grpc::ServerUnaryReactor* ResidentService::Describe(grpc::CallbackServerContext* ctx,
+                                                    const Bytes* in, Bytes* out) {
+  using Call = UnaryCall<v1::DescribeRequest, v1::DescribeResponse>;
+  return Serve<v1::DescribeRequest, v1::DescribeResponse>(ctx, in, out, [this](Call& c) {
+    v1::DescribeResponse& resp = c.response();
+    Device& device = sessions_.device();
+    resp.set_server_version(RESIDENT_VERSION);
+    resp.set_protocol_version(kProtocolVersion);
+    const MemoryInfo mem = device.backend().memory();
+    v1::DeviceInfo* d = resp.add_devices();
+    d->set_name(device.backend().name());
+    d->set_description(device.backend().description());
+    d->set_total_bytes(mem.total);
+    d->set_free_bytes(mem.free);
+    d->set_limit_bytes(device.budget().limit());
+    d->set_used_bytes(device.budget().used());
+    resp.set_max_inline_bytes(options_.limits.max_inline_bytes);
+    resp.set_max_message_bytes(options_.max_message_bytes);
+    resp.set_chunk_bytes(options_.chunk_bytes);
+    const TableStats st = sessions_.Stats();
+    const TableLimits& lim = sessions_.options().table_limits;
+    v1::ServerUsage* u = resp.mutable_usage();
+    u->set_sessions(st.sessions);
+    u->set_handles(st.handles);
+    u->set_named_arrays(st.named_arrays);
+    u->set_table_host_bytes(st.host_bytes);
+    u->set_max_sessions(lim.max_sessions);
+    u->set_max_sessions_per_tenant(lim.max_sessions_per_tenant);
+    u->set_max_handles(lim.max_handles);
+    u->set_max_handles_per_session(lim.max_handles_per_session);
+    u->set_max_queued_per_tenant(options_.max_queued_per_tenant);
+    return absl::OkStatus();
+  });
 }
 
-grpc::ServerUnaryReactor* ResidentService::RenewSession(
-    grpc::CallbackServerContext* ctx, const v1::RenewSessionRequest* req,
-    v1::RenewSessionResponse*) {
-  auto* reactor = ctx->DefaultReactor();
-  absl::StatusOr<HandleId> s = SessionOf(req->session());
-  absl::Status status = Authorize(*ctx);
-  if (status.ok()) status = s.ok() ? sessions_.Renew(TenantOf(*ctx), *s) : s.status();
-  Finish(reactor, Observe("RenewSession", status));
-  return reactor;
+grpc::ServerUnaryReactor* ResidentService::OpenSession(grpc::CallbackServerContext* ctx,
+                                                       const Bytes* in, Bytes* out) {
+  using Call = UnaryCall<v1::OpenSessionRequest, v1::OpenSessionResponse>;
+  return Serve<v1::OpenSessionRequest, v1::OpenSessionResponse>(
+      ctx, in, out, [this](Call& c) -> absl::Status {
+        ASSIGN_OR_RETURN(HandleId id, sessions_.Open(c.identity().tenant));
+        c.response().set_session(id.bytes());
+        c.response().set_idle_timeout_ms(
+            absl::ToInt64Milliseconds(sessions_.options().idle_timeout));
+        return absl::OkStatus();
+      });
+}
+
+grpc::ServerUnaryReactor* ResidentService::CloseSession(grpc::CallbackServerContext* ctx,
+                                                        const Bytes* in, Bytes* out) {
+  using Call = UnaryCall<v1::CloseSessionRequest, v1::CloseSessionResponse>;
+  return Serve<v1::CloseSessionRequest, v1::CloseSessionResponse>(
+      ctx, in, out, [this](Call& c) -> absl::Status {
+        ASSIGN_OR_RETURN(HandleId s, SessionOf(c.request().session()));
+        return sessions_.Close(c.identity().tenant, s);
+      });
+}
+
+grpc::ServerUnaryReactor* ResidentService::RenewSession(grpc::CallbackServerContext* ctx,
+                                                        const Bytes* in, Bytes* out) {
+  using Call = UnaryCall<v1::RenewSessionRequest, v1::RenewSessionResponse>;
+  return Serve<v1::RenewSessionRequest, v1::RenewSessionResponse>(
+      ctx, in, out, [this](Call& c) -> absl::Status {
+        ASSIGN_OR_RETURN(HandleId s, SessionOf(c.request().session()));
+        return sessions_.Renew(c.identity().tenant, s);
+      });
 }
 
 grpc::ServerUnaryReactor* ResidentService::Run(grpc::CallbackServerContext* ctx,
-                                               const v1::RunRequest* req,
-                                               v1::RunResponse* resp) {
-  auto* reactor = ctx->DefaultReactor();
+                                               const Bytes* in, Bytes* out) {
+  using Call = UnaryCall<v1::RunRequest, v1::RunResponse>;
+  auto* call = new Call(ctx, in, out);
+  absl::Status started = call->Start(auth_, Role::kUser);
+  if (started.ok()) started = CheckDevice();
+  if (!started.ok()) {
+    call->Finish(Observe(started));
+    return call;
+  }
+  // A copy: once the task has run, the call (and its identity) may be gone.
+  const std::string tenant = call->identity().tenant;
+  auto decoded = std::make_shared<DecodedRun>(
+      DecodeRun(call->request(), options_.limits.max_loop_depth));
+  // Runs the program (unless `expired`), then the piggybacked releases,
+  // whether the program failed to decode, to plan or to run.
+  auto run = [this, call, decoded](bool expired) -> absl::Status {
+    const std::string& tenant = call->identity().tenant;
+    RETURN_IF_ERROR(decoded->session.status());
+    const HandleId session = *decoded->session;
+    auto execute = [&]() -> absl::StatusOr<std::vector<ProgramResult>> {
+      if (expired) {
+        return absl::DeadlineExceededError(
+            "deadline passed while the program waited its turn; it did not run");
+      }
+      RETURN_IF_ERROR(decoded->program.status());
+      RETURN_IF_ERROR(decoded->outputs.status());
+      ExecOptions exec;
+      exec.check_continue = CallChecker(call->context());
+      int64_t ops = 0;
+      absl::StatusOr<std::vector<ProgramResult>> r = sessions_.Run(
+          tenant, session, *decoded->program, std::move(*decoded->outputs), exec, &ops);
+      if (r.ok()) metrics_.RecordProgram(tenant, ops);
+      return r;
+    };
+    absl::StatusOr<std::vector<ProgramResult>> ran = execute();
+    if (!decoded->releases.empty()) {
+      sessions_.Release(tenant, session, decoded->releases).IgnoreError();
+    }
+    ASSIGN_OR_RETURN(std::vector<ProgramResult> results, std::move(ran));
+    for (ProgramResult& r : results) {
+      v1::RunResult* o = call->response().add_results();
+      EncodeArray(r.array, o->mutable_array());
+      if (r.data) o->set_data(std::move(*r.data));
+    }
+    return absl::OkStatus();
+  };
+  Scheduler::Task task = [this, call, run](bool expired) { call->Finish(Observe(run(expired))); };
+  const bool small =
+      decoded->session.ok() && decoded->program.ok() &&
+      IsSmallProgram(**decoded->program, [&](const HandleId& h) {
+        return sessions_.ArrayBytes(tenant, h).value_or(0);
+      });
+  if (small && scheduler_.RunInlineIfIdle(tenant, task)) return call;
   // Queued per tenant and served round-robin (scheduler.h); a program whose
   // deadline passes while it waits never runs.
-  Scheduler::Task task = [this, ctx, req, resp, reactor](bool expired) {
-    auto run = [&]() -> absl::Status {
-      RETURN_IF_ERROR(Authorize(*ctx));
-      RETURN_IF_ERROR(CheckDevice());
-      ASSIGN_OR_RETURN(HandleId session, SessionOf(req->session()));
-      // Decoded and run in one step so that the releases below happen
-      // whether the program fails to decode, to plan or to run.
-      auto decode_and_run = [&]() -> absl::StatusOr<std::vector<ProgramResult>> {
-        if (expired) {
-          return absl::DeadlineExceededError(
-              "deadline passed while the program waited its turn; it did not run");
+  absl::Status queued = scheduler_.Submit(tenant, ctx->deadline(), task);
+  if (!queued.ok()) {
+    if (decoded->session.ok() && !decoded->releases.empty()) {
+      sessions_.Release(tenant, *decoded->session, decoded->releases).IgnoreError();
+    }
+    call->Finish(queued);
+  }
+  return call;
+}
+
+grpc::ServerUnaryReactor* ResidentService::Release(grpc::CallbackServerContext* ctx,
+                                                   const Bytes* in, Bytes* out) {
+  using Call = UnaryCall<v1::ReleaseRequest, v1::ReleaseResponse>;
+  return Serve<v1::ReleaseRequest, v1::ReleaseResponse>(
+      ctx, in, out, [this](Call& c) -> absl::Status {
+        const v1::ReleaseRequest& req = c.request();
+        ASSIGN_OR_RETURN(HandleId session, SessionOf(req.session()));
+        std::vector<HandleId> handles;
+        for (const std::string& h : req.handles()) {
+          ASSIGN_OR_RETURN(HandleId id, DecodeHandle(h, "handle"));
+          handles.push_back(id);
         }
-        ASSIGN_OR_RETURN(std::shared_ptr<const Program> program,
-                         DecodeProgram(req->program(), options_.limits.max_loop_depth));
-        ASSIGN_OR_RETURN(std::vector<OutputSpec> outputs, DecodeOutputs(req->outputs()));
-        ExecOptions exec;
-        exec.check_continue = CallChecker(ctx);
-        return sessions_.Run(TenantOf(*ctx), session, std::move(program),
-                             std::move(outputs), exec);
-      };
-      absl::StatusOr<std::vector<ProgramResult>> ran = decode_and_run();
-      for (const std::string& h : req->release()) {
-        std::optional<HandleId> id = HandleId::FromBytes(h);
-        if (id) sessions_.Release(TenantOf(*ctx), session, {*id}).IgnoreError();
-      }
-      ASSIGN_OR_RETURN(std::vector<ProgramResult> results, std::move(ran));
-      metrics_.RecordProgram(TenantOf(*ctx), CountOps(req->program()));
-      for (ProgramResult& r : results) {
-        v1::RunResult* out = resp->add_results();
-        EncodeArray(r.array, out->mutable_array());
-        if (r.data) out->set_data(std::move(*r.data));
-      }
-      return absl::OkStatus();
-    };
-    Finish(reactor, Observe("Run", run()));
-  };
-  if (SmallProgram(*ctx, *req) &&
-      scheduler_.RunInlineIfIdle(TenantOf(*ctx), task)) {
-    return reactor;
-  }
-  scheduler_.Submit(TenantOf(*ctx), ctx->deadline(), std::move(task));
-  return reactor;
-}
-
-bool ResidentService::SmallProgram(const grpc::CallbackServerContext& ctx,
-                                   const v1::RunRequest& req) {
-  constexpr int64_t kSmallBytes = 1 << 19;
-  if (req.program().instructions_size() > 8) return false;
-  std::optional<HandleId> session = HandleId::FromBytes(req.session());
-  for (const v1::Instruction& ins : req.program().instructions()) {
-    if (ins.op() == "loop" || ins.op() == "dot" || ins.op() == "matmul" ||
-        ins.op() == "arange") {
-      return false;
-    }
-    int64_t n = 1;
-    for (int64_t d : ins.shape()) {
-      if (d < 0 || d > kSmallBytes) return false;
-      n *= d;
-      if (n > kSmallBytes / 8) return false;
-    }
-    for (const v1::Operand& o : ins.operands()) {
-      std::optional<HandleId> h = HandleId::FromBytes(o.handle());
-      if (!h || !session) continue;  // fails fast, wherever it runs
-      auto d = sessions_.BeginDownload(TenantOf(ctx), *session, *h);
-      if (d.ok() && (*d)->description().nbytes > kSmallBytes) return false;
-    }
-  }
-  return true;
-}
-
-grpc::ServerUnaryReactor* ResidentService::Release(
-    grpc::CallbackServerContext* ctx, const v1::ReleaseRequest* req,
-    v1::ReleaseResponse*) {
-  auto* reactor = ctx->DefaultReactor();
-  auto release = [&]() -> absl::Status {
-    RETURN_IF_ERROR(Authorize(*ctx));
-    ASSIGN_OR_RETURN(HandleId session, SessionOf(req->session()));
-    std::vector<HandleId> handles;
-    for (const std::string& h : req->handles()) {
-      ASSIGN_OR_RETURN(HandleId id, DecodeHandle(h, "handle"));
-      handles.push_back(id);
-    }
-    std::vector<std::string> names(req->names().begin(), req->names().end());
-    return sessions_.Release(TenantOf(*ctx), session, handles, names);
-  };
-  Finish(reactor, Observe("Release", release()));
-  return reactor;
+        std::vector<std::string> names(req.names().begin(), req.names().end());
+        return sessions_.Release(c.identity().tenant, session, handles, names);
+      });
 }
 
 grpc::ServerUnaryReactor* ResidentService::Keep(grpc::CallbackServerContext* ctx,
-                                                const v1::KeepRequest* req,
-                                                v1::ArrayInfo* resp) {
-  auto* reactor = ctx->DefaultReactor();
+                                                const Bytes* in, Bytes* out) {
+  using Call = UnaryCall<v1::KeepRequest, v1::ArrayInfo>;
+  auto* call = new Call(ctx, in, out);
+  absl::Status started = call->Start(auth_, Role::kUser);
+  if (started.ok()) started = CheckDevice();
+  if (!started.ok()) {
+    call->Finish(Observe(started));
+    return call;
+  }
   // With a data dir this writes and fsyncs the array: off gRPC's threads.
-  scheduler_.Submit(TenantOf(*ctx), ctx->deadline(), [this, ctx, req, resp, reactor](bool) {
+  // Once acknowledged a keep is durable, so it runs even past the deadline:
+  // the client may retry and find ALREADY_EXISTS.
+  const std::string tenant = call->identity().tenant;  // the call may go first
+  absl::Status queued = scheduler_.Submit(tenant, ctx->deadline(), [this, call](bool) {
     auto keep = [&]() -> absl::Status {
-      RETURN_IF_ERROR(Authorize(*ctx));
-      RETURN_IF_ERROR(CheckDevice());
-      ASSIGN_OR_RETURN(HandleId session, SessionOf(req->session()));
-      ASSIGN_OR_RETURN(HandleId handle, DecodeHandle(req->handle(), "handle"));
-      ASSIGN_OR_RETURN(ArrayDescription a,
-                       sessions_.Keep(TenantOf(*ctx), session, handle, req->name()));
-      EncodeArray(a, resp);
+      const v1::KeepRequest& req = call->request();
+      ASSIGN_OR_RETURN(HandleId session, SessionOf(req.session()));
+      ASSIGN_OR_RETURN(HandleId handle, DecodeHandle(req.handle(), "handle"));
+      ASSIGN_OR_RETURN(ArrayDescription a, sessions_.Keep(call->identity().tenant, session,
+                                                          handle, req.name()));
+      EncodeArray(a, &call->response());
       return absl::OkStatus();
     };
-    // Once acknowledged a keep is durable, so it runs even past the
-    // deadline: the client may retry and find ALREADY_EXISTS.
-    Finish(reactor, Observe("Keep", keep()));
+    call->Finish(Observe(keep()));
   });
-  return reactor;
+  if (!queued.ok()) call->Finish(queued);
+  return call;
 }
 
 grpc::ServerUnaryReactor* ResidentService::Attach(grpc::CallbackServerContext* ctx,
-                                                  const v1::AttachRequest* req,
-                                                  v1::ArrayInfo* resp) {
-  auto* reactor = ctx->DefaultReactor();
-  auto attach = [&]() -> absl::Status {
-    RETURN_IF_ERROR(Authorize(*ctx));
-    RETURN_IF_ERROR(CheckDevice());
-    ASSIGN_OR_RETURN(HandleId session, SessionOf(req->session()));
+                                                  const Bytes* in, Bytes* out) {
+  using Call = UnaryCall<v1::AttachRequest, v1::ArrayInfo>;
+  return Serve<v1::AttachRequest, v1::ArrayInfo>(ctx, in, out, [this](Call& c) -> absl::Status {
+    ASSIGN_OR_RETURN(HandleId session, SessionOf(c.request().session()));
     ASSIGN_OR_RETURN(ArrayDescription a,
-                     sessions_.Attach(TenantOf(*ctx), session, req->name()));
-    EncodeArray(a, resp);
+                     sessions_.Attach(c.identity().tenant, session, c.request().name()));
+    EncodeArray(a, &c.response());
     return absl::OkStatus();
-  };
-  Finish(reactor, Observe("Attach", attach()));
-  return reactor;
+  });
 }
 
 grpc::ServerUnaryReactor* ResidentService::List(grpc::CallbackServerContext* ctx,
-                                                const v1::ListRequest* req,
-                                                v1::ListResponse* resp) {
-  auto* reactor = ctx->DefaultReactor();
-  auto list = [&]() -> absl::Status {
-    RETURN_IF_ERROR(Authorize(*ctx));
-    ASSIGN_OR_RETURN(HandleId session, SessionOf(req->session()));
+                                                const Bytes* in, Bytes* out) {
+  using Call = UnaryCall<v1::ListRequest, v1::ListResponse>;
+  return Serve<v1::ListRequest, v1::ListResponse>(ctx, in, out, [this](Call& c) -> absl::Status {
+    ASSIGN_OR_RETURN(HandleId session, SessionOf(c.request().session()));
     ASSIGN_OR_RETURN(std::vector<ArrayDescription> arrays,
-                     sessions_.List(TenantOf(*ctx), session));
-    for (const ArrayDescription& a : arrays) EncodeArray(a, resp->add_arrays());
+                     sessions_.List(c.identity().tenant, session));
+    for (const ArrayDescription& a : arrays) EncodeArray(a, c.response().add_arrays());
     return absl::OkStatus();
-  };
-  Finish(reactor, Observe("List", list()));
-  return reactor;
+  });
 }
 
-// --- Upload: client-streaming chunks ----------------------------------------
-
-namespace {
-
-class UploadReactor final : public grpc::ServerReadReactor<v1::UploadRequest> {
- public:
-  UploadReactor(ResidentService& service, grpc::CallbackServerContext* ctx,
-                v1::ArrayInfo* resp)
-      : service_(service), ctx_(ctx), resp_(resp) {
-    StartRead(&request_);
-  }
-
-  void OnReadDone(bool ok) override {
-    if (!ok) {
-      // The client half-closed (or went away: then Finish is a no-op).
-      if (ctx_->IsCancelled()) return Done(absl::CancelledError("upload cancelled"));
-      if (upload_ == nullptr) {
-        return Done(absl::InvalidArgumentError("upload stream carried no header"));
-      }
-      absl::StatusOr<ArrayDescription> a = upload_->Finish();
-      if (a.ok()) {
-        EncodeArray(*a, resp_);
-        service_.metrics().RecordUpload(service_.TenantOf(*ctx_), a->nbytes);
-      }
-      upload_.reset();
-      return Done(a.status());
-    }
-    absl::Status status = upload_ == nullptr ? Begin() : absl::OkStatus();
-    if (status.ok()) status = upload_->Append(request_.data());
-    if (!status.ok()) return Done(status);
-    request_.Clear();
-    StartRead(&request_);
-  }
-
-  void OnDone() override { delete this; }
-
- private:
-  absl::Status Begin() {
-    RETURN_IF_ERROR(service_.Authorize(*ctx_));
-    RETURN_IF_ERROR(service_.CheckDevice());
-    if (request_.session().empty()) {
-      return absl::InvalidArgumentError("the first upload message names no session");
-    }
-    ASSIGN_OR_RETURN(HandleId session, DecodeHandle(request_.session(), "session id"));
-    ASSIGN_OR_RETURN(DType dtype, DecodeDType(request_.dtype()));
-    ASSIGN_OR_RETURN(Shape shape, DecodeShape(request_.shape()));
-    ASSIGN_OR_RETURN(upload_, service_.sessions().BeginUpload(
-                                  service_.TenantOf(*ctx_), session, dtype, shape));
-    return absl::OkStatus();
-  }
-  void Done(const absl::Status& status) {
-    upload_.reset();  // frees the buffer of an unfinished upload
-    Finish(ToGrpcStatus(service_.Observe("Upload", status)));
-  }
-
-  ResidentService& service_;
-  grpc::CallbackServerContext* ctx_;
-  v1::ArrayInfo* resp_;
-  v1::UploadRequest request_;
-  std::unique_ptr<resident::Upload> upload_;
-};
-
-// --- Download: server-streaming chunks ---------------------------------------
-
-class DownloadReactor final : public grpc::ServerWriteReactor<v1::DownloadChunk> {
- public:
-  DownloadReactor(ResidentService& service, grpc::CallbackServerContext* ctx,
-                  const v1::DownloadRequest* req)
-      : service_(service), ctx_(ctx) {
-    absl::Status status = Begin(req);
-    if (!status.ok()) {
-      Finish(ToGrpcStatus(service_.Observe("Download", status)));
-      return;
-    }
-    total_ = download_->description().nbytes;
-    EncodeArray(download_->description(), chunks_[0].mutable_array());
-    Pump();
-  }
-
-  void OnWriteDone(bool ok) override {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      writing_ = -1;
-      if (!ok) {
-        cancelled_ = true;
-        if (filling_) return;  // the filler finishes the call
-      }
-    }
-    if (!ok) {
-      Finish(ToGrpcStatus(absl::CancelledError("download cancelled")));
-      return;
-    }
-    Pump();
-  }
-
-  void OnDone() override { delete this; }
-
- private:
-  absl::Status Begin(const v1::DownloadRequest* req) {
-    RETURN_IF_ERROR(service_.Authorize(*ctx_));
-    RETURN_IF_ERROR(service_.CheckDevice());
-    ASSIGN_OR_RETURN(HandleId session, SessionOf(req->session()));
-    ASSIGN_OR_RETURN(HandleId handle, DecodeHandle(req->handle(), "handle"));
-    ASSIGN_OR_RETURN(download_, service_.sessions().BeginDownload(
-                                    service_.TenantOf(*ctx_), session, handle));
-    return absl::OkStatus();
-  }
-  // Two chunk buffers: while gRPC writes one, the next is read from the
-  // device into the other. Whichever thread finds a chunk ready and no write
-  // in flight starts the write; the last write finishes the call, after
-  // which nothing here may touch the reactor.
-  void Pump() {
-    for (;;) {
-      std::unique_lock<std::mutex> lock(mu_);
-      if (cancelled_) {
-        if (!filling_ && writing_ < 0 && !finish_started_) {
-          finish_started_ = true;
-          lock.unlock();
-          Finish(ToGrpcStatus(absl::CancelledError("download cancelled")));
-        }
-        return;
-      }
-      if (ready_ >= 0 && writing_ < 0) {
-        const int k = ready_;
-        ready_ = -1;
-        writing_ = k;
-        if (ready_last_) {
-          service_.metrics().RecordDownload(service_.TenantOf(*ctx_), total_);
-          lock.unlock();
-          // A last-message write (StartWriteLast) is held until Finish, so
-          // write and finish in one step; no OnWriteDone follows.
-          StartWriteAndFinish(&chunks_[k], grpc::WriteOptions(), grpc::Status::OK);
-          return;
-        }
-        StartWrite(&chunks_[k]);
-        continue;  // fill the other buffer while this one is written
-      }
-      if (filling_ || ready_ >= 0 || filled_all_) return;
-      const int k = writing_ == 0 ? 1 : 0;
-      filling_ = true;
-      const int64_t offset = offset_;
-      const int64_t n = std::min<int64_t>(service_.options().chunk_bytes, total_ - offset);
-      const bool first = offset == 0;
-      lock.unlock();
-      if (!first) chunks_[k].clear_array();
-      std::string* data = chunks_[k].mutable_data();
-      data->resize(static_cast<size_t>(n));
-      absl::Status status = download_->Read(offset, n, data->data());
-      lock.lock();
-      filling_ = false;
-      if (!status.ok() && !cancelled_) {
-        // Wait for no write in flight (OnWriteDone comes back to Pump).
-        cancelled_ = true;
-        error_ = service_.Observe("Download", status);
-      }
-      if (cancelled_) {
-        if (writing_ < 0 && !finish_started_) {
-          finish_started_ = true;
-          const absl::Status error = error_.ok() ? absl::CancelledError("download cancelled") : error_;
-          lock.unlock();
-          Finish(ToGrpcStatus(error));
-        }
-        return;
-      }
-      offset_ = offset + n;
-      ready_ = k;
-      ready_last_ = offset_ >= total_;
-      filled_all_ = ready_last_;
-    }
-  }
-
-  ResidentService& service_;
-  grpc::CallbackServerContext* ctx_;
-  std::unique_ptr<resident::Download> download_;
-  v1::DownloadChunk chunks_[2];
-  std::mutex mu_;
-  int64_t total_ = 0;
-  int64_t offset_ = 0;     // next byte to read from the device
-  int writing_ = -1;       // chunk being written, or -1
-  int ready_ = -1;         // chunk filled and not yet written, or -1
-  bool ready_last_ = false;
-  bool filling_ = false;
-  bool filled_all_ = false;
-  bool cancelled_ = false;
-  bool finish_started_ = false;
-  absl::Status error_;
-};
-
-}  // namespace
-
-grpc::ServerReadReactor<v1::UploadRequest>* ResidentService::Upload(
-    grpc::CallbackServerContext* ctx, v1::ArrayInfo* resp) {
-  return new UploadReactor(*this, ctx, resp);
+grpc::ServerReadReactor<grpc::ByteBuffer>* ResidentService::Upload(
+    grpc::CallbackServerContext* ctx, Bytes* out) {
+  return NewUploadReactor(*this, ctx, out);
 }
 
-grpc::ServerWriteReactor<v1::DownloadChunk>* ResidentService::Download(
-    grpc::CallbackServerContext* ctx, const v1::DownloadRequest* req) {
-  return new DownloadReactor(*this, ctx, req);
+grpc::ServerWriteReactor<grpc::ByteBuffer>* ResidentService::Download(
+    grpc::CallbackServerContext* ctx, const Bytes* in) {
+  return NewDownloadReactor(*this, ctx, in);
 }
 
 }  // namespace resident

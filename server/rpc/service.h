@@ -1,4 +1,9 @@
 // resident.v1.Resident on gRPC's callback API.
+//
+// Every method is registered raw (ByteBuffer in, ByteBuffer out) and parses
+// its own request (raw_call.h), so a request that does not parse is
+// INVALID_ARGUMENT rather than gRPC's generated UNIMPLEMENTED. Each call is
+// authenticated once, when it starts.
 #ifndef RESIDENT_SERVER_RPC_SERVICE_H_
 #define RESIDENT_SERVER_RPC_SERVICE_H_
 
@@ -7,13 +12,28 @@
 #include "resident/v1/resident.grpc.pb.h"
 #include "server/rpc/auth.h"
 #include "server/rpc/metrics.h"
-#include "server/rpc/server.h"
+#include "server/rpc/raw_call.h"
 #include "server/rpc/scheduler.h"
+#include "server/rpc/server.h"
 #include "server/session/session_manager.h"
 
 namespace resident {
 
-class ResidentService final : public v1::Resident::CallbackService {
+// Every method of v1::Resident, raw.
+using RawResidentService = v1::Resident::WithRawCallbackMethod_Describe<
+    v1::Resident::WithRawCallbackMethod_OpenSession<
+        v1::Resident::WithRawCallbackMethod_CloseSession<
+            v1::Resident::WithRawCallbackMethod_RenewSession<
+                v1::Resident::WithRawCallbackMethod_Run<
+                    v1::Resident::WithRawCallbackMethod_Upload<
+                        v1::Resident::WithRawCallbackMethod_Download<
+                            v1::Resident::WithRawCallbackMethod_Release<
+                                v1::Resident::WithRawCallbackMethod_List<
+                                    v1::Resident::WithRawCallbackMethod_Keep<
+                                        v1::Resident::WithRawCallbackMethod_Attach<
+                                            v1::Resident::Service>>>>>>>>>>>;
+
+class ResidentService final : public RawResidentService {
  public:
   // `on_poisoned` runs when a call finds the device poisoned.
   // `auth` and `metrics` must outlive the service.
@@ -21,60 +41,38 @@ class ResidentService final : public v1::Resident::CallbackService {
                   const ServerOptions& options, std::function<void()> on_poisoned,
                   const Authenticator& auth, Metrics& metrics);
 
-  grpc::ServerUnaryReactor* Describe(grpc::CallbackServerContext* ctx,
-                                     const v1::DescribeRequest* req,
-                                     v1::DescribeResponse* resp) override;
-  grpc::ServerUnaryReactor* OpenSession(grpc::CallbackServerContext* ctx,
-                                        const v1::OpenSessionRequest* req,
-                                        v1::OpenSessionResponse* resp) override;
-  grpc::ServerUnaryReactor* CloseSession(grpc::CallbackServerContext* ctx,
-                                         const v1::CloseSessionRequest* req,
-                                         v1::CloseSessionResponse* resp) override;
-  grpc::ServerUnaryReactor* RenewSession(grpc::CallbackServerContext* ctx,
-                                         const v1::RenewSessionRequest* req,
-                                         v1::RenewSessionResponse* resp) override;
-  grpc::ServerUnaryReactor* Run(grpc::CallbackServerContext* ctx,
-                                const v1::RunRequest* req,
-                                v1::RunResponse* resp) override;
-  grpc::ServerReadReactor<v1::UploadRequest>* Upload(
-      grpc::CallbackServerContext* ctx, v1::ArrayInfo* resp) override;
-  grpc::ServerWriteReactor<v1::DownloadChunk>* Download(
-      grpc::CallbackServerContext* ctx, const v1::DownloadRequest* req) override;
-  grpc::ServerUnaryReactor* Release(grpc::CallbackServerContext* ctx,
-                                    const v1::ReleaseRequest* req,
-                                    v1::ReleaseResponse* resp) override;
-  grpc::ServerUnaryReactor* List(grpc::CallbackServerContext* ctx,
-                                 const v1::ListRequest* req,
-                                 v1::ListResponse* resp) override;
-  grpc::ServerUnaryReactor* Keep(grpc::CallbackServerContext* ctx,
-                                 const v1::KeepRequest* req,
-                                 v1::ArrayInfo* resp) override;
-  grpc::ServerUnaryReactor* Attach(grpc::CallbackServerContext* ctx,
-                                   const v1::AttachRequest* req,
-                                   v1::ArrayInfo* resp) override;
+  using Unary = grpc::ServerUnaryReactor;
+  using Bytes = grpc::ByteBuffer;
+  Unary* Describe(grpc::CallbackServerContext* ctx, const Bytes* in, Bytes* out) override;
+  Unary* OpenSession(grpc::CallbackServerContext* ctx, const Bytes* in, Bytes* out) override;
+  Unary* CloseSession(grpc::CallbackServerContext* ctx, const Bytes* in, Bytes* out) override;
+  Unary* RenewSession(grpc::CallbackServerContext* ctx, const Bytes* in, Bytes* out) override;
+  Unary* Run(grpc::CallbackServerContext* ctx, const Bytes* in, Bytes* out) override;
+  Unary* Release(grpc::CallbackServerContext* ctx, const Bytes* in, Bytes* out) override;
+  Unary* List(grpc::CallbackServerContext* ctx, const Bytes* in, Bytes* out) override;
+  Unary* Keep(grpc::CallbackServerContext* ctx, const Bytes* in, Bytes* out) override;
+  Unary* Attach(grpc::CallbackServerContext* ctx, const Bytes* in, Bytes* out) override;
+  grpc::ServerReadReactor<Bytes>* Upload(grpc::CallbackServerContext* ctx, Bytes* out) override;
+  grpc::ServerWriteReactor<Bytes>* Download(grpc::CallbackServerContext* ctx,
+                                            const Bytes* in) override;
 
-  // Finishes `reactor` with `status`, first checking for a poisoned device.
-  void Finish(grpc::ServerUnaryReactor* reactor, const absl::Status& status);
   // UNAVAILABLE once the device is poisoned; OK otherwise.
   absl::Status CheckDevice();
-  // Notices device poisoning (the call's log line comes from CallLog).
-  absl::Status Observe(const char* method, const absl::Status& status);
+  // Passes `status` through, or UNAVAILABLE (and raises the alarm) once the
+  // device is poisoned.
+  absl::Status Observe(const absl::Status& status);
 
-  // Every method calls this first: UNAUTHENTICATED for a missing or bad
-  // token, OK for any tenant's valid one.
-  absl::Status Authorize(const grpc::CallbackServerContext& ctx) const;
-  // The tenant the call acts for; "" (a tenant that owns nothing) if the
-  // call is not authenticated, which Authorize has refused already.
-  std::string TenantOf(const grpc::CallbackServerContext& ctx) const;
   Metrics& metrics() { return metrics_; }
-
+  const Authenticator& auth() const { return auth_; }
   SessionManager& sessions() { return sessions_; }
   const ServerOptions& options() const { return options_; }
 
  private:
-  // Whether a Run is small enough (few elementwise/creation ops on at most
-  // half a MiB each) to run on the gRPC thread when its tenant is idle.
-  bool SmallProgram(const grpc::CallbackServerContext& ctx, const v1::RunRequest& req);
+  // A unary method answered on the calling gRPC thread: parse,
+  // authenticate, check the device, `handle`, finish with what it returned.
+  template <class Request, class Response>
+  Unary* Serve(grpc::CallbackServerContext* ctx, const Bytes* in, Bytes* out,
+               const std::function<absl::Status(UnaryCall<Request, Response>&)>& handle);
 
   SessionManager& sessions_;
   Scheduler& scheduler_;
@@ -83,6 +81,9 @@ class ResidentService final : public v1::Resident::CallbackService {
   const Authenticator& auth_;
   Metrics& metrics_;
 };
+
+// The session a request names; INVALID_ARGUMENT for none or a malformed id.
+absl::StatusOr<HandleId> SessionOf(const std::string& bytes);
 
 }  // namespace resident
 

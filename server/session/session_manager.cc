@@ -40,6 +40,17 @@ absl::Status SessionNotFound() {
 ArrayDescription Describe(const HandleId& h, const DeviceArray& a) {
   return ArrayDescription{h, a.dtype, a.shape, a.nbytes(), ""};
 }
+
+// Heap bytes a string owns beyond its own object (none within the SSO).
+int64_t StringHeap(const std::string& s) {
+  return s.capacity() > std::string().capacity() ? static_cast<int64_t>(s.capacity()) + 1 : 0;
+}
+
+absl::Status LimitReached(const char* what, int64_t limit, const char* flag) {
+  return absl::ResourceExhaustedError(absl::StrCat(
+      "the server's limit of ", limit, " ", what, " is reached (", flag,
+      "); close sessions or release handles first"));
+}
 }  // namespace
 
 // --- Upload -----------------------------------------------------------------
@@ -176,6 +187,14 @@ void SessionManager::ReturnQuota(const std::string& tenant, int64_t bytes,
   t->second.reserved_arrays -= arrays;
 }
 
+std::optional<int64_t> SessionManager::ArrayBytes(const std::string& tenant,
+                                                  const HandleId& handle) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = arrays_.find(handle);
+  if (it == arrays_.end() || it->second.tenant != tenant) return std::nullopt;
+  return it->second.array.nbytes();
+}
+
 TenantUsage SessionManager::Usage(const std::string& tenant) const {
   std::lock_guard<std::mutex> lock(mu_);
   auto t = tenants_.find(tenant);
@@ -208,6 +227,19 @@ void SessionManager::ReaperLoop() {
 }
 
 absl::StatusOr<HandleId> SessionManager::Open(const std::string& tenant) {
+  const TableLimits& lim = options_.table_limits;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (static_cast<int64_t>(sessions_.size()) >= lim.max_sessions) {
+      return LimitReached("open sessions", lim.max_sessions, "--max-sessions");
+    }
+    auto n = sessions_per_tenant_.find(tenant);
+    if (n != sessions_per_tenant_.end() && n->second >= lim.max_sessions_per_tenant) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "tenant '", tenant, "' has ", n->second, " open sessions, the server's limit per "
+          "tenant (--max-sessions-per-tenant); close some first"));
+    }
+  }
   auto session = std::make_shared<Session>();
   session->tenant = tenant;
   session->stream = device_.backend().NewStream();
@@ -215,8 +247,73 @@ absl::StatusOr<HandleId> SessionManager::Open(const std::string& tenant) {
   session->opened = session->last_used;
   const HandleId id = HandleId::Random();
   std::lock_guard<std::mutex> lock(mu_);
+  // Checked again: others may have opened sessions since.
+  if (static_cast<int64_t>(sessions_.size()) >= lim.max_sessions) {
+    return LimitReached("open sessions", lim.max_sessions, "--max-sessions");
+  }
+  int64_t& count = sessions_per_tenant_[tenant];
+  if (count >= lim.max_sessions_per_tenant) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "tenant '", tenant, "' has ", count, " open sessions, the server's limit per "
+        "tenant (--max-sessions-per-tenant); close some first"));
+  }
+  ++count;
   sessions_.emplace(id, std::move(session));
   return id;
+}
+
+absl::Status SessionManager::CheckHandleLimits(const Session& session, int64_t more) const {
+  const TableLimits& lim = options_.table_limits;
+  if (static_cast<int64_t>(session.handles.size()) > lim.max_handles_per_session - more) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "the session holds ", session.handles.size(), " handles and this needs ", more,
+        " more, over the server's limit of ", lim.max_handles_per_session,
+        " per session (--max-handles-per-session); release handles first"));
+  }
+  if (static_cast<int64_t>(arrays_.size()) > lim.max_handles - more) {
+    return LimitReached("handles in all sessions", lim.max_handles, "--max-handles");
+  }
+  return absl::OkStatus();
+}
+
+void SessionManager::InsertEntry(const HandleId& id, Entry entry) {
+  entry_heap_bytes_ += StringHeap(entry.tenant) + StringHeap(entry.name) +
+                       static_cast<int64_t>(entry.array.shape.capacity() * sizeof(int64_t));
+  arrays_.emplace(id, std::move(entry));
+}
+
+void SessionManager::EraseEntry(absl::flat_hash_map<HandleId, Entry>::iterator it,
+                                std::vector<DeviceArray>& doomed) {
+  Entry& e = it->second;
+  entry_heap_bytes_ -= StringHeap(e.tenant) + StringHeap(e.name) +
+                       static_cast<int64_t>(e.array.shape.capacity() * sizeof(int64_t));
+  DropRef(e.tenant, e.array);
+  doomed.push_back(std::move(e.array));
+  arrays_.erase(it);
+}
+
+TableStats SessionManager::Stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  TableStats st;
+  st.sessions = static_cast<int64_t>(sessions_.size());
+  st.handles = static_cast<int64_t>(arrays_.size());
+  int64_t bytes = static_cast<int64_t>(
+      arrays_.capacity() * (sizeof(decltype(arrays_)::value_type) + 1) +
+      sessions_.capacity() * (sizeof(decltype(sessions_)::value_type) + 1));
+  bytes += entry_heap_bytes_;
+  for (const auto& [id, sess] : sessions_) {
+    bytes += static_cast<int64_t>(sizeof(Session) +
+                                  sess->handles.capacity() * (sizeof(HandleId) + 1)) +
+             StringHeap(sess->tenant);
+  }
+  for (const auto& [name, t] : tenants_) {
+    st.named_arrays += static_cast<int64_t>(t.names.size());
+    bytes += static_cast<int64_t>(
+        sizeof(Tenant) + t.buffers.capacity() * (sizeof(decltype(t.buffers)::value_type) + 1) +
+        t.names.capacity() * (sizeof(decltype(t.names)::value_type) + 1));
+  }
+  st.host_bytes = bytes;
+  return st;
 }
 
 absl::Status SessionManager::Close(const std::string& tenant,
@@ -231,19 +328,17 @@ absl::Status SessionManager::Close(const std::string& tenant,
     }
     s = std::move(it->second);
     sessions_.erase(it);
+    if (--sessions_per_tenant_[tenant] <= 0) sessions_per_tenant_.erase(tenant);
+    // A program still running in it stops at its next op; it holds the
+    // session (and so its stream) and its own references to its inputs, so
+    // nothing it uses is freed under it.
+    s->closed = true;
     for (const HandleId& h : s->handles) {
       auto a = arrays_.find(h);
-      if (a != arrays_.end()) {
-        DropRef(a->second.tenant, a->second.array);
-        doomed.push_back(std::move(a->second.array));
-        arrays_.erase(a);
-      }
+      if (a != arrays_.end()) EraseEntry(a, doomed);
     }
   }
-  // Wait for any program still running in the session before dropping its
-  // stream (the session's run_mu is held by it).
-  std::lock_guard<std::mutex> run_lock(s->run_mu);
-  doomed.clear();
+  doomed.clear();  // outside the lock: freeing may wait for the device
   return absl::OkStatus();
 }
 
@@ -280,12 +375,13 @@ absl::StatusOr<std::vector<HandleId>> SessionManager::Register(
     return SessionNotFound();
   }
   it->second->last_used = absl::Now();  // a long program renews on finishing
+  RETURN_IF_ERROR(CheckHandleLimits(*it->second, static_cast<int64_t>(arrays.size())));
   std::vector<HandleId> ids;
   for (DeviceArray& a : arrays) {
     HandleId id = HandleId::Random();
     it->second->handles.insert(id);
     AddRef(tenant, a);
-    arrays_.emplace(id, Entry{tenant, session, std::move(a), name});
+    InsertEntry(id, Entry{tenant, session, std::move(a), name});
     ids.push_back(id);
   }
   return ids;
@@ -294,8 +390,22 @@ absl::StatusOr<std::vector<HandleId>> SessionManager::Register(
 absl::StatusOr<std::vector<ProgramResult>> SessionManager::Run(
     const std::string& tenant, const HandleId& session,
     std::shared_ptr<const Program> program, std::vector<OutputSpec> outputs,
-    const ExecOptions& options) {
+    const ExecOptions& options, int64_t* executed_ops) {
   ASSIGN_OR_RETURN(std::shared_ptr<Session> s, Touch(tenant, session));
+  // Busy while it runs: the reaper leaves the session alone.
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++s->running;
+  }
+  struct Idle {
+    SessionManager* m;
+    Session* s;
+    ~Idle() {
+      std::lock_guard<std::mutex> lock(m->mu_);
+      --s->running;
+      s->last_used = absl::Now();
+    }
+  } idle{this, s.get()};
   ASSIGN_OR_RETURN(Plan plan,
                    PlanProgram(std::move(program), std::move(outputs),
                                [&](const HandleId& h) { return Resolve(tenant, h); },
@@ -305,13 +415,25 @@ absl::StatusOr<std::vector<ProgramResult>> SessionManager::Run(
   std::unique_ptr<QuotaHold> hold;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    // Fail before running what could not be registered afterwards.
+    if (kept_count > 0) RETURN_IF_ERROR(CheckHandleLimits(*s, kept_count));
     ASSIGN_OR_RETURN(hold, HoldQuota(tenant, plan.peak_bytes, kept_count));
   }
   std::lock_guard<std::mutex> run_lock(s->run_mu);
+  ExecOptions exec = options;
+  exec.check_continue = [s, outer = options.check_continue]() -> absl::Status {
+    if (s->closed) {
+      return absl::CancelledError(
+          "the session was closed while the program ran (by an administrator); "
+          "the program stopped");
+    }
+    return outer ? outer() : absl::OkStatus();
+  };
   ASSIGN_OR_RETURN(MemoryBudget::Reservation reservation,
                    device_.budget().Reserve(plan.peak_bytes));
   ASSIGN_OR_RETURN(std::vector<DeviceArray> arrays,
-                   Execute(plan, device_, *s->stream, &reservation, options));
+                   Execute(plan, device_, *s->stream, &reservation, exec));
+  if (executed_ops != nullptr) *executed_ops = plan.executed_ops;
   std::vector<ProgramResult> results(arrays.size());
   for (size_t i = 0; i < arrays.size(); ++i) {
     results[i].array = Describe(HandleId(), arrays[i]);
@@ -344,6 +466,10 @@ absl::StatusOr<std::unique_ptr<Upload>> SessionManager::BeginUpload(
     const std::string& tenant, const HandleId& session, DType dtype,
     const Shape& shape) {
   ASSIGN_OR_RETURN(std::shared_ptr<Session> s, Touch(tenant, session));
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    RETURN_IF_ERROR(CheckHandleLimits(*s, 1));  // fail before the data comes
+  }
   ASSIGN_OR_RETURN(int64_t n, CheckedNumElements(shape));
   ASSIGN_OR_RETURN(int64_t bytes, CheckedNumBytes(n, ItemSize(dtype)));
   std::unique_ptr<Upload> up(new Upload());
@@ -421,9 +547,7 @@ absl::Status SessionManager::Release(const std::string& tenant,
     if (it == arrays_.end()) continue;  // listed twice, or released meanwhile
     auto s = sessions_.find(it->second.session);
     if (s != sessions_.end()) s->second->handles.erase(h);
-    DropRef(tenant, it->second.array);
-    doomed.push_back(std::move(it->second.array));
-    arrays_.erase(it);
+    EraseEntry(it, doomed);
   }
   return absl::OkStatus();
 }
@@ -575,7 +699,9 @@ int SessionManager::ReapIdle(absl::Time now) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     for (const auto& [id, s] : sessions_) {
-      if (now - s->last_used > options_.idle_timeout) idle.emplace_back(s->tenant, id);
+      if (s->running == 0 && now - s->last_used > options_.idle_timeout) {
+        idle.emplace_back(s->tenant, id);
+      }
     }
   }
   int closed = 0;

@@ -17,6 +17,7 @@
 #ifndef RESIDENT_SERVER_SESSION_SESSION_MANAGER_H_
 #define RESIDENT_SERVER_SESSION_SESSION_MANAGER_H_
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
@@ -38,12 +39,35 @@
 
 namespace resident {
 
+// Server-wide bounds on the session and handle tables, so that one runaway
+// script cannot fill the server's host memory (each handle costs a few
+// hundred bytes that no device quota sees). Defaults a lab would not hit by
+// accident; RESOURCE_EXHAUSTED names the limit that was reached.
+struct TableLimits {
+  int64_t max_sessions = 1024;            // open at once, every tenant
+  int64_t max_sessions_per_tenant = 256;  // open at once, one tenant
+  int64_t max_handles = int64_t{1} << 20;           // every session together
+  int64_t max_handles_per_session = int64_t{1} << 17;
+};
+
+// What the session and handle tables hold now.
+struct TableStats {
+  int64_t sessions = 0;
+  int64_t handles = 0;
+  int64_t named_arrays = 0;
+  // Host memory of the tables (sessions, handles, tenants' accounting):
+  // an estimate from the containers' capacities and their entries' heap
+  // parts, not counting the allocator's own overhead.
+  int64_t host_bytes = 0;
+};
+
 struct SessionOptions {
   absl::Duration idle_timeout = absl::Minutes(30);
   // How often idle sessions are looked for.
   absl::Duration reap_interval = absl::Seconds(1);
   ProgramLimits limits;
   QuotaConfig quotas;  // per-tenant device bytes and arrays
+  TableLimits table_limits;
 };
 
 // What a tenant holds now (for quotas, listings and metrics).
@@ -156,11 +180,14 @@ class SessionManager {
   absl::Status Renew(const std::string& tenant, const HandleId& session);
 
   // Plans and runs a program in the session; kept outputs become handles of
-  // the session. Atomic: on error no handle is created or changed.
+  // the session. Atomic: on error no handle is created or changed. If the
+  // session is closed meanwhile (by an administrator), the program stops at
+  // the next op boundary with CANCELLED. `executed_ops`, if given, gets the
+  // number of ops the program ran (loop bodies once per iteration).
   absl::StatusOr<std::vector<ProgramResult>> Run(
       const std::string& tenant, const HandleId& session,
       std::shared_ptr<const Program> program, std::vector<OutputSpec> outputs,
-      const ExecOptions& options);
+      const ExecOptions& options, int64_t* executed_ops = nullptr);
 
   // Starts an upload of `shape` and `dtype` into the session; the device
   // memory is charged now (RESOURCE_EXHAUSTED if over the limit).
@@ -196,6 +223,10 @@ class SessionManager {
   // once, before serving.
   absl::Status EnableDataDir(const std::string& dir);
 
+  // Bytes of the tenant's array behind `handle`, if it has one; no lease
+  // renewal (for scheduling decisions).
+  std::optional<int64_t> ArrayBytes(const std::string& tenant, const HandleId& handle) const;
+
   TenantUsage Usage(const std::string& tenant) const;
   // Every tenant that holds something.
   std::vector<std::pair<std::string, TenantUsage>> AllUsage() const;
@@ -205,9 +236,11 @@ class SessionManager {
   absl::StatusOr<std::vector<ArrayDescription>> List(const std::string& tenant,
                                                      const HandleId& session);
 
-  // Closes sessions idle past the timeout; returns how many.
+  // Closes sessions idle past the timeout; returns how many. A session
+  // running a program is busy, not idle.
   int ReapIdle(absl::Time now);
   int session_count() const;
+  TableStats Stats() const;
 
   // Every open session, for administrators (read-only; sorted by opening).
   std::vector<SessionSnapshot> Snapshot() const;
@@ -225,6 +258,8 @@ class SessionManager {
     absl::Time opened;
     absl::flat_hash_set<HandleId> handles;
     std::mutex run_mu;  // one program at a time on the session's stream
+    int running = 0;    // programs in it now (mu_ held); never reaped while > 0
+    std::atomic<bool> closed{false};  // running programs stop at the next op
   };
   struct Entry {
     std::string tenant;
@@ -261,7 +296,15 @@ class SessionManager {
                                                  const HandleId& session);
   absl::StatusOr<DeviceArray> Resolve(const std::string& tenant,
                                       const HandleId& handle);
-  // Registers arrays as new handles of a session (fails if it closed).
+  // RESOURCE_EXHAUSTED if `more` handles would not fit in the session or
+  // the server (mu_ held).
+  absl::Status CheckHandleLimits(const Session& session, int64_t more) const;
+  // Adds / removes a handle's entry, keeping entry_heap_bytes_ (mu_ held).
+  void InsertEntry(const HandleId& id, Entry entry);
+  void EraseEntry(absl::flat_hash_map<HandleId, Entry>::iterator it,
+                  std::vector<DeviceArray>& doomed);
+  // Registers arrays as new handles of a session (fails if it closed, or
+  // over the handle limits).
   absl::StatusOr<std::vector<HandleId>> Register(const std::string& tenant,
                                                  const HandleId& session,
                                                  std::vector<DeviceArray> arrays,
@@ -274,6 +317,8 @@ class SessionManager {
   absl::flat_hash_map<HandleId, std::shared_ptr<Session>> sessions_;
   absl::flat_hash_map<HandleId, Entry> arrays_;
   absl::flat_hash_map<std::string, Tenant> tenants_;
+  absl::flat_hash_map<std::string, int64_t> sessions_per_tenant_;
+  int64_t entry_heap_bytes_ = 0;  // heap parts of arrays_' entries
   std::unique_ptr<ArrayStore> store_;  // with a data dir
   bool stopping_ = false;
   std::condition_variable reaper_cv_;

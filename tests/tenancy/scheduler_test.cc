@@ -27,12 +27,12 @@ TEST(SchedulerTest, TenantsAreServedRoundRobin) {
   std::shared_future<void> open = gate.get_future().share();
   std::mutex mu;
   std::vector<std::string> order;
-  sched.Submit("a", Far(), [&](bool) { open.wait(); });
+  EXPECT_TRUE(sched.Submit("a", Far(), [&](bool) { open.wait(); }).ok());
   for (int i = 0; i < 4; ++i) {
-    sched.Submit("a", Far(), [&](bool) { std::lock_guard<std::mutex> l(mu); order.push_back("a"); });
+    EXPECT_TRUE(sched.Submit("a", Far(), [&](bool) { std::lock_guard<std::mutex> l(mu); order.push_back("a"); }).ok());
   }
   for (int i = 0; i < 4; ++i) {
-    sched.Submit("b", Far(), [&](bool) { std::lock_guard<std::mutex> l(mu); order.push_back("b"); });
+    EXPECT_TRUE(sched.Submit("b", Far(), [&](bool) { std::lock_guard<std::mutex> l(mu); order.push_back("b"); }).ok());
   }
   gate.set_value();
   while (sched.stats().ran < 9) std::this_thread::sleep_for(milliseconds(1));
@@ -46,14 +46,14 @@ TEST(SchedulerTest, ATenantNeverRunsMoreThanItsCap) {
   Scheduler sched({.threads = 6, .max_concurrent_per_tenant = 2});
   std::atomic<int> now{0}, peak{0}, done{0};
   for (int i = 0; i < 12; ++i) {
-    sched.Submit("a", Far(), [&](bool) {
+    EXPECT_TRUE(sched.Submit("a", Far(), [&](bool) {
       int n = ++now;
       int p = peak.load();
       while (n > p && !peak.compare_exchange_weak(p, n)) {}
       std::this_thread::sleep_for(milliseconds(10));
       --now;
       ++done;
-    });
+    }).ok());
   }
   while (done < 12) std::this_thread::sleep_for(milliseconds(1));
   EXPECT_EQ(peak.load(), 2);
@@ -65,15 +65,15 @@ TEST(SchedulerTest, AFloodDoesNotDelayAnotherTenantsSmallTasks) {
   Scheduler sched({.threads = 4, .max_concurrent_per_tenant = 2});
   std::atomic<bool> stop{false};
   for (int i = 0; i < 40; ++i) {
-    sched.Submit("a", Far(), [&](bool) {
+    EXPECT_TRUE(sched.Submit("a", Far(), [&](bool) {
       for (int t = 0; t < 25 && !stop; ++t) std::this_thread::sleep_for(milliseconds(10));
-    });
+    }).ok());
   }
   std::this_thread::sleep_for(milliseconds(20));
   for (int i = 0; i < 10; ++i) {
     const auto start = std::chrono::steady_clock::now();
     std::promise<void> done;
-    sched.Submit("b", Far(), [&](bool) { done.set_value(); });
+    EXPECT_TRUE(sched.Submit("b", Far(), [&](bool) { done.set_value(); }).ok());
     ASSERT_EQ(done.get_future().wait_for(milliseconds(100)), std::future_status::ready)
         << "b's task " << i << " waited behind a's flood";
     EXPECT_LT(std::chrono::steady_clock::now() - start, milliseconds(100));
@@ -87,14 +87,14 @@ TEST(SchedulerTest, QueuedTasksPastTheirDeadlineExpireWithoutRunning) {
   Scheduler sched({.threads = 1, .max_concurrent_per_tenant = 1});
   std::promise<void> gate;
   std::shared_future<void> open = gate.get_future().share();
-  sched.Submit("a", Far(), [&](bool) { open.wait(); });
+  EXPECT_TRUE(sched.Submit("a", Far(), [&](bool) { open.wait(); }).ok());
   struct Opener {
     std::promise<void>& p;
     ~Opener() { p.set_value(); }
   } opener{gate};  // even when an assertion below returns early
   std::promise<bool> result;
   const auto start = Clock::now();
-  sched.Submit("b", start + milliseconds(50), [&](bool expired) { result.set_value(expired); });
+  EXPECT_TRUE(sched.Submit("b", start + milliseconds(50), [&](bool expired) { result.set_value(expired); }).ok());
   std::future<bool> f = result.get_future();
   // Expired while the only worker is still blocked: promptly, not when it frees.
   ASSERT_EQ(f.wait_for(milliseconds(1000)), std::future_status::ready);
@@ -108,10 +108,25 @@ TEST(SchedulerTest, DestructionRunsWhatIsQueued) {
   {
     Scheduler sched({.threads = 2, .max_concurrent_per_tenant = 1});
     for (int i = 0; i < 10; ++i) {
-      sched.Submit(i % 2 ? "a" : "b", Far(), [&](bool expired) { if (!expired) ++ran; });
+      EXPECT_TRUE(sched.Submit(i % 2 ? "a" : "b", Far(), [&](bool expired) { if (!expired) ++ran; }).ok());
     }
   }
   EXPECT_EQ(ran.load(), 10);
+}
+
+TEST(SchedulerTest, AFullTenantQueueRefusesMoreAndOthersStillQueue) {
+  std::promise<void> gate;
+  std::shared_future<void> open = gate.get_future().share();
+  Scheduler sched({.threads = 1, .max_concurrent_per_tenant = 1, .max_queued_per_tenant = 3});
+  EXPECT_TRUE(sched.Submit("a", Far(), [&](bool) { open.wait(); }).ok());
+  while (sched.stats().running < 1) std::this_thread::sleep_for(milliseconds(1));
+  for (int i = 0; i < 3; ++i) EXPECT_TRUE(sched.Submit("a", Far(), [](bool) {}).ok());
+  absl::Status refused = sched.Submit("a", Far(), [](bool) { ADD_FAILURE() << "ran"; });
+  EXPECT_EQ(refused.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_NE(refused.message().find("--max-queued-per-tenant"), absl::string_view::npos);
+  EXPECT_TRUE(sched.Submit("b", Far(), [](bool) {}).ok());
+  gate.set_value();
+  while (sched.stats().ran < 5) std::this_thread::sleep_for(milliseconds(1));
 }
 
 }  // namespace

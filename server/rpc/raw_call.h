@@ -1,0 +1,105 @@
+// Calls on raw (ByteBuffer) methods: we parse requests ourselves.
+//
+// gRPC's generated callback handlers answer a request that does not parse
+// with UNIMPLEMENTED and an empty message, as if the method did not exist.
+// Every method of our services is registered raw instead, and parses here:
+// an undecodable request is INVALID_ARGUMENT naming the message type.
+//
+// UnaryCall is the one reactor of every unary method: it owns the parsed
+// request and the response, the caller's identity (authenticated once per
+// call), and finishes exactly once.
+//
+//   auto* call = new UnaryCall<v1::ListRequest, v1::ListResponse>(ctx, in, out);
+//   absl::Status s = call->Start(auth, Role::kUser);
+//   if (s.ok()) s = Handle(call->identity(), call->request(), &call->response());
+//   call->Finish(s);
+//   return call;
+#ifndef RESIDENT_SERVER_RPC_RAW_CALL_H_
+#define RESIDENT_SERVER_RPC_RAW_CALL_H_
+
+#include <grpcpp/server_context.h>
+#include <grpcpp/support/byte_buffer.h>
+#include <grpcpp/support/proto_buffer_reader.h>
+#include <grpcpp/support/proto_buffer_writer.h>
+#include <grpcpp/support/server_callback.h>
+
+#include <atomic>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "server/rpc/auth.h"
+#include "server/rpc/status_util.h"
+
+namespace resident {
+
+// Trailing-metadata key through which a handler tells the call-log
+// interceptor who the caller was, so the token is checked once per call.
+// The interceptor removes it before the trailers are sent.
+inline constexpr char kTenantTrailer[] = "x-resident-tenant";
+
+// Parses `buffer` into `message`; INVALID_ARGUMENT naming the type if the
+// bytes are not one.
+template <class Message>
+absl::Status ParseMessage(const grpc::ByteBuffer& buffer, Message* message) {
+  grpc::ByteBuffer copy(buffer);  // shares the slices; the reader needs non-const
+  grpc::ProtoBufferReader reader(&copy);
+  if (!reader.status().ok() || !message->ParseFromZeroCopyStream(&reader)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the request could not be parsed as ", Message::descriptor()->full_name(),
+        " (is the client built from the same resident.proto?)"));
+  }
+  return absl::OkStatus();
+}
+
+// Serialises `message` into `out`; INTERNAL if protobuf refuses (too large).
+absl::Status SerializeMessage(const google::protobuf::MessageLite& message,
+                              grpc::ByteBuffer* out);
+
+// Authenticates the caller once and records the tenant for the call log.
+absl::StatusOr<Identity> AuthenticateCall(const Authenticator& auth,
+                                          grpc::CallbackServerContext* ctx, Role needed);
+
+template <class Request, class Response>
+class UnaryCall final : public grpc::ServerUnaryReactor {
+ public:
+  UnaryCall(grpc::CallbackServerContext* ctx, const grpc::ByteBuffer* in,
+            grpc::ByteBuffer* out)
+      : ctx_(ctx), in_(in), out_(out) {}
+
+  // Parses the request and authenticates the caller (who must hold
+  // `needed`). On error, Finish with it.
+  absl::Status Start(const Authenticator& auth, Role needed) {
+    absl::StatusOr<Identity> who = AuthenticateCall(auth, ctx_, needed);
+    if (!who.ok()) return who.status();
+    identity_ = *std::move(who);
+    return ParseMessage(*in_, &request_);
+  }
+
+  grpc::CallbackServerContext* context() const { return ctx_; }
+  const Identity& identity() const { return identity_; }
+  const Request& request() const { return request_; }
+  Response& response() { return response_; }
+
+  // Sends the response (when `status` is OK) and the status. Call once; the
+  // call deletes itself after gRPC is done with it.
+  void Finish(const absl::Status& status) {
+    absl::Status s = status;
+    if (s.ok()) s = SerializeMessage(response_, out_);
+    grpc::ServerUnaryReactor::Finish(ToGrpcStatus(s));
+  }
+
+  void OnDone() override { delete this; }
+
+ private:
+  grpc::CallbackServerContext* const ctx_;
+  const grpc::ByteBuffer* const in_;
+  grpc::ByteBuffer* const out_;
+  Identity identity_;
+  Request request_;
+  Response response_;
+};
+
+}  // namespace resident
+
+#endif  // RESIDENT_SERVER_RPC_RAW_CALL_H_

@@ -1,0 +1,233 @@
+// Hostile and careless clients against a real server: calls cancelled
+// mid-stream, headers repeated with other values, bytes that are not a
+// request, floods of sessions and handles. After each, the server must
+// still serve and hold exactly what it held before.
+#include <grpcpp/generic/generic_stub.h>
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "e2e_fixture.h"
+#include "gmock/gmock.h"
+
+namespace resident::e2e {
+namespace {
+
+using ::testing::HasSubstr;
+
+absl::Status StatusOf(const grpc::Status& s) {
+  return absl::Status(static_cast<absl::StatusCode>(s.error_code()), s.error_message());
+}
+
+// A stub on a channel of its own that takes messages of any size.
+std::unique_ptr<v1::Resident::Stub> NewStub(const Server& server) {
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(-1);
+  args.SetMaxSendMessageSize(-1);
+  return v1::Resident::NewStub(
+      grpc::CreateCustomChannel(Target(server), grpc::InsecureChannelCredentials(), args));
+}
+
+std::string OpenSession(v1::Resident::Stub& stub) {
+  grpc::ClientContext ctx;
+  v1::OpenSessionResponse resp;
+  grpc::Status s = stub.OpenSession(&ctx, v1::OpenSessionRequest(), &resp);
+  EXPECT_TRUE(s.ok()) << s.error_message();
+  return resp.session();
+}
+
+// Uploads `bytes` of float64 as one array of that many elements / 8.
+absl::StatusOr<v1::ArrayInfo> UploadF64(v1::Resident::Stub& stub, const std::string& session,
+                                        const std::string& bytes, int64_t chunk) {
+  grpc::ClientContext ctx;
+  v1::ArrayInfo info;
+  auto writer = stub.Upload(&ctx, &info);
+  for (int64_t off = 0; off < static_cast<int64_t>(bytes.size()) || off == 0; off += chunk) {
+    v1::UploadRequest req;
+    if (off == 0) {
+      req.set_session(session);
+      req.set_dtype(v1::DTYPE_FLOAT64);
+      req.add_shape(static_cast<int64_t>(bytes.size() / 8));
+    }
+    req.set_data(bytes.substr(off, chunk));
+    if (!writer->Write(req)) break;
+    if (bytes.empty()) break;
+  }
+  writer->WritesDone();
+  absl::Status s = StatusOf(writer->Finish());
+  if (!s.ok()) return s;
+  return info;
+}
+
+class HostileTest : public ::testing::Test {
+ protected:
+  void StartWith(ServerOptions o) {
+    o.max_memory_bytes = 256 << 20;
+    server_ = StartServer(o);
+    ASSERT_NE(server_, nullptr);
+    stub_ = NewStub(*server_);
+    session_ = OpenSession(*stub_);
+    baseline_ = server_->device().budget().used();
+  }
+  void SetUp() override { StartWith({}); }
+
+  // The server still runs a program and holds what it held.
+  void ExpectStillServes() {
+    v1::RunRequest req;
+    req.set_session(session_);
+    v1::Instruction* ins = req.mutable_program()->add_instructions();
+    ins->set_op("ones");
+    ins->add_shape(3);
+    v1::Output* out = req.add_outputs();
+    out->set_value(0);
+    out->set_return_data(true);
+    v1::RunResponse resp;
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    grpc::Status s = stub_->Run(&ctx, req, &resp);
+    ASSERT_TRUE(s.ok()) << s.error_message();
+    ASSERT_EQ(resp.results_size(), 1);
+    EXPECT_EQ(resp.results(0).data().size(), 24u);
+  }
+
+  std::unique_ptr<Server> server_;
+  std::unique_ptr<v1::Resident::Stub> stub_;
+  std::string session_;
+  int64_t baseline_ = 0;
+};
+
+// Defect: OnWriteDone(false) and Pump could both finish the call, and gRPC
+// aborted the process ("call_ == nullptr") after a few dozen cancels.
+TEST_F(HostileTest, DownloadsCancelledAfterTheFirstChunkNeverCrashTheServer) {
+  const int64_t n = 4 << 20;  // 32 MiB of float64
+  std::string bytes(static_cast<size_t>(n * 8), '\0');
+  for (int64_t i = 0; i < n; ++i) {
+    const double v = static_cast<double>(i);
+    std::memcpy(bytes.data() + 8 * i, &v, 8);
+  }
+  absl::StatusOr<v1::ArrayInfo> info = UploadF64(*stub_, session_, bytes, 4 << 20);
+  ASSERT_TRUE(info.ok()) << info.status();
+  const int64_t with_array = server_->device().budget().used();
+  for (int round = 0; round < 100; ++round) {
+    std::unique_ptr<v1::Resident::Stub> stub = NewStub(*server_);
+    grpc::ClientContext ctx;
+    v1::DownloadRequest req;
+    req.set_session(session_);
+    req.set_handle(info->handle());
+    auto reader = stub->Download(&ctx, req);
+    v1::DownloadChunk chunk;
+    ASSERT_TRUE(reader->Read(&chunk)) << "round " << round;
+    ASSERT_TRUE(chunk.has_array());
+    ctx.TryCancel();
+    while (reader->Read(&chunk)) {
+    }
+    EXPECT_EQ(reader->Finish().error_code(), grpc::StatusCode::CANCELLED) << "round " << round;
+  }  // each stub and its channel close here
+  // Clients whose channel refuses the server's 4 MiB chunks (gRPC's default
+  // 4 MiB receive limit): the call dies while the server writes.
+  for (int round = 0; round < 100; ++round) {
+    auto stub = v1::Resident::NewStub(
+        grpc::CreateChannel(Target(*server_), grpc::InsecureChannelCredentials()));
+    grpc::ClientContext ctx;
+    v1::DownloadRequest req;
+    req.set_session(session_);
+    req.set_handle(info->handle());
+    auto reader = stub->Download(&ctx, req);
+    v1::DownloadChunk chunk;
+    while (reader->Read(&chunk)) {
+    }
+    EXPECT_FALSE(reader->Finish().ok()) << "round " << round;
+  }
+  ExpectStillServes();
+  // A whole download still works and gives every byte back.
+  grpc::ClientContext ctx;
+  v1::DownloadRequest req;
+  req.set_session(session_);
+  req.set_handle(info->handle());
+  auto reader = stub_->Download(&ctx, req);
+  std::string got;
+  v1::DownloadChunk chunk;
+  while (reader->Read(&chunk)) got += chunk.data();
+  ASSERT_TRUE(reader->Finish().ok());
+  EXPECT_TRUE(got == bytes);
+  EXPECT_TRUE(WaitFor([&] { return server_->device().budget().used() == with_array; }));
+}
+
+// Defect: a later upload message repeating the header with another dtype or
+// shape was accepted silently.
+TEST_F(HostileTest, AHeaderFieldInALaterUploadMessageIsInvalidArgument) {
+  for (int variant = 0; variant < 3; ++variant) {
+    grpc::ClientContext ctx;
+    v1::ArrayInfo info;
+    auto writer = stub_->Upload(&ctx, &info);
+    v1::UploadRequest first;
+    first.set_session(session_);
+    first.set_dtype(v1::DTYPE_FLOAT64);
+    first.add_shape(4);
+    first.set_data(std::string(16, '\0'));
+    ASSERT_TRUE(writer->Write(first));
+    v1::UploadRequest second;
+    if (variant == 0) second.set_dtype(v1::DTYPE_INT32);
+    if (variant == 1) second.add_shape(2);
+    if (variant == 2) second.set_session(session_);
+    second.set_data(std::string(16, '\0'));
+    writer->Write(second);
+    writer->WritesDone();
+    absl::Status s = StatusOf(writer->Finish());
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << "variant " << variant << ": " << s;
+    EXPECT_THAT(std::string(s.message()), HasSubstr("only the first upload message"));
+  }
+  ExpectStillServes();
+  EXPECT_TRUE(WaitFor([&] { return server_->device().budget().used() == baseline_; }));
+}
+
+// Defect: bytes that do not parse as the method's request got UNIMPLEMENTED
+// with an empty message, as if the method did not exist.
+TEST_F(HostileTest, BytesThatAreNotARequestAreInvalidArgumentForEveryMethod) {
+  auto channel = grpc::CreateChannel(Target(*server_), grpc::InsecureChannelCredentials());
+  grpc::GenericStub generic(channel);
+  // Field 1 as a length-delimited string of 100 bytes, with 2 bytes present.
+  const std::string garbage("\x0a\x64\x01\x02", 4);
+  const char* methods[] = {"Resident/Describe",    "Resident/OpenSession", "Resident/CloseSession",
+                           "Resident/RenewSession", "Resident/Run",         "Resident/Release",
+                           "Resident/List",         "Resident/Keep",        "Resident/Attach",
+                           "Resident/Download",     "Resident/Upload",      "Admin/ListSessions",
+                           "Admin/CloseSession"};
+  for (const char* m : methods) {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    grpc::CompletionQueue cq;
+    grpc::Slice slice(garbage);
+    grpc::ByteBuffer request(&slice, 1);
+    const std::string method = absl::StrCat("/resident.v1.", m);
+    std::unique_ptr<grpc::GenericClientAsyncReaderWriter> call =
+        generic.PrepareCall(&ctx, method, &cq);
+    void* tag = nullptr;
+    bool ok = false;
+    call->StartCall(reinterpret_cast<void*>(1));
+    cq.Next(&tag, &ok);
+    call->Write(request, reinterpret_cast<void*>(2));
+    cq.Next(&tag, &ok);
+    call->WritesDone(reinterpret_cast<void*>(3));
+    cq.Next(&tag, &ok);
+    grpc::ByteBuffer response;
+    call->Read(&response, reinterpret_cast<void*>(4));
+    cq.Next(&tag, &ok);
+    grpc::Status status;
+    call->Finish(&status, reinterpret_cast<void*>(5));
+    while (cq.Next(&tag, &ok) && tag != reinterpret_cast<void*>(5)) {
+    }
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT)
+        << m << ": " << status.error_code() << " " << status.error_message();
+    EXPECT_THAT(status.error_message(), HasSubstr("could not be parsed")) << m;
+    cq.Shutdown();
+    while (cq.Next(&tag, &ok)) {
+    }
+  }
+  ExpectStillServes();
+}
+
+}  // namespace
+}  // namespace resident::e2e
