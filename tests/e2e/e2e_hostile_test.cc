@@ -229,5 +229,117 @@ TEST_F(HostileTest, BytesThatAreNotARequestAreInvalidArgumentForEveryMethod) {
   ExpectStillServes();
 }
 
+v1::ServerUsage Usage(v1::Resident::Stub& stub) {
+  grpc::ClientContext ctx;
+  v1::DescribeResponse resp;
+  EXPECT_TRUE(stub.Describe(&ctx, v1::DescribeRequest(), &resp).ok());
+  return resp.usage();
+}
+
+// A run in `session` keeping `n` handles to one new 1-element array.
+absl::Status KeepHandles(v1::Resident::Stub& stub, const std::string& session, int n) {
+  v1::RunRequest req;
+  req.set_session(session);
+  v1::Instruction* ins = req.mutable_program()->add_instructions();
+  ins->set_op("ones");
+  ins->add_shape(1);
+  for (int i = 0; i < n; ++i) {
+    v1::Output* o = req.add_outputs();
+    o->set_value(0);
+    o->set_keep(true);
+  }
+  grpc::ClientContext ctx;
+  v1::RunResponse resp;
+  return StatusOf(stub.Run(&ctx, req, &resp));
+}
+
+// Defect: nothing bounded sessions or handles without a quota file (10,000
+// sessions in 7.5 s; 500,000 handles to one array, counted nowhere).
+TEST_F(HostileTest, SessionsPerTenantAndInAllAreBounded) {
+  ServerOptions o;
+  o.table_limits.max_sessions_per_tenant = 5;
+  o.table_limits.max_sessions = 7;
+  StartWith(o);  // its own session is the first
+  std::vector<std::string> opened;
+  for (int i = 1; i < 5; ++i) opened.push_back(OpenSession(*stub_));
+  grpc::ClientContext ctx;
+  v1::OpenSessionResponse resp;
+  absl::Status s = StatusOf(stub_->OpenSession(&ctx, v1::OpenSessionRequest(), &resp));
+  EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted) << s;
+  EXPECT_THAT(std::string(s.message()), HasSubstr("--max-sessions-per-tenant"));
+  EXPECT_EQ(Usage(*stub_).sessions(), 5);
+  EXPECT_EQ(Usage(*stub_).max_sessions_per_tenant(), 5);
+  // Closing one makes room again.
+  grpc::ClientContext close_ctx;
+  v1::CloseSessionRequest close;
+  close.set_session(opened.back());
+  v1::CloseSessionResponse closed;
+  ASSERT_TRUE(stub_->CloseSession(&close_ctx, close, &closed).ok());
+  EXPECT_FALSE(OpenSession(*stub_).empty());
+  ExpectStillServes();
+}
+
+TEST_F(HostileTest, ServerWideSessionLimitNamesItsFlag) {
+  ServerOptions o;
+  o.table_limits.max_sessions = 3;
+  StartWith(o);
+  OpenSession(*stub_);
+  OpenSession(*stub_);
+  grpc::ClientContext ctx;
+  v1::OpenSessionResponse resp;
+  absl::Status s = StatusOf(stub_->OpenSession(&ctx, v1::OpenSessionRequest(), &resp));
+  EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted) << s;
+  EXPECT_THAT(std::string(s.message()), HasSubstr("--max-sessions)"));
+}
+
+TEST_F(HostileTest, HandlesPerSessionAndInAllAreBoundedAndCounted) {
+  ServerOptions o;
+  o.table_limits.max_handles_per_session = 10;
+  o.table_limits.max_handles = 15;
+  StartWith(o);
+  const int64_t empty_bytes = Usage(*stub_).table_host_bytes();
+  ASSERT_TRUE(KeepHandles(*stub_, session_, 10).ok());
+  v1::ServerUsage u = Usage(*stub_);
+  EXPECT_EQ(u.handles(), 10);
+  EXPECT_GT(u.table_host_bytes(), empty_bytes) << "handles cost host memory";
+  // One more in the session: refused before anything runs, nothing created.
+  absl::Status s = KeepHandles(*stub_, session_, 1);
+  EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted) << s;
+  EXPECT_THAT(std::string(s.message()), HasSubstr("--max-handles-per-session"));
+  EXPECT_EQ(Usage(*stub_).handles(), 10);
+  // An upload into the full session is refused at its header.
+  absl::StatusOr<v1::ArrayInfo> up = UploadF64(*stub_, session_, std::string(8, '\0'), 8);
+  EXPECT_EQ(up.status().code(), absl::StatusCode::kResourceExhausted) << up.status();
+  // The server-wide limit: another session gets 5, then no more.
+  const std::string other = OpenSession(*stub_);
+  ASSERT_TRUE(KeepHandles(*stub_, other, 5).ok());
+  s = KeepHandles(*stub_, other, 1);
+  EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted) << s;
+  EXPECT_THAT(std::string(s.message()), HasSubstr("--max-handles)"));
+  EXPECT_EQ(Usage(*stub_).handles(), 15);
+  // Closing the sessions empties the table and gives its memory back.
+  for (const std::string& sess : {session_, other}) {
+    grpc::ClientContext ctx;
+    v1::CloseSessionRequest close;
+    close.set_session(sess);
+    v1::CloseSessionResponse closed;
+    ASSERT_TRUE(stub_->CloseSession(&ctx, close, &closed).ok());
+  }
+  u = Usage(*stub_);
+  EXPECT_EQ(u.handles(), 0);
+  EXPECT_EQ(u.sessions(), 0);
+  EXPECT_TRUE(WaitFor([&] { return server_->device().budget().used() == baseline_; }));
+}
+
+TEST_F(HostileTest, DefaultLimitsAreOnWithoutAnyConfiguration) {
+  const v1::ServerUsage u = Usage(*stub_);
+  EXPECT_EQ(u.max_sessions(), 1024);
+  EXPECT_EQ(u.max_sessions_per_tenant(), 256);
+  EXPECT_EQ(u.max_handles(), 1 << 20);
+  EXPECT_EQ(u.max_handles_per_session(), 1 << 17);
+  EXPECT_EQ(u.max_queued_per_tenant(), 1024);
+  EXPECT_EQ(u.sessions(), 1);
+}
+
 }  // namespace
 }  // namespace resident::e2e

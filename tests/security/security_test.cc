@@ -569,10 +569,15 @@ TEST(MetricsTest, ScrapedOverHttpDuringUse) {
   EXPECT_THAT(reply, testing::ContainsRegex("\nresident_device_memory_used_bytes\\{device=\"[a-z0-9:]+\"\\} [1-9][0-9]*\n"));
   EXPECT_THAT(reply, testing::ContainsRegex("\nresident_device_memory_free_bytes\\{device=\"[a-z0-9:]+\"\\} [0-9]+\n"));
   EXPECT_THAT(reply, Not(HasSubstr(kAliceToken)));
+  EXPECT_THAT(reply, HasSubstr("\nresident_sessions 1\n"));
+  EXPECT_THAT(reply, HasSubstr("\nresident_handles 2\n"));
+  EXPECT_THAT(reply, testing::ContainsRegex("\nresident_table_host_bytes [1-9][0-9]*\n"));
 
   // Released arrays leave the gauges.
   alice->reset();
   const std::string after = HttpGet(server->metrics_port(), "/metrics");
+  EXPECT_THAT(after, HasSubstr("\nresident_sessions 0\n"));
+  EXPECT_THAT(after, HasSubstr("\nresident_handles 0\n"));
   EXPECT_THAT(after, Not(HasSubstr("resident_tenant_resident_bytes{tenant=\"alice\"} 160")));
   EXPECT_THAT(HttpGet(server->metrics_port(), "/other"), HasSubstr("404"));
 }
