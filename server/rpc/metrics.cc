@@ -92,6 +92,9 @@ std::string Metrics::Render(const MetricsGauges& g) const {
   Header(out, "resident_device_memory_used_bytes", "gauge",
          "Device bytes held by arrays and running programs.");
   absl::StrAppend(&out, "resident_device_memory_used_bytes", dev, g.device_used_bytes, "\n");
+  Header(out, "resident_device_memory_cached_bytes", "gauge",
+         "Freed device blocks the backend keeps for reuse.");
+  absl::StrAppend(&out, "resident_device_memory_cached_bytes", dev, g.device_cached_bytes, "\n");
   Header(out, "resident_device_memory_limit_bytes", "gauge",
          "Device bytes the server may hold (--max-memory).");
   absl::StrAppend(&out, "resident_device_memory_limit_bytes", dev, g.device_limit_bytes, "\n");

@@ -35,6 +35,7 @@ struct MetricsGauges {
   int64_t device_total_bytes = 0;
   int64_t device_free_bytes = 0;
   int64_t device_used_bytes = 0;   // held by arrays and running programs
+  int64_t device_cached_bytes = 0; // freed blocks the backend keeps for reuse
   int64_t device_limit_bytes = 0;  // --max-memory
   int64_t sessions = 0;            // open, every tenant
   int64_t handles = 0;             // handles of every session

@@ -187,6 +187,7 @@ class Server::Impl {
     g.device_total_bytes = mem.total;
     g.device_free_bytes = mem.free;
     g.device_used_bytes = device_->budget().used();
+    g.device_cached_bytes = mem.cached;
     g.device_limit_bytes = device_->budget().limit();
     const TableStats st = sessions_->Stats();
     g.sessions = st.sessions;

@@ -131,6 +131,7 @@ grpc::ServerUnaryReactor* ResidentService::Describe(grpc::CallbackServerContext*
     d->set_free_bytes(mem.free);
     d->set_limit_bytes(device.budget().limit());
     d->set_used_bytes(device.budget().used());
+    d->set_cached_bytes(mem.cached);
     resp.set_max_inline_bytes(options_.limits.max_inline_bytes);
     resp.set_max_message_bytes(options_.max_message_bytes);
     resp.set_chunk_bytes(options_.chunk_bytes);

@@ -1,0 +1,461 @@
+// Kill soak: clients killed or cancelled at random points of upload,
+// download and run, against the real resident-server binary.
+//
+// Two kinds of kill, mixed at random, from several worker threads at once:
+//  - a client process (this binary with --child) doing uploads, downloads or
+//    long programs in a loop is SIGKILLed after a random delay: its
+//    connection drops mid-call, its session is left for the idle reaper;
+//  - an in-process call on a channel of its own is cancelled at a chosen
+//    point (before the first chunk, mid-stream, after the last chunk before
+//    the status, mid-program) and its channel dropped, its session closed
+//    or left behind.
+// Afterwards the server must still serve, its device bytes must be exactly
+// back at the baseline, its session and handle tables empty, and its RSS
+// settled: less the backend's cache of freed blocks (which Describe reports
+// as cached_bytes), the second half of the soak may not grow it by more than
+// --rss-growth-mib over the first half (no leak trend), nor beyond
+// --rss-bound-mib over the warmed-up server.
+//
+//   kill_soak --server build/server/rpc/resident-server --kills 1000
+#include <grpcpp/grpcpp.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "resident/v1/resident.grpc.pb.h"
+#include "tests/soak/server_process.h"
+
+extern char** environ;
+
+namespace resident::soak {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+struct Flags {
+  std::string server;
+  std::string device = "cpu";
+  std::string child;   // action of a child process
+  std::string target;  // the server, for a child
+  int64_t kills = 1000;
+  int workers = 6;
+  double process_fraction = 0.3;
+  uint64_t seed = 1;
+  int64_t rss_growth_mib = 48;
+  int64_t rss_bound_mib = 256;
+  std::string log = "/tmp/resident-kill-soak.log";
+};
+
+std::unique_ptr<v1::Resident::Stub> NewStub(const std::string& target) {
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(-1);
+  args.SetMaxSendMessageSize(-1);
+  return v1::Resident::NewStub(
+      grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), args));
+}
+
+std::string Open(v1::Resident::Stub& stub) {
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+  v1::OpenSessionResponse resp;
+  return stub.OpenSession(&ctx, v1::OpenSessionRequest(), &resp).ok() ? resp.session() : "";
+}
+
+void Close(v1::Resident::Stub& stub, const std::string& session) {
+  grpc::ClientContext ctx;
+  v1::CloseSessionRequest req;
+  req.set_session(session);
+  v1::CloseSessionResponse resp;
+  stub.CloseSession(&ctx, req, &resp);
+}
+
+v1::DescribeResponse Describe(v1::Resident::Stub& stub) {
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+  v1::DescribeResponse resp;
+  stub.Describe(&ctx, v1::DescribeRequest(), &resp);
+  return resp;
+}
+
+std::string Pattern(int64_t bytes, uint64_t seed) {
+  std::string s(static_cast<size_t>(bytes), '\0');
+  for (int64_t i = 0; i < bytes; ++i) s[i] = static_cast<char>((i * 131 + seed) & 0xff);
+  return s;
+}
+
+// Uploads `data` as float64 in chunks; `cancel_at` (chunk index, or -1 for
+// none, or n for "after the last chunk, before the status") cancels there.
+grpc::Status Upload(v1::Resident::Stub& stub, grpc::ClientContext& ctx, const std::string& session,
+                    const std::string& data, int64_t chunk, int64_t cancel_at,
+                    v1::ArrayInfo* info) {
+  auto writer = stub.Upload(&ctx, info);
+  const int64_t n = (static_cast<int64_t>(data.size()) + chunk - 1) / chunk;
+  for (int64_t i = 0; i < n; ++i) {
+    if (i == cancel_at) ctx.TryCancel();
+    v1::UploadRequest req;
+    if (i == 0) {
+      req.set_session(session);
+      req.set_dtype(v1::DTYPE_FLOAT64);
+      req.add_shape(static_cast<int64_t>(data.size()) / 8);
+    }
+    req.set_data(data.substr(static_cast<size_t>(i * chunk), static_cast<size_t>(chunk)));
+    if (!writer->Write(req)) break;
+  }
+  if (cancel_at == n) ctx.TryCancel();
+  writer->WritesDone();
+  if (cancel_at == n + 1) ctx.TryCancel();
+  return writer->Finish();
+}
+
+// Downloads `handle`, cancelling after `cancel_after` chunks (-1: never).
+grpc::Status Download(v1::Resident::Stub& stub, grpc::ClientContext& ctx,
+                      const std::string& session, const std::string& handle,
+                      int64_t cancel_after, std::string* out) {
+  v1::DownloadRequest req;
+  req.set_session(session);
+  req.set_handle(handle);
+  auto reader = stub.Download(&ctx, req);
+  v1::DownloadChunk chunk;
+  int64_t got = 0;
+  if (cancel_after == 0) ctx.TryCancel();
+  while (reader->Read(&chunk)) {
+    if (out != nullptr) *out += chunk.data();
+    if (++got == cancel_after) ctx.TryCancel();
+  }
+  return reader->Finish();
+}
+
+// A program that runs long on any device: a loop doubling a 4096-element
+// array `trips` times.
+v1::RunRequest LongRun(const std::string& session, const std::string& handle, int64_t trips) {
+  v1::RunRequest req;
+  req.set_session(session);
+  v1::Instruction* loop = req.mutable_program()->add_instructions();
+  loop->set_op("loop");
+  loop->set_trip_count(trips);
+  loop->add_operands()->set_handle(handle);
+  v1::Instruction* add = loop->mutable_body()->add_instructions();
+  add->set_op("add");
+  add->add_operands()->set_value(0);
+  add->add_operands()->set_value(0);
+  loop->mutable_body()->add_yields()->set_value(1);
+  v1::Output* o = req.add_outputs();
+  o->set_value(0);
+  o->set_keep(true);
+  return req;
+}
+
+// --- Child processes: loop until killed --------------------------------------
+
+int RunChild(const Flags& f) {
+  std::mt19937_64 rng(f.seed);
+  auto stub = NewStub(f.target);
+  const std::string session = Open(*stub);
+  if (session.empty()) return 2;
+  for (;;) {
+    grpc::ClientContext ctx;
+    v1::ArrayInfo info;
+    const int64_t bytes = 8 * static_cast<int64_t>(1 + rng() % (1 << 20));  // up to 8 MiB
+    grpc::Status s = Upload(*stub, ctx, session, Pattern(bytes, rng()), 256 << 10, -1, &info);
+    if (!s.ok()) continue;
+    if (f.child == "download") {
+      for (int i = 0; i < 4; ++i) {
+        grpc::ClientContext d;
+        Download(*stub, d, session, info.handle(), -1, nullptr);
+      }
+    } else if (f.child == "run") {
+      grpc::ClientContext small;
+      v1::ArrayInfo small_info;
+      if (!Upload(*stub, small, session, Pattern(4096 * 8, 7), 1 << 20, -1, &small_info).ok()) {
+        continue;
+      }
+      grpc::ClientContext r;
+      v1::RunResponse resp;
+      stub->Run(&r, LongRun(session, small_info.handle(), int64_t{1} << 30), &resp);
+    }
+  }
+}
+
+// --- The soak ------------------------------------------------------------------
+
+struct Tally {
+  std::mutex mu;
+  std::map<std::string, int64_t> kills;       // by kind
+  std::map<std::string, int64_t> unexpected;  // "kind: code message" -> count
+  void Kill(const std::string& kind) {
+    std::lock_guard<std::mutex> l(mu);
+    ++kills[kind];
+  }
+  void Unexpected(const std::string& kind, const grpc::Status& s) {
+    std::lock_guard<std::mutex> l(mu);
+    ++unexpected[absl::StrCat(kind, ": code ", s.error_code(), " ", s.error_message())];
+  }
+};
+
+bool Expected(const grpc::Status& s) {
+  return s.ok() || s.error_code() == grpc::StatusCode::CANCELLED;
+}
+
+// One SIGKILLed client process; true if it was still running when killed.
+bool KillOneProcess(const Flags& f, const std::string& target, const char* action,
+                    uint64_t seed, int delay_ms) {
+  std::string self = "/proc/self/exe";
+  std::vector<std::string> args = {self, "--child", action, "--target", target, "--seed",
+                                   std::to_string(seed)};
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  if (posix_spawn(&pid, self.c_str(), nullptr, nullptr, argv.data(), environ) != 0) return false;
+  std::this_thread::sleep_for(milliseconds(delay_ms));
+  int status = 0;
+  const bool running = waitpid(pid, &status, WNOHANG) == 0;
+  kill(pid, SIGKILL);
+  waitpid(pid, &status, 0);
+  return running;
+}
+
+// One in-process call cancelled at a random point; its channel is dropped.
+void CancelOneCall(const std::string& target, std::mt19937_64& rng, Tally& tally) {
+  auto stub = NewStub(target);
+  const std::string session = Open(*stub);
+  if (session.empty()) {
+    tally.Unexpected("open", grpc::Status(grpc::StatusCode::UNKNOWN, "no session"));
+    return;
+  }
+  const int64_t chunk = 256 << 10;
+  const int64_t chunks = 1 + static_cast<int64_t>(rng() % 8);
+  const std::string data = Pattern(chunks * chunk, rng());
+  const int kind = static_cast<int>(rng() % 3);
+  if (kind == 0) {  // upload: before the first chunk .. after the status was asked for
+    const int64_t at = static_cast<int64_t>(rng() % static_cast<uint64_t>(chunks + 2));
+    grpc::ClientContext ctx;
+    v1::ArrayInfo info;
+    grpc::Status s = Upload(*stub, ctx, session, data, chunk, at, &info);
+    if (!Expected(s)) tally.Unexpected("upload", s);
+    tally.Kill(at == 0 ? "upload cancelled before the first chunk"
+               : at >= chunks ? "upload cancelled after the last chunk"
+                              : "upload cancelled mid-stream");
+  } else {
+    grpc::ClientContext up_ctx;
+    v1::ArrayInfo info;
+    grpc::Status up = Upload(*stub, up_ctx, session, data, chunk, -1, &info);
+    if (!up.ok()) {
+      tally.Unexpected("upload before download/run", up);
+      return;
+    }
+    if (kind == 1) {  // download: the server sends 64 KiB chunks, many messages
+      const int64_t messages = std::max<int64_t>(1, (chunks * chunk + 65535) / 65536);
+      const int64_t after = static_cast<int64_t>(rng() % static_cast<uint64_t>(messages + 2));
+      grpc::ClientContext ctx;
+      grpc::Status s = Download(*stub, ctx, session, info.handle(), after, nullptr);
+      if (!Expected(s)) tally.Unexpected("download", s);
+      tally.Kill(after == 0 ? "download cancelled before the first chunk"
+                 : after >= messages ? "download cancelled after the last chunk"
+                                     : "download cancelled mid-stream");
+    } else {  // a long program cancelled while it runs
+      grpc::ClientContext ctx;
+      v1::RunResponse resp;
+      const int delay = static_cast<int>(rng() % 30);
+      std::thread canceller([&] {
+        std::this_thread::sleep_for(milliseconds(delay));
+        ctx.TryCancel();
+      });
+      grpc::Status s = stub->Run(&ctx, LongRun(session, info.handle(), int64_t{1} << 30), &resp);
+      canceller.join();
+      if (!Expected(s) && s.error_code() != grpc::StatusCode::RESOURCE_EXHAUSTED) {
+        tally.Unexpected("run", s);
+      }
+      tally.Kill("run cancelled mid-program");
+    }
+  }
+  if (rng() % 2 == 0) Close(*stub, session);  // else the reaper's job
+}
+
+// Waits until the server holds nothing beyond `baseline` device bytes and
+// no session or handle; false after `timeout`.
+bool WaitForEmpty(v1::Resident::Stub& stub, int64_t baseline, milliseconds timeout) {
+  const auto end = Clock::now() + timeout;
+  for (;;) {
+    const v1::DescribeResponse d = Describe(stub);
+    if (d.devices_size() > 0 && d.devices(0).used_bytes() == baseline &&
+        d.usage().sessions() == 0 && d.usage().handles() == 0) {
+      return true;
+    }
+    if (Clock::now() > end) return false;
+    std::this_thread::sleep_for(milliseconds(100));
+  }
+}
+
+// A clean round trip whose bytes must come back exactly.
+bool RoundTrip(v1::Resident::Stub& stub) {
+  const std::string session = Open(stub);
+  const std::string data = Pattern(3 << 20, 11);
+  grpc::ClientContext up;
+  v1::ArrayInfo info;
+  if (!Upload(stub, up, session, data, 1 << 20, -1, &info).ok()) return false;
+  grpc::ClientContext down;
+  std::string got;
+  const bool ok = Download(stub, down, session, info.handle(), -1, &got).ok() && got == data;
+  Close(stub, session);
+  return ok;
+}
+
+int RunSoak(const Flags& f) {
+  testing::ServerProcess server(
+      f.server,
+      {"--device", f.device, "--max-memory", "2G", "--session-idle-timeout", "1s",
+       "--max-sessions-per-tenant", "4096", "--max-sessions", "8192", "--chunk-bytes", "65536"},
+      f.log);
+  if (!server.ok()) {
+    std::fprintf(stderr, "server did not start; log:\n%s\n", server.log().c_str());
+    return 1;
+  }
+  auto stub = NewStub(server.target());
+  const int64_t baseline = Describe(*stub).devices(0).used_bytes();
+  const auto start = Clock::now();
+  for (int i = 0; i < 30; ++i) RoundTrip(*stub);  // warm the allocators
+  const int64_t warm_rss = server.rss_bytes();
+
+  Tally tally;
+  std::atomic<int64_t> next{0};
+  std::atomic<bool> server_died{false};
+  int64_t half_rss[2] = {0, 0};
+  int64_t half_cached[2] = {0, 0};  // the backend's cache of freed blocks
+  bool drained[2] = {false, false};
+  for (int half = 0; half < 2; ++half) {
+    const int64_t stop = f.kills * (half + 1) / 2;
+    std::vector<std::thread> workers;
+    for (int w = 0; w < f.workers; ++w) {
+      workers.emplace_back([&, w] {
+        std::mt19937_64 rng(f.seed * 7919 + static_cast<uint64_t>(w) + 1000 * half);
+        static const char* kActions[] = {"upload", "download", "run"};
+        while (next.fetch_add(1) < stop && !server_died) {
+          if (std::uniform_real_distribution<double>(0, 1)(rng) < f.process_fraction) {
+            const char* action = kActions[rng() % 3];
+            const int delay = 5 + static_cast<int>(rng() % 400);
+            if (KillOneProcess(f, server.target(), action, rng(), delay)) {
+              tally.Kill(absl::StrCat("client process SIGKILLed mid-", action));
+            } else {
+              tally.Unexpected(absl::StrCat("client process (", action, ")"),
+                               grpc::Status(grpc::StatusCode::UNKNOWN, "exited before its kill"));
+            }
+          } else {
+            CancelOneCall(server.target(), rng, tally);
+          }
+          if (!server.alive()) server_died = true;
+        }
+      });
+    }
+    for (std::thread& t : workers) t.join();
+    next = stop;
+    if (server_died) break;
+    drained[half] = WaitForEmpty(*stub, baseline, std::chrono::seconds(30));
+    half_rss[half] = server.rss_bytes();
+    half_cached[half] = Describe(*stub).devices(0).cached_bytes();
+  }
+  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  const bool alive = server.alive();
+  const bool serves = alive && RoundTrip(*stub);
+  const v1::DescribeResponse after = Describe(*stub);
+
+  int64_t total = 0;
+  std::printf("kill soak: %s backend, %d workers, %.1f s\n", f.device.c_str(), f.workers, seconds);
+  std::printf("  %-52s %8s\n", "kill", "count");
+  for (const auto& [kind, n] : tally.kills) {
+    std::printf("  %-52s %8lld\n", kind.c_str(), static_cast<long long>(n));
+    total += n;
+  }
+  std::printf("  %-52s %8lld\n", "total", static_cast<long long>(total));
+  const int64_t mib = 1 << 20;
+  std::printf("server RSS: warm %lld MiB, after half 1 %lld MiB (%lld cached), after half 2 "
+              "%lld MiB (%lld cached)\n",
+              static_cast<long long>(warm_rss / mib), static_cast<long long>(half_rss[0] / mib),
+              static_cast<long long>(half_cached[0] / mib),
+              static_cast<long long>(half_rss[1] / mib),
+              static_cast<long long>(half_cached[1] / mib));
+  std::printf("after: device used %lld bytes (baseline %lld), sessions %lld, handles %lld, "
+              "table host bytes %lld\n",
+              static_cast<long long>(after.devices_size() ? after.devices(0).used_bytes() : -1),
+              static_cast<long long>(baseline), static_cast<long long>(after.usage().sessions()),
+              static_cast<long long>(after.usage().handles()),
+              static_cast<long long>(after.usage().table_host_bytes()));
+  bool ok = true;
+  auto check = [&](bool cond, const std::string& what) {
+    std::printf("  [%s] %s\n", cond ? "ok" : "FAIL", what.c_str());
+    ok = ok && cond;
+  };
+  check(alive, "the server process is alive");
+  check(serves, "a clean upload + download round trip returns every byte");
+  check(total >= f.kills, absl::StrCat("at least ", f.kills, " kills"));
+  check(drained[0] && drained[1],
+        "after each half: device bytes exactly at the baseline, no session, no handle");
+  // The backend's cache of freed blocks is memory kept on purpose (and
+  // reported as cached_bytes); what must settle is everything else.
+  const int64_t held[2] = {half_rss[0] - half_cached[0], half_rss[1] - half_cached[1]};
+  check(held[1] <= held[0] + f.rss_growth_mib * mib,
+        absl::StrCat("RSS less the block cache grew at most ", f.rss_growth_mib,
+                     " MiB from half 1 to half 2 (", held[0] / mib, " -> ", held[1] / mib,
+                     " MiB)"));
+  check(held[1] <= warm_rss + f.rss_bound_mib * mib,
+        absl::StrCat("RSS less the block cache at most ", f.rss_bound_mib,
+                     " MiB over the warmed-up server's RSS"));
+  check(tally.unexpected.empty(), "no unexpected status (only OK or CANCELLED)");
+  for (const auto& [what, n] : tally.unexpected) {
+    std::printf("    %lld x %s\n", static_cast<long long>(n), what.c_str());
+  }
+  if (!alive) std::printf("server exit status %d; log:\n%s\n", server.exit_status(), server.log().c_str());
+  return ok ? 0 : 1;
+}
+
+Flags ParseFlags(int argc, char** argv) {
+  Flags f;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string k = argv[i], v = argv[i + 1];
+    if (k == "--server") f.server = v;
+    else if (k == "--device") f.device = v;
+    else if (k == "--child") f.child = v;
+    else if (k == "--target") f.target = v;
+    else if (k == "--kills") f.kills = std::stoll(v);
+    else if (k == "--workers") f.workers = std::stoi(v);
+    else if (k == "--process-fraction") f.process_fraction = std::stod(v);
+    else if (k == "--seed") f.seed = std::stoull(v);
+    else if (k == "--rss-growth-mib") f.rss_growth_mib = std::stoll(v);
+    else if (k == "--rss-bound-mib") f.rss_bound_mib = std::stoll(v);
+    else if (k == "--log") f.log = v;
+    else {
+      std::fprintf(stderr, "unknown flag %s\n", k.c_str());
+      std::exit(2);
+    }
+  }
+  return f;
+}
+
+}  // namespace
+}  // namespace resident::soak
+
+int main(int argc, char** argv) {
+  const resident::soak::Flags f = resident::soak::ParseFlags(argc, argv);
+  if (!f.child.empty()) return resident::soak::RunChild(f);
+  if (f.server.empty()) {
+    std::fprintf(stderr, "usage: kill_soak --server PATH [--kills N] [--workers N] "
+                         "[--device cpu|cuda:0] [--seed N]\n");
+    return 2;
+  }
+  return resident::soak::RunSoak(f);
+}
