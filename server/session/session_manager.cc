@@ -433,6 +433,8 @@ absl::StatusOr<std::vector<ProgramResult>> SessionManager::Run(
                    device_.budget().Reserve(plan.peak_bytes));
   ASSIGN_OR_RETURN(std::vector<DeviceArray> arrays,
                    Execute(plan, device_, *s->stream, &reservation, exec));
+  // Closed during its last op: the same answer as at an op boundary.
+  RETURN_IF_ERROR(exec.check_continue());
   if (executed_ops != nullptr) *executed_ops = plan.executed_ops;
   std::vector<ProgramResult> results(arrays.size());
   for (size_t i = 0; i < arrays.size(); ++i) {
