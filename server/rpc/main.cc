@@ -53,6 +53,9 @@ ABSL_FLAG(int64_t, max_handles, int64_t{1} << 20,
           "array handles of every session together (each costs host memory)");
 ABSL_FLAG(int64_t, max_handles_per_session, int64_t{1} << 17,
           "array handles one session may hold");
+ABSL_FLAG(int64_t, max_names_per_tenant, int64_t{1} << 16, "named arrays one tenant may keep");
+ABSL_FLAG(int64_t, max_transfers_per_tenant, 64,
+          "uploads and downloads of one tenant in flight at once");
 ABSL_FLAG(std::string, metrics_listen, "",
           "HOST:PORT to serve Prometheus metrics on (GET /metrics); empty: off");
 
@@ -131,11 +134,15 @@ int main(int argc, char** argv) {
   options.table_limits.max_sessions_per_tenant = absl::GetFlag(FLAGS_max_sessions_per_tenant);
   options.table_limits.max_handles = absl::GetFlag(FLAGS_max_handles);
   options.table_limits.max_handles_per_session = absl::GetFlag(FLAGS_max_handles_per_session);
+  options.table_limits.max_names_per_tenant = absl::GetFlag(FLAGS_max_names_per_tenant);
+  options.table_limits.max_transfers_per_tenant = absl::GetFlag(FLAGS_max_transfers_per_tenant);
   if (options.max_queued_per_tenant < 1 || options.table_limits.max_sessions < 1 ||
       options.table_limits.max_sessions_per_tenant < 1 || options.table_limits.max_handles < 1 ||
-      options.table_limits.max_handles_per_session < 1) {
-    std::fprintf(stderr, "--max-queued-per-tenant, --max-sessions, --max-sessions-per-tenant, "
-                         "--max-handles and --max-handles-per-session must be at least 1\n");
+      options.table_limits.max_handles_per_session < 1 ||
+      options.table_limits.max_names_per_tenant < 1 ||
+      options.table_limits.max_transfers_per_tenant < 1) {
+    std::fprintf(stderr, "the --max-* limits of queues, sessions, handles, names and "
+                         "transfers must be at least 1\n");
     return 2;
   }
   if (options.chunk_bytes <= 0 || options.chunk_bytes > options.max_message_bytes / 2) {

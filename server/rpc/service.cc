@@ -147,6 +147,8 @@ grpc::ServerUnaryReactor* ResidentService::Describe(grpc::CallbackServerContext*
     u->set_max_handles(lim.max_handles);
     u->set_max_handles_per_session(lim.max_handles_per_session);
     u->set_max_queued_per_tenant(options_.max_queued_per_tenant);
+    u->set_max_names_per_tenant(lim.max_names_per_tenant);
+    u->set_max_transfers_per_tenant(lim.max_transfers_per_tenant);
     return absl::OkStatus();
   });
 }

@@ -276,6 +276,22 @@ absl::Status SessionManager::CheckHandleLimits(const Session& session, int64_t m
   return absl::OkStatus();
 }
 
+absl::StatusOr<std::shared_ptr<void>> SessionManager::TakeTransferSlot(
+    const std::string& tenant) {
+  std::lock_guard<std::mutex> lock(mu_);
+  int64_t& n = transfers_per_tenant_[tenant];
+  if (n >= options_.table_limits.max_transfers_per_tenant) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "tenant '", tenant, "' has ", n, " uploads and downloads in flight, the server's "
+        "limit (--max-transfers-per-tenant); finish some first"));
+  }
+  ++n;
+  return std::shared_ptr<void>(nullptr, [this, tenant](void*) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (--transfers_per_tenant_[tenant] <= 0) transfers_per_tenant_.erase(tenant);
+  });
+}
+
 void SessionManager::InsertEntry(const HandleId& id, Entry entry) {
   entry_heap_bytes_ += StringHeap(entry.tenant) + StringHeap(entry.name) +
                        static_cast<int64_t>(entry.array.shape.capacity() * sizeof(int64_t));
@@ -475,6 +491,7 @@ absl::StatusOr<std::unique_ptr<Upload>> SessionManager::BeginUpload(
   ASSIGN_OR_RETURN(int64_t n, CheckedNumElements(shape));
   ASSIGN_OR_RETURN(int64_t bytes, CheckedNumBytes(n, ItemSize(dtype)));
   std::unique_ptr<Upload> up(new Upload());
+  ASSIGN_OR_RETURN(up->slot_, TakeTransferSlot(tenant));
   up->manager_ = this;
   up->tenant_ = tenant;
   up->session_ = session;
@@ -494,6 +511,7 @@ absl::StatusOr<std::unique_ptr<Download>> SessionManager::BeginDownload(
   ASSIGN_OR_RETURN(std::shared_ptr<Session> s, Touch(tenant, session));
   ASSIGN_OR_RETURN(DeviceArray a, Resolve(tenant, handle));
   std::unique_ptr<Download> d(new Download());
+  ASSIGN_OR_RETURN(d->slot_, TakeTransferSlot(tenant));
   d->device_ = &device_;
   d->stream_ = s->stream;
   d->description_ = Describe(handle, a);
@@ -573,6 +591,11 @@ absl::StatusOr<ArrayDescription> SessionManager::Keep(const std::string& tenant,
           "'; delete it first (resident rm ", name, ") or pick another name"));
     }
     RETURN_IF_ERROR(CheckQuota(tenant, 0, 1));
+    if (static_cast<int64_t>(t.names.size()) >= options_.table_limits.max_names_per_tenant) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "tenant '", tenant, "' has ", t.names.size(), " named arrays, the server's limit "
+          "(--max-names-per-tenant); delete some first"));
+    }
     // The name counts from now on.
     t.names[name] = Named{array, /*pending=*/true};
     AddRef(tenant, array);

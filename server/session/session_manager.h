@@ -48,6 +48,10 @@ struct TableLimits {
   int64_t max_sessions_per_tenant = 256;  // open at once, one tenant
   int64_t max_handles = int64_t{1} << 20;           // every session together
   int64_t max_handles_per_session = int64_t{1} << 17;
+  int64_t max_names_per_tenant = int64_t{1} << 16;
+  // Uploads and downloads of one tenant in flight at once: each holds up
+  // to two chunks of host memory while its client reads or writes.
+  int64_t max_transfers_per_tenant = 64;
 };
 
 // What the session and handle tables hold now.
@@ -143,6 +147,7 @@ class Upload {
   std::shared_ptr<Stream> stream_;
   int64_t received_ = 0;
   std::unique_ptr<QuotaHold> hold_;
+  std::shared_ptr<void> slot_;  // one of the tenant's transfers in flight
 };
 
 // A download: the array is held (it stays valid even if released) and read
@@ -160,6 +165,7 @@ class Download {
   std::shared_ptr<Stream> stream_;
   DeviceArray array_;
   ArrayDescription description_;
+  std::shared_ptr<void> slot_;  // one of the tenant's transfers in flight
 };
 
 class SessionManager {
@@ -296,6 +302,9 @@ class SessionManager {
                                                  const HandleId& session);
   absl::StatusOr<DeviceArray> Resolve(const std::string& tenant,
                                       const HandleId& handle);
+  // One more transfer of the tenant, given back when the result is
+  // destroyed; RESOURCE_EXHAUSTED over max_transfers_per_tenant.
+  absl::StatusOr<std::shared_ptr<void>> TakeTransferSlot(const std::string& tenant);
   // RESOURCE_EXHAUSTED if `more` handles would not fit in the session or
   // the server (mu_ held).
   absl::Status CheckHandleLimits(const Session& session, int64_t more) const;
@@ -318,6 +327,7 @@ class SessionManager {
   absl::flat_hash_map<HandleId, Entry> arrays_;
   absl::flat_hash_map<std::string, Tenant> tenants_;
   absl::flat_hash_map<std::string, int64_t> sessions_per_tenant_;
+  absl::flat_hash_map<std::string, int64_t> transfers_per_tenant_;
   int64_t entry_heap_bytes_ = 0;  // heap parts of arrays_' entries
   std::unique_ptr<ArrayStore> store_;  // with a data dir
   bool stopping_ = false;

@@ -331,6 +331,73 @@ TEST_F(HostileTest, HandlesPerSessionAndInAllAreBoundedAndCounted) {
   EXPECT_TRUE(WaitFor([&] { return server_->device().budget().used() == baseline_; }));
 }
 
+TEST_F(HostileTest, NamesPerTenantAreBounded) {
+  ServerOptions o;
+  o.table_limits.max_names_per_tenant = 3;
+  StartWith(o);
+  absl::StatusOr<v1::ArrayInfo> a = UploadF64(*stub_, session_, std::string(8, '\0'), 8);
+  ASSERT_TRUE(a.ok()) << a.status();
+  auto keep = [&](const std::string& name) {
+    grpc::ClientContext ctx;
+    v1::KeepRequest req;
+    req.set_session(session_);
+    req.set_handle(a->handle());
+    req.set_name(name);
+    v1::ArrayInfo info;
+    return StatusOf(stub_->Keep(&ctx, req, &info));
+  };
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(keep(absl::StrCat("n", i)).ok());
+  absl::Status s = keep("n3");
+  EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted) << s;
+  EXPECT_THAT(std::string(s.message()), HasSubstr("--max-names-per-tenant"));
+  EXPECT_EQ(Usage(*stub_).named_arrays(), 3);
+}
+
+// Stalled transfers hold host memory: a tenant gets a bounded number.
+TEST_F(HostileTest, TransfersInFlightPerTenantAreBounded) {
+  ServerOptions o;
+  o.table_limits.max_transfers_per_tenant = 2;
+  StartWith(o);
+  absl::StatusOr<v1::ArrayInfo> a =
+      UploadF64(*stub_, session_, std::string(32 << 20, '\1'), 4 << 20);
+  ASSERT_TRUE(a.ok()) << a.status();
+  v1::DownloadRequest req;
+  req.set_session(session_);
+  req.set_handle(a->handle());
+  // Two downloads whose client reads nothing: they stall in flow control.
+  grpc::ClientContext c1, c2;
+  auto r1 = stub_->Download(&c1, req);
+  auto r2 = stub_->Download(&c2, req);
+  v1::DownloadChunk chunk;
+  ASSERT_TRUE(r1->Read(&chunk));
+  ASSERT_TRUE(r2->Read(&chunk));
+  {
+    grpc::ClientContext c3;
+    auto r3 = stub_->Download(&c3, req);
+    while (r3->Read(&chunk)) {
+    }
+    absl::Status s = StatusOf(r3->Finish());
+    EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted) << s;
+    EXPECT_THAT(std::string(s.message()), HasSubstr("--max-transfers-per-tenant"));
+  }
+  c1.TryCancel();
+  c2.TryCancel();
+  while (r1->Read(&chunk)) {
+  }
+  while (r2->Read(&chunk)) {
+  }
+  r1->Finish();
+  r2->Finish();
+  // The slots come back: a whole download works again.
+  EXPECT_TRUE(WaitFor([&] {
+    grpc::ClientContext c;
+    auto r = stub_->Download(&c, req);
+    int64_t bytes = 0;
+    while (r->Read(&chunk)) bytes += static_cast<int64_t>(chunk.data().size());
+    return r->Finish().ok() && bytes == (32 << 20);
+  }));
+}
+
 TEST_F(HostileTest, DefaultLimitsAreOnWithoutAnyConfiguration) {
   const v1::ServerUsage u = Usage(*stub_);
   EXPECT_EQ(u.max_sessions(), 1024);
@@ -338,6 +405,8 @@ TEST_F(HostileTest, DefaultLimitsAreOnWithoutAnyConfiguration) {
   EXPECT_EQ(u.max_handles(), 1 << 20);
   EXPECT_EQ(u.max_handles_per_session(), 1 << 17);
   EXPECT_EQ(u.max_queued_per_tenant(), 1024);
+  EXPECT_EQ(u.max_names_per_tenant(), 1 << 16);
+  EXPECT_EQ(u.max_transfers_per_tenant(), 64);
   EXPECT_EQ(u.sessions(), 1);
 }
 
