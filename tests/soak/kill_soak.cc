@@ -327,7 +327,12 @@ int RunSoak(const Flags& f) {
     return 1;
   }
   auto stub = NewStub(server.target());
-  const int64_t baseline = Describe(*stub).devices(0).used_bytes();
+  const v1::DescribeResponse first = Describe(*stub);
+  if (first.devices_size() == 0) {
+    std::fprintf(stderr, "the server does not answer Describe; log:\n%s\n", server.log().c_str());
+    return 1;
+  }
+  const int64_t baseline = first.devices(0).used_bytes();
   const auto start = Clock::now();
   for (int i = 0; i < 30; ++i) RoundTrip(*stub);  // warm the allocators
   const int64_t warm_rss = server.rss_bytes();
@@ -367,7 +372,8 @@ int RunSoak(const Flags& f) {
     if (server_died) break;
     drained[half] = WaitForEmpty(*stub, baseline, std::chrono::seconds(30));
     half_rss[half] = server.rss_bytes();
-    half_cached[half] = Describe(*stub).devices(0).cached_bytes();
+    const v1::DescribeResponse d = Describe(*stub);
+    half_cached[half] = d.devices_size() > 0 ? d.devices(0).cached_bytes() : 0;
   }
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
   const bool alive = server.alive();

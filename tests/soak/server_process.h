@@ -39,6 +39,7 @@ class ServerProcess {
       : log_(log) {
     std::vector<std::string> argv = {binary, "--listen", "127.0.0.1:0"};
     argv.insert(argv.end(), args.begin(), args.end());
+    unlink(log.c_str());  // never read an earlier run's port
     pid_ = fork();
     if (pid_ == 0) {
       const int fd = open(log.c_str(), O_CREAT | O_WRONLY | O_TRUNC, 0644);
