@@ -247,7 +247,7 @@ def record(op: str, inputs: Sequence[Node], session: Any,
             meta = None  # invalid: the server's error surfaces when it is evaluated
     node = Node(Kind.OP, session, meta, ins, inputs)
     array = ndarray._wrap(node)
-    if not session.lazy:
+    if not session.lazy and not session.recording_body:
         session.flush([node])
     return array
 

@@ -209,7 +209,11 @@ class Client:
         tag = object()
         params = [ndarray._wrap(Node(Kind.PARAM, s, a._node.meta, scope=tag, index=i))
                   for i, a in enumerate(init)]
-        result = body(params[0] if single else list(params))
+        s.recording_body += 1  # eager clients record a body whole, too
+        try:
+            result = body(params[0] if single else list(params))
+        finally:
+            s.recording_body -= 1
         nexts = [result] if isinstance(result, ndarray) else list(result)
         if len(nexts) != len(init):
             raise ValueError(f"loop body returned {len(nexts)} values for {len(init)} "
@@ -228,7 +232,7 @@ class Client:
         for i, (a, y) in enumerate(zip(init, yields)):
             meta = a._node.meta if y.meta == a._node.meta else None
             outs.append(ndarray._wrap(Node(Kind.LOOP_OUTPUT, s, meta, inputs=[loop], index=i)))
-        if not s.lazy:
+        if not s.lazy and not s.recording_body:
             s.flush([o._node for o in outs])
         if single:
             return outs[0]
@@ -267,7 +271,10 @@ class Client:
         self._s.call("Release", pb.ReleaseRequest(session=self._s.id, names=[name]))
 
     def ls(self) -> List[ArrayListing]:
-        """This tenant's arrays: this session's handles and the named arrays."""
+        """This tenant's arrays: this session's handles and the named arrays.
+        Releases of dropped arrays still queued are sent first, so the list
+        does not show them."""
+        self._s.send_releases()
         resp = self._s.call("List", pb.ListRequest(session=self._s.id))
         return [ArrayListing(a.handle.hex() or None, a.name, _dtypes.from_wire(a.dtype),
                              tuple(a.shape), a.nbytes) for a in resp.arrays]

@@ -132,6 +132,7 @@ class Session:
                  keep_alive: bool, close_on_exit: bool, timeout: Optional[float]) -> None:
         self.target = target
         self.lazy = lazy
+        self.recording_body = 0  # > 0 while a loop body is being recorded
         self.metadata: Tuple[Tuple[str, str], ...] = (
             (("authorization", f"Bearer {token}"),) if token else ())
         self.calls: "collections.Counter[str]" = collections.Counter()
@@ -239,7 +240,7 @@ class Session:
     def upload(self, array: np.ndarray, progress: Optional[bool]) -> Node:
         self.check_open()
         dtype = _dtypes.normalize(array.dtype)
-        host = np.ascontiguousarray(array, dtype=dtype.newbyteorder("<"))
+        host = np.asarray(array, dtype=dtype.newbyteorder("<"), order="C")  # keeps 0-d
         flat = host.reshape(-1).view(np.uint8)
         total = flat.size
         chunk = self.chunk_bytes
