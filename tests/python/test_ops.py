@@ -123,15 +123,9 @@ def test_scalar_out_of_range_for_int32_is_overflow_error(c):
 
 # --- linear algebra ---------------------------------------------------------------------
 
-DOT_SHAPES = [((), ()), ((5,), (5,)), ((2, 5), (5,)), ((5,), (5, 3)), ((4, 6), (6, 3)),
-              ((1, 1), (1, 1)), ((0, 3), (3, 2)),
-              # numpy.dot of a 0-d and an n-d operand is a multiply; the server's
-              # inference agrees but its lowering (dot -> matmul) refuses it.
-              *(pytest.param(sa, sb, marks=pytest.mark.xfail(
-                  strict=True, raises=rs.InvalidArgument,
-                  reason="server bug: dot of a 0-d and an n-d operand is refused as "
-                         "'not aligned' (reported to the lead)"))
-                for sa, sb in [((), (3,)), ((4,), ()), ((), (2, 3)), ((2, 3), ())])]
+DOT_SHAPES = [((), ()), ((), (3,)), ((4,), ()), ((), (2, 3)), ((2, 3), ()), ((5,), (5,)),
+              ((2, 5), (5,)), ((5,), (5, 3)), ((4, 6), (6, 3)), ((1, 1), (1, 1)),
+              ((0, 3), (3, 2))]
 
 
 @pytest.mark.parametrize("sa,sb", DOT_SHAPES, ids=str)
