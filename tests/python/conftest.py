@@ -93,6 +93,11 @@ class Server:
 
 
 @pytest.fixture(scope="session")
+def server_binary_path() -> str:
+    return server_binary()
+
+
+@pytest.fixture(scope="session")
 def workdir() -> Iterator[Path]:
     with tempfile.TemporaryDirectory(prefix="resident-pytest-") as d:
         yield Path(d)
