@@ -44,6 +44,7 @@ class ndarray:
     """
 
     __slots__ = ("_node", "__weakref__")
+    _node: Node
     __array_ufunc__ = None  # NumPy operators defer to ours (which refuse host arrays)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -240,9 +241,10 @@ def record(op: str, inputs: Sequence[Node], session: Any,
     ins = ins if ins is not None else pb.Instruction()
     ins.op = op
     meta = None
-    if spec.infer is not None and all(i.meta is not None for i in inputs):
+    metas = [i.meta for i in inputs]
+    if spec.infer is not None and all(m is not None for m in metas):
         try:
-            meta = spec.infer([i.meta for i in inputs], ins)
+            meta = spec.infer(metas, ins)  # type: ignore[arg-type]
         except (ValueError, TypeError):
             meta = None  # invalid: the server's error surfaces when it is evaluated
     node = Node(Kind.OP, session, meta, ins, inputs)

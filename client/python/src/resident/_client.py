@@ -201,7 +201,7 @@ class Client:
         s.check_open()
         trips = operator.index(n)
         single = isinstance(carried, ndarray)
-        init = [carried] if single else list(carried)  # type: ignore[arg-type]
+        init: List[ndarray] = [carried] if isinstance(carried, ndarray) else list(carried)
         if not init:
             raise ValueError("loop needs at least one carried array")
         for a in init:
@@ -214,7 +214,14 @@ class Client:
             result = body(params[0] if single else list(params))
         finally:
             s.recording_body -= 1
-        nexts = [result] if isinstance(result, ndarray) else list(result)
+        if isinstance(result, ndarray):
+            nexts = [result]
+        elif not single and isinstance(result, (list, tuple)):
+            nexts = list(result)
+        else:
+            raise TypeError("the loop body must return " + (
+                "a resident array" if single else "a list of resident arrays") +
+                f", not {type(result).__name__}")
         if len(nexts) != len(init):
             raise ValueError(f"loop body returned {len(nexts)} values for {len(init)} "
                              "carried values")

@@ -13,14 +13,14 @@ from .v1 import resident_pb2 as pb
 SUPPORTED = (np.dtype(np.bool_), np.dtype(np.int32), np.dtype(np.int64),
              np.dtype(np.float32), np.dtype(np.float64))
 
-_TO_WIRE: Dict[np.dtype, int] = {
+_TO_WIRE: Dict[np.dtype, Any] = {
     np.dtype(np.bool_): pb.DTYPE_BOOL,
     np.dtype(np.int32): pb.DTYPE_INT32,
     np.dtype(np.int64): pb.DTYPE_INT64,
     np.dtype(np.float32): pb.DTYPE_FLOAT32,
     np.dtype(np.float64): pb.DTYPE_FLOAT64,
 }
-_FROM_WIRE: Dict[int, np.dtype] = {v: k for k, v in _TO_WIRE.items()}
+_FROM_WIRE: Dict[Any, np.dtype] = {v: k for k, v in _TO_WIRE.items()}
 
 DTypeLike = Union[np.dtype, type, str]
 
@@ -42,7 +42,8 @@ def normalize(dtype: Any) -> np.dtype:
     return dt
 
 
-def to_wire(dtype: Any) -> int:
+def to_wire(dtype: Any) -> Any:
+    """The wire enum value (``resident.v1.DType``)."""
     return _TO_WIRE[normalize(dtype)]
 
 

@@ -292,7 +292,8 @@ class Session:
                     raise DataLoss(f"download carried more than the array's {buf.size} bytes")
                 buf[offset:offset + len(piece)] = np.frombuffer(piece, np.uint8)
                 offset += len(piece)
-                bar.update(len(piece))
+                if bar is not None:
+                    bar.update(len(piece))
         except grpc.RpcError as e:
             raise from_rpc_error(e) from None
         finally:
