@@ -63,8 +63,7 @@ def test_image_command_line_serves_and_persists(stage, lab, workdir, server_bina
     line = STAGES[stage].command_line()
     assert line[0] == "resident-server"
     args = [server_binary_path] + [localize(a, secrets, data) for a in line[1:]]
-    if os.environ.get("RESIDENT_TEST_DEVICE", "cpu") == "cpu":
-        args = [a if a != "--device=auto" else "--device=cpu" for a in args]
+    assert "--device=auto" in args  # as in the image: CUDA when present, else the CPU
     s = Server(args, workdir)
     try:
         assert "tokens" in s.log() and "TLS" in s.log()
