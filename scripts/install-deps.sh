@@ -5,6 +5,7 @@ packages=(
   build-essential cmake ninja-build pkg-config
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev libopenblas-dev libssl-dev libmicrohttpd-dev openssl
+  python3 python3-venv
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -3,6 +3,7 @@
 //   resident [--server HOST:PORT] info | ls | put FILE.npy | get HANDLE|NAME FILE.npy
 //            | keep HANDLE NAME | rm HANDLE|NAME | seed [--iterations N]
 //            | token new TENANT [--admin] | admin sessions | admin close ID
+//            | health [--tls-server-name NAME]
 //
 // The server address comes from --server, else RESIDENT_SERVER, else
 // 127.0.0.1:50051; the token from --token, else RESIDENT_TOKEN.
@@ -21,6 +22,7 @@
 #include "server/base/flags_util.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "client/cli/health.h"
 #include "client/cli/seed.h"
 #include "client/client.h"
 #include "client/npy.h"
@@ -32,6 +34,8 @@ ABSL_FLAG(std::string, tls_ca, "", "PEM CA that signed the server's certificate 
 ABSL_FLAG(std::string, tls_cert, "", "PEM client certificate, for mutual TLS");
 ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls-cert");
 ABSL_FLAG(bool, admin, false, "token new: give the token the admin role");
+ABSL_FLAG(std::string, tls_server_name, "",
+          "health: the name to verify in the server's certificate (default: the host of --server)");
 
 namespace {
 
@@ -64,6 +68,8 @@ int Usage() {
                "  token new TENANT [--admin]  a fresh token and its tokens-file line\n"
                "  admin sessions        every session (admin role)\n"
                "  admin close ID        close a session by id or 8+ digit prefix (admin role)\n"
+               "  health                the server's gRPC health: prints SERVING and exits 0,\n"
+               "                        else exits 1 (container HEALTHCHECK, exec probes)\n"
                "connection flags: --token (or $RESIDENT_TOKEN), --tls-ca, --tls-cert, --tls-key\n");
   return 2;
 }
@@ -273,6 +279,16 @@ int main(int argc, char** argv) {
   if (cmd == "token" && n == 2 && std::string(args[2]) == "new") return TokenNew(args[3]);
   if (cmd == "admin" && n == 1 && std::string(args[2]) == "sessions") return AdminSessions();
   if (cmd == "admin" && n == 2 && std::string(args[2]) == "close") return AdminClose(args[3]);
+  if (cmd == "health" && n == 0) {
+    resident::cli::HealthOptions o;
+    o.server = ServerAddress();
+    o.connection = ConnectionOptions();
+    o.tls_server_name = absl::GetFlag(FLAGS_tls_server_name);
+    absl::StatusOr<std::string> status = resident::cli::CheckHealth(o);
+    if (!status.ok()) return Fail(status.status());
+    std::printf("%s\n", status->c_str());
+    return *status == "SERVING" ? 0 : 1;
+  }
   if (cmd == "seed" && n == 0) {
     resident::cli::SeedOptions o;
     o.server = ServerAddress();

@@ -1,0 +1,35 @@
+"""resident: NumPy/CuPy-like arrays that live on a Resident server.
+
+    import resident as rs
+    c = rs.connect("127.0.0.1:50051")          # token=..., tls_ca=... for a shared server
+    x = c.ones((1024, 512, 4, 4))
+    for _ in range(1024):
+        x = x + x                              # recorded, not sent
+    print(x.get()[0, 0, 0, 0])                 # one program, then a download: inf
+
+Operations are recorded and sent as one program when a value is needed;
+``c.loop(n, x, body)`` runs a loop on the server. Arrays are released on the
+server when garbage-collected; ``with c:`` ends the session. Failures raise
+:class:`ResidentError` subclasses carrying the gRPC code and the server's
+message.
+"""
+
+from ._array import (add, asnumpy, astype, divide, dot, matmul, multiply, ndarray, negative,
+                     reshape, subtract, sum, transpose)
+from ._client import (ArrayListing, Client, DeviceInfo, ServerInfo, SessionListing, connect)
+from ._dtypes import SUPPORTED as supported_dtypes
+from ._errors import (Aborted, AlreadyExists, Cancelled, DataLoss, DeadlineExceeded,
+                      FailedPrecondition, Internal, InvalidArgument, NotFound, OutOfRange,
+                      PermissionDenied, ResidentError, ResourceExhausted, Unauthenticated,
+                      Unavailable, Unimplemented, Unknown)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "connect", "Client", "ndarray", "asnumpy", "add", "subtract", "multiply", "divide",
+    "negative", "dot", "matmul", "sum", "reshape", "transpose", "astype", "supported_dtypes",
+    "ServerInfo", "DeviceInfo", "ArrayListing", "SessionListing", "ResidentError", "Cancelled",
+    "Unknown", "InvalidArgument", "DeadlineExceeded", "NotFound", "AlreadyExists",
+    "PermissionDenied", "ResourceExhausted", "FailedPrecondition", "Aborted", "OutOfRange",
+    "Unimplemented", "Internal", "Unavailable", "DataLoss", "Unauthenticated",
+]

@@ -1,0 +1,369 @@
+"""resident.ndarray: an array on the server (or recorded, not yet computed),
+and the NumPy-like functions that record operations on it."""
+
+from __future__ import annotations
+
+import operator
+import weakref
+from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+from . import _dtypes
+from ._errors import FailedPrecondition
+from ._graph import Kind, Node
+from ._infer import Meta
+from ._ops import OPS
+from .v1 import resident_pb2 as pb
+
+Scalar = Union[bool, int, float, np.generic]
+ArrayOrScalar = Union["ndarray", Scalar]
+ShapeLike = Union[int, Sequence[int]]
+
+
+def normalize_shape(shape: Any) -> Tuple[int, ...]:
+    if isinstance(shape, (int, np.integer)):
+        return (operator.index(shape),)
+    try:
+        return tuple(operator.index(d) for d in shape)
+    except TypeError:
+        raise TypeError(f"a shape is an int or a sequence of ints, not {shape!r}") from None
+
+
+class ndarray:
+    """An array resident on the server, used like ``numpy.ndarray``.
+
+    Arrays are immutable: every operation makes a new one. Operations are
+    recorded and sent as one program when a value is needed (``get()``,
+    ``item()``, a handle, or metadata the client cannot infer), unless the
+    client is eager (``connect(..., lazy=False)``). ``shape``, ``dtype``,
+    ``ndim``, ``size`` and ``nbytes`` of a recorded array come from local
+    NumPy rules without a request; the server's answer replaces them once
+    computed. The server's copy is released when the array is
+    garbage-collected (the release rides on the next request).
+    """
+
+    __slots__ = ("_node", "__weakref__")
+    _node: Node
+    __array_ufunc__ = None  # NumPy operators defer to ours (which refuse host arrays)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        raise TypeError("make arrays with a client: c.ones(...), c.asarray(numpy_array), ...")
+
+    @classmethod
+    def _wrap(cls, node: Node) -> "ndarray":
+        obj = object.__new__(cls)
+        obj._node = node
+        node.user = weakref.ref(obj)
+        return obj
+
+    # --- evaluation ------------------------------------------------------------
+
+    def _evaluate(self) -> Node:
+        n = self._node
+        n.session.check_open()
+        if n.kind is Kind.MATERIALIZED:
+            if not n.handle:
+                raise FailedPrecondition("the array was released")
+        elif n.kind is Kind.PARAM:
+            raise FailedPrecondition("a loop body's parameter has no value outside the loop")
+        else:
+            n.session.flush([n])
+        return n
+
+    def evaluate(self) -> "ndarray":
+        """Computes the array on the server now (one request if pending)."""
+        self._evaluate()
+        return self
+
+    def _meta(self) -> Meta:
+        if self._node.meta is None:
+            self._evaluate()
+        assert self._node.meta is not None
+        return self._node.meta
+
+    # --- metadata ------------------------------------------------------------------
+
+    @property
+    def shape(self) -> Tuple[int, ...]:
+        return self._meta().shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self._meta().dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.dtype.itemsize
+
+    @property
+    def itemsize(self) -> int:
+        return self.dtype.itemsize
+
+    @property
+    def handle(self) -> str:
+        """The server's handle, 32 hex digits (computes the array first)."""
+        return self._evaluate().handle.hex()
+
+    @property
+    def T(self) -> "ndarray":
+        return transpose(self)
+
+    # --- host transfers -------------------------------------------------------------
+
+    def get(self, progress: Optional[bool] = None) -> np.ndarray:
+        """The array as a new ``numpy.ndarray``: computes it if pending (a
+        small result comes back with the program itself), else downloads it
+        in chunks. ``progress``: a bar on stderr (default: for 64 MiB or more
+        when stderr is a terminal)."""
+        n = self._node
+        s = n.session
+        limit = s.describe.max_inline_bytes
+        if n.kind in (Kind.OP, Kind.LOOP_OUTPUT) and n.meta is not None and limit > 0:
+            nbytes = int(np.prod(n.meta.shape, dtype=np.int64)) * n.meta.dtype.itemsize
+            if nbytes <= limit:
+                s.check_open()
+                data = s.flush([n], inline=[n])
+                if id(n) in data:
+                    return data[id(n)]
+        return s.download(self._evaluate(), progress)
+
+    def item(self) -> Union[bool, int, float]:
+        """The only element as a Python scalar (ValueError unless size 1)."""
+        return self.get().item()
+
+    def release(self) -> None:
+        """Frees the server's copy now (later use raises FailedPrecondition)."""
+        n = self._node
+        if n.kind is not Kind.MATERIALIZED or not n.handle:
+            raise FailedPrecondition("the array is not on the server")
+        n.session.call("Release", pb.ReleaseRequest(session=n.session.id, handles=[n.handle]))
+        n.handle = b""
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        raise TypeError("implicit conversion to a NumPy array is not allowed: use .get() "
+                        "or resident.asnumpy() (a download)")
+
+    def __float__(self) -> float:
+        return float(self.get())
+
+    def __int__(self) -> int:
+        return int(self.get())
+
+    def __bool__(self) -> bool:
+        return bool(self.get())
+
+    def __len__(self) -> int:
+        shape = self.shape
+        if not shape:
+            raise TypeError("len() of unsized object")
+        return shape[0]
+
+    def __iter__(self) -> Any:
+        raise TypeError("iterating over a resident array is not supported: use .get()")
+
+    def __repr__(self) -> str:
+        n = self._node
+        state = {Kind.MATERIALIZED: "on server" if n.handle else "released",
+                 Kind.OP: "pending", Kind.LOOP_OUTPUT: "pending", Kind.PARAM: "loop parameter"}
+        if n.meta is None:
+            return f"resident.ndarray(shape=?, dtype=?, {state[n.kind]})"
+        return f"resident.ndarray(shape={n.meta.shape}, dtype={n.meta.dtype}, {state[n.kind]})"
+
+    # --- operations -----------------------------------------------------------------
+
+    def astype(self, dtype: Any) -> "ndarray":
+        return astype(self, dtype)
+
+    def reshape(self, *shape: Any) -> "ndarray":
+        return reshape(self, shape[0] if len(shape) == 1 else shape)
+
+    def transpose(self, *axes: Any) -> "ndarray":
+        if len(axes) == 1 and not isinstance(axes[0], (int, np.integer)):
+            axes = tuple(axes[0]) if axes[0] is not None else ()
+        return transpose(self, axes or None)
+
+    def sum(self, axis: Optional[int] = None) -> "ndarray":
+        return sum(self, axis=axis)
+
+    def dot(self, other: ArrayOrScalar) -> "ndarray":
+        return dot(self, other)
+
+    def __neg__(self) -> "ndarray":
+        return negative(self)
+
+    def __add__(self, other: Any) -> Any:
+        return _binary_operator("add", self, other)
+
+    def __radd__(self, other: Any) -> Any:
+        return _binary_operator("add", other, self)
+
+    def __sub__(self, other: Any) -> Any:
+        return _binary_operator("subtract", self, other)
+
+    def __rsub__(self, other: Any) -> Any:
+        return _binary_operator("subtract", other, self)
+
+    def __mul__(self, other: Any) -> Any:
+        return _binary_operator("multiply", self, other)
+
+    def __rmul__(self, other: Any) -> Any:
+        return _binary_operator("multiply", other, self)
+
+    def __truediv__(self, other: Any) -> Any:
+        return _binary_operator("divide", self, other)
+
+    def __rtruediv__(self, other: Any) -> Any:
+        return _binary_operator("divide", other, self)
+
+    def __matmul__(self, other: Any) -> Any:
+        return _binary_operator("matmul", self, other)
+
+    def __rmatmul__(self, other: Any) -> Any:
+        return _binary_operator("matmul", other, self)
+
+
+# --- recording ------------------------------------------------------------------------
+
+
+def record(op: str, inputs: Sequence[Node], session: Any,
+           ins: Optional["pb.Instruction"] = None) -> ndarray:
+    """Records one instruction (or, in eager mode, runs it at once)."""
+    spec = OPS[op]
+    ins = ins if ins is not None else pb.Instruction()
+    ins.op = op
+    meta = None
+    metas = [i.meta for i in inputs]
+    if spec.infer is not None and all(m is not None for m in metas):
+        try:
+            meta = spec.infer(metas, ins)  # type: ignore[arg-type]
+        except (ValueError, TypeError):
+            meta = None  # invalid: the server's error surfaces when it is evaluated
+    node = Node(Kind.OP, session, meta, ins, inputs)
+    array = ndarray._wrap(node)
+    if not session.lazy and not session.recording_body:
+        session.flush([node])
+    return array
+
+
+def _host_array_error(value: Any) -> TypeError:
+    return TypeError(f"a {type(value).__module__}.{type(value).__name__} does not mix with "
+                     "resident arrays implicitly: upload it with client.asarray() first")
+
+
+def _scalar_node(value: Any, like: ndarray) -> Node:
+    """A Python or NumPy scalar next to ``like``, as a 0-d array of the dtype
+    NumPy 2 would give the pair (Python scalars are 'weak': x_f32 * 2.0
+    stays float32)."""
+    dtype = _dtypes.normalize(np.result_type(like.dtype, value))
+    _dtypes.check_fits(value, dtype)
+    ins = pb.Instruction(op="full", dtype=_dtypes.to_wire(dtype))
+    _dtypes.set_scalar(value, ins.fill, dtype)
+    return Node(Kind.OP, like._node.session, Meta(dtype, ()), ins)
+
+
+def _operands(op: str, a: Any, b: Any) -> List[Node]:
+    arrays = [x for x in (a, b) if isinstance(x, ndarray)]
+    if not arrays:
+        raise TypeError(f"{op} needs at least one resident array")
+    if len(arrays) == 2 and a._node.session is not b._node.session:
+        raise ValueError(f"{op}: the arrays belong to different clients")
+    nodes = []
+    for x in (a, b):
+        if isinstance(x, ndarray):
+            nodes.append(x._node)
+        elif isinstance(x, (np.ndarray, list, tuple)):
+            raise _host_array_error(x)
+        elif _dtypes.is_scalar(x):
+            nodes.append(_scalar_node(x, arrays[0]))
+        else:
+            raise TypeError(f"{op}: unsupported operand of type {type(x).__name__}")
+    return nodes
+
+
+def _binary(op: str, a: ArrayOrScalar, b: ArrayOrScalar) -> ndarray:
+    nodes = _operands(op, a, b)
+    return record(op, nodes, nodes[0].session)
+
+
+def _binary_operator(op: str, a: Any, b: Any) -> Any:
+    other = b if isinstance(a, ndarray) else a
+    if not isinstance(other, (ndarray, np.ndarray, list, tuple)) and not _dtypes.is_scalar(other):
+        return NotImplemented
+    return _binary(op, a, b)
+
+
+def _unary(op: str, a: ndarray, ins: Optional["pb.Instruction"] = None) -> ndarray:
+    if not isinstance(a, ndarray):
+        if isinstance(a, np.ndarray):
+            raise _host_array_error(a)
+        raise TypeError(f"{op} needs a resident array, got {type(a).__name__}")
+    return record(op, [a._node], a._node.session, ins)
+
+
+def _binary_function(op: str, doc: str) -> Callable[[ArrayOrScalar, ArrayOrScalar], ndarray]:
+    def f(a: ArrayOrScalar, b: ArrayOrScalar) -> ndarray:
+        return _binary(op, a, b)
+    f.__name__ = f.__qualname__ = op
+    f.__doc__ = doc
+    return f
+
+
+def _unary_function(op: str, doc: str) -> Callable[[ndarray], ndarray]:
+    def f(a: ndarray) -> ndarray:
+        return _unary(op, a)
+    f.__name__ = f.__qualname__ = op
+    f.__doc__ = doc
+    return f
+
+
+# --- the NumPy-like functions ------------------------------------------------------------
+
+add = _binary_function("add", "a + b, elementwise, with NumPy broadcasting and promotion.")
+subtract = _binary_function("subtract", "a - b, elementwise (not for two bool arrays).")
+multiply = _binary_function("multiply", "a * b, elementwise.")
+divide = _binary_function("divide", "a / b, elementwise true division (ints give float64).")
+negative = _unary_function("negative", "-a, elementwise (not for bool).")
+dot = _binary_function("dot", "numpy.dot for 0-D, 1-D and 2-D operands.")
+matmul = _binary_function("matmul", "numpy.matmul: matrix products, broadcasting stacks.")
+
+
+def sum(a: ndarray, axis: Optional[int] = None) -> ndarray:  # noqa: A001 - NumPy's name
+    """Sum over all elements, or over ``axis``. bool and int32 sum to int64."""
+    ins = pb.Instruction()
+    if axis is not None:
+        ins.has_axis = True
+        ins.axis = operator.index(axis)
+    return _unary("sum", a, ins)
+
+
+def reshape(a: ndarray, shape: ShapeLike) -> ndarray:
+    """The same elements in a new shape (one dimension may be -1)."""
+    return _unary("reshape", a, pb.Instruction(shape=list(normalize_shape(shape))))
+
+
+def transpose(a: ndarray, axes: Optional[Sequence[int]] = None) -> ndarray:
+    """Permutes the axes (default: reverses them)."""
+    ins = pb.Instruction(axes=[operator.index(x) for x in axes] if axes else [])
+    return _unary("transpose", a, ins)
+
+
+def astype(a: ndarray, dtype: Any) -> ndarray:
+    """A copy converted to ``dtype`` (float to int truncates, as in NumPy)."""
+    return _unary("astype", a, pb.Instruction(dtype=_dtypes.to_wire(dtype)))
+
+
+def asnumpy(a: Any, progress: Optional[bool] = None) -> np.ndarray:
+    """``a`` as a NumPy array: downloads a resident array, passes NumPy data
+    through (like ``cupy.asnumpy``)."""
+    if isinstance(a, ndarray):
+        return a.get(progress=progress)
+    return np.asarray(a)

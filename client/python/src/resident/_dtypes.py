@@ -1,0 +1,106 @@
+"""NumPy dtypes <-> the wire's DType, and Python scalars as wire Scalars."""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any, Dict, Union
+
+import numpy as np
+
+from .v1 import resident_pb2 as pb
+
+#: The dtypes the server stores, as NumPy names them.
+SUPPORTED = (np.dtype(np.bool_), np.dtype(np.int32), np.dtype(np.int64),
+             np.dtype(np.float32), np.dtype(np.float64))
+
+_TO_WIRE: Dict[np.dtype, Any] = {
+    np.dtype(np.bool_): pb.DTYPE_BOOL,
+    np.dtype(np.int32): pb.DTYPE_INT32,
+    np.dtype(np.int64): pb.DTYPE_INT64,
+    np.dtype(np.float32): pb.DTYPE_FLOAT32,
+    np.dtype(np.float64): pb.DTYPE_FLOAT64,
+}
+_FROM_WIRE: Dict[Any, np.dtype] = {v: k for k, v in _TO_WIRE.items()}
+
+DTypeLike = Union[np.dtype, type, str]
+
+
+def normalize(dtype: Any) -> np.dtype:
+    """``dtype`` as one of the supported NumPy dtypes (native byte order).
+
+    Accepts what NumPy accepts (``np.float32``, ``"int64"``, ``float``...).
+    Raises TypeError, naming the supported ones, for any other.
+    """
+    try:
+        dt = np.dtype(dtype)
+    except TypeError as e:
+        raise TypeError(f"not a dtype: {dtype!r}") from e
+    dt = dt.newbyteorder("=") if dt.byteorder not in ("=", "|") else dt
+    if dt not in _TO_WIRE:
+        names = ", ".join(str(d) for d in SUPPORTED)
+        raise TypeError(f"dtype {dt} is not supported by resident (supported: {names})")
+    return dt
+
+
+def to_wire(dtype: Any) -> Any:
+    """The wire enum value (``resident.v1.DType``)."""
+    return _TO_WIRE[normalize(dtype)]
+
+
+def from_wire(value: int) -> np.dtype:
+    try:
+        return _FROM_WIRE[value]
+    except KeyError:
+        from ._errors import Internal
+        raise Internal(f"server sent unknown dtype {value}") from None
+
+
+def is_scalar(value: Any) -> bool:
+    """A Python or NumPy number (or bool) usable as an operand or fill."""
+    return isinstance(value, (bool, numbers.Integral, numbers.Real, np.bool_)) and not isinstance(
+        value, np.ndarray)
+
+
+def set_scalar(value: Any, out: "pb.Scalar", dtype: Any = None) -> None:
+    """Writes ``value`` into a wire Scalar; with ``dtype``, as that dtype's
+    kind, so the server never has to guess a conversion."""
+    if dtype is not None:
+        kind = np.dtype(dtype).kind
+        if kind == "b":
+            out.bool_value = bool(value)
+        elif kind in "iu":
+            out.int_value = int(value)
+        else:
+            out.float_value = float(value)
+        return
+    if isinstance(value, (bool, np.bool_)):
+        out.bool_value = bool(value)
+    elif isinstance(value, numbers.Integral):
+        out.int_value = int(value)
+    elif isinstance(value, numbers.Real):
+        out.float_value = float(value)
+    else:
+        raise TypeError(f"expected a bool, int or float, got {type(value).__name__}")
+
+
+def natural_dtype(value: Any) -> np.dtype:
+    """NumPy's dtype for a lone scalar: bool, int64, float64, or a NumPy
+    scalar's own."""
+    if isinstance(value, np.generic):
+        return normalize(value.dtype)
+    if isinstance(value, (bool, np.bool_)):
+        return np.dtype(np.bool_)
+    if isinstance(value, numbers.Integral):
+        return np.dtype(np.int64)
+    if isinstance(value, numbers.Real):
+        return np.dtype(np.float64)
+    raise TypeError(f"expected a bool, int or float, got {type(value).__name__}")
+
+
+def check_fits(value: Any, dtype: np.dtype) -> None:
+    """NumPy 2 refuses a Python int that the integer dtype cannot hold."""
+    if dtype.kind in "iu" and isinstance(value, numbers.Integral) and not isinstance(
+            value, (bool, np.bool_)):
+        info = np.iinfo(dtype)
+        if not info.min <= int(value) <= info.max:
+            raise OverflowError(f"Python integer {int(value)} out of bounds for {dtype}")

@@ -1,0 +1,181 @@
+"""Recorded arrays and how a graph of them becomes a wire program.
+
+A port of the C++ client's Node and ScopeBuilder (client/client_core.h,
+client/program_builder.cc): pending nodes form a graph through ``inputs``;
+building a scope orders the nodes the targets need, numbers their values
+(parameters first, then every output of every instruction) and emits the
+instructions. Traversals are iterative, so a chain of a million recorded
+ops neither overflows the stack nor hits Python's recursion limit.
+"""
+
+from __future__ import annotations
+
+import enum
+import weakref
+from typing import TYPE_CHECKING, Dict, List, Optional, Sequence
+
+from ._errors import FailedPrecondition
+from ._infer import Meta
+from .v1 import resident_pb2 as pb
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ._session import Session
+
+
+class Kind(enum.Enum):
+    MATERIALIZED = 0  # on the server under ``handle``
+    OP = 1            # an instruction not yet sent (a loop has several outputs)
+    PARAM = 2         # a loop body's parameter
+    LOOP_OUTPUT = 3   # output ``index`` of the loop node inputs[0]
+
+
+class Node:
+    """One array value, recorded or computed. Immutable once computed."""
+
+    __slots__ = ("kind", "session", "handle", "meta", "ins", "inputs", "num_outputs",
+                 "scope", "index", "user", "borrowed", "__weakref__")
+
+    def __init__(self, kind: Kind, session: "Session", meta: Optional[Meta] = None,
+                 ins: Optional["pb.Instruction"] = None, inputs: Sequence["Node"] = (),
+                 num_outputs: int = 1, scope: object = None, index: int = 0) -> None:
+        self.kind = kind
+        self.session = session
+        self.handle = b""
+        self.meta = meta
+        self.ins = ins
+        self.inputs = tuple(inputs)
+        self.num_outputs = num_outputs
+        self.scope = scope
+        self.index = index
+        self.user: Optional[weakref.ref] = None  # the ndarray that wraps this node
+        self.borrowed = False
+
+    def materialize(self, info: "pb.ArrayInfo", meta: Meta) -> None:
+        self.kind = Kind.MATERIALIZED
+        self.handle = info.handle
+        self.meta = meta
+        self.ins = None
+        self.inputs = ()
+
+    def has_user(self) -> bool:
+        return self.user is not None and self.user() is not None
+
+    def __del__(self) -> None:
+        # Only queues the handle: the release rides on the next request.
+        # Never a call from here, which could block inside a garbage collection.
+        if self.kind is Kind.MATERIALIZED and self.handle and not self.borrowed:
+            self.session.queue_release(self.handle)
+
+
+def _pending(n: Node) -> bool:
+    return n.kind is Kind.OP or n.kind is Kind.LOOP_OUTPUT
+
+
+class ScopeBuilder:
+    """Builds the top-level program (scope None) or a loop body (scope = the
+    loop's tag, whose PARAM nodes are its first ``num_carried`` values)."""
+
+    def __init__(self, scope: object, num_carried: int) -> None:
+        self.scope = scope
+        self.num_carried = num_carried
+        self.order: List[Node] = []       # emitted pending nodes, in order
+        self.invariants: List[Node] = []  # body only: outer nodes passed in
+        self._values: Dict[int, int] = {}
+        self._invariant_index: Dict[int, int] = {}
+        self._internal: Dict[int, bool] = {}
+
+    def _is_internal(self, root: Node) -> bool:
+        """Computed inside this scope: at the top level every pending node; in
+        a body, the pending nodes that depend on one of its parameters."""
+        if self.scope is None:
+            return _pending(root)
+        memo = self._internal
+        if id(root) in memo:
+            return memo[id(root)]
+        stack = [(root, 0)]
+        while stack:
+            n, nxt = stack[-1]
+            if id(n) in memo:
+                stack.pop()
+                continue
+            if n.kind is Kind.PARAM or n.kind is Kind.MATERIALIZED:
+                memo[id(n)] = n.kind is Kind.PARAM and n.scope is self.scope
+                stack.pop()
+                continue
+            if nxt < len(n.inputs):
+                stack[-1] = (n, nxt + 1)
+                child = n.inputs[nxt]
+                if id(child) not in memo:
+                    stack.append((child, 0))
+                continue
+            memo[id(n)] = any(memo[id(i)] for i in n.inputs)
+            stack.pop()
+        return memo[id(root)]
+
+    def build(self, targets: Sequence[Node], out: "pb.Program") -> None:
+        """Emits every pending node the targets need into ``out``."""
+        visited: Dict[int, bool] = {}
+        for target in targets:
+            stack: List[list] = []
+
+            def visit(n: Node) -> None:
+                if id(n) in visited:
+                    return
+                if n.kind is Kind.MATERIALIZED or (n.kind is Kind.PARAM and n.scope is self.scope):
+                    visited[id(n)] = True
+                    return
+                if n.kind is Kind.PARAM and self.scope is None:
+                    raise FailedPrecondition(
+                        "an array made inside a loop body was used outside its loop")
+                if not self._is_internal(n):
+                    visited[id(n)] = True
+                    self._invariant_index[id(n)] = len(self.invariants)
+                    self.invariants.append(n)
+                    return
+                visited[id(n)] = False
+                stack.append([n, 0])
+
+            visit(target)
+            while stack:
+                top = stack[-1]
+                n = top[0]
+                if top[1] < len(n.inputs):
+                    child = n.inputs[top[1]]
+                    top[1] += 1
+                    visit(child)
+                    continue
+                visited[id(n)] = True
+                self.order.append(n)
+                stack.pop()
+        # Number values: parameters (carried, then invariants), then outputs.
+        next_value = self.num_carried + len(self.invariants)
+        for n in self.order:
+            if n.kind is Kind.LOOP_OUTPUT:
+                self._values[id(n)] = self._values[id(n.inputs[0])] + n.index
+                continue
+            self._values[id(n)] = next_value
+            next_value += n.num_outputs
+        for n in self.order:
+            if n.kind is Kind.LOOP_OUTPUT:
+                continue
+            ins = out.instructions.add()
+            ins.CopyFrom(n.ins)
+            for i in n.inputs:
+                ins.operands.append(self.operand(i))
+
+    def operand(self, n: Node) -> "pb.Operand":
+        """The operand naming ``n`` inside this scope (after build)."""
+        if n.kind is Kind.MATERIALIZED:
+            if not n.handle:
+                raise FailedPrecondition("the array was released")
+            return pb.Operand(handle=n.handle)
+        if n.kind is Kind.PARAM and n.scope is self.scope and self.scope is not None:
+            return pb.Operand(value=n.index)
+        if id(n) in self._invariant_index:
+            return pb.Operand(value=self.num_carried + self._invariant_index[id(n)])
+        if id(n) in self._values:
+            return pb.Operand(value=self._values[id(n)])
+        raise FailedPrecondition("an array made inside a loop body was used outside its loop")
+
+    def value_of(self, n: Node) -> int:
+        return self._values[id(n)]

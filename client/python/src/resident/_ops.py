@@ -1,0 +1,48 @@
+"""The op table: every server op the client records, with its arity and
+its local dtype/shape rule.
+
+Adding an op the server gained is a line here (plus, for a new function, a
+line in _array.py): an elementwise NumPy ufunc goes in BINARY_ELEMENTWISE or
+UNARY_ELEMENTWISE and gets its rule from NumPy itself; an op without a local
+rule (infer=None) still works, its shape and dtype then come from the server
+when first asked for.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Dict, Optional
+
+from . import _infer
+
+#: Binary ufuncs: NumPy broadcasting and promotion; Python operators below.
+BINARY_ELEMENTWISE = ("add", "subtract", "multiply", "divide")
+#: Unary ufuncs.
+UNARY_ELEMENTWISE = ("negative",)
+
+#: Python operator -> op, for ndarray's dunder methods.
+OPERATORS = {"__add__": "add", "__sub__": "subtract", "__mul__": "multiply",
+             "__truediv__": "divide", "__matmul__": "matmul"}
+
+
+@dataclass(frozen=True)
+class OpSpec:
+    name: str
+    arity: int                       # operands; creation ops take none
+    infer: Optional[_infer.Rule]     # None: metadata from the server
+
+
+OPS: Dict[str, OpSpec] = {s.name: s for s in (
+    OpSpec("ones", 0, _infer.creation),
+    OpSpec("zeros", 0, _infer.creation),
+    OpSpec("full", 0, _infer.full),
+    OpSpec("arange", 0, _infer.arange),
+    *(OpSpec(n, 2, _infer.elementwise(n)) for n in BINARY_ELEMENTWISE),
+    *(OpSpec(n, 1, _infer.elementwise(n)) for n in UNARY_ELEMENTWISE),
+    OpSpec("dot", 2, _infer.dot),
+    OpSpec("matmul", 2, _infer.matmul),
+    OpSpec("sum", 1, _infer.sum_),
+    OpSpec("reshape", 1, _infer.reshape),
+    OpSpec("transpose", 1, _infer.transpose),
+    OpSpec("astype", 1, _infer.astype),
+)}

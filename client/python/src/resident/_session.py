@@ -1,0 +1,314 @@
+"""The connection and session behind a Client: channel, stubs, releases
+piggybacked on requests, the lease renewer, flushing recorded programs,
+and chunked transfers."""
+
+from __future__ import annotations
+
+import atexit
+import collections
+import os
+import threading
+import weakref
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
+
+import grpc
+import numpy as np
+
+from . import _dtypes
+from ._errors import DataLoss, FailedPrecondition, Internal, from_rpc_error
+from ._graph import Kind, Node, ScopeBuilder
+from ._infer import Meta
+from ._progress import Progress
+from .v1 import resident_pb2 as pb
+from .v1 import resident_pb2_grpc as pb_grpc
+
+PathOrPem = Union[str, bytes, "os.PathLike[str]"]
+
+#: Queued releases beyond this go out before the next non-Run request too.
+RELEASE_BATCH = 256
+
+
+def _read_pem(value: Optional[PathOrPem], what: str) -> Optional[bytes]:
+    if value is None:
+        return None
+    if isinstance(value, bytes):
+        return value
+    try:
+        with open(value, "rb") as f:
+            return f.read()
+    except OSError as e:
+        raise FileNotFoundError(f"cannot read {what} {value}: {e.strerror}") from None
+
+
+def make_channel(target: str, tls: bool, tls_ca: Any, tls_cert: Any, tls_key: Any,
+                 tls_server_name: Optional[str]) -> grpc.Channel:
+    options: List[Tuple[str, Any]] = [
+        ("grpc.max_receive_message_length", -1),  # the server bounds what it sends
+        ("grpc.max_send_message_length", -1),
+    ]
+    use_tls = tls or any(v not in (None, False) for v in (tls_ca, tls_cert, tls_key))
+    if not use_tls:
+        return grpc.insecure_channel(target, options=options)
+    if (tls_cert is None) != (tls_key is None):
+        raise ValueError("a client certificate (tls_cert) and its key (tls_key) go together")
+    ca = None if tls_ca is True else _read_pem(tls_ca, "CA file")
+    creds = grpc.ssl_channel_credentials(
+        root_certificates=ca, private_key=_read_pem(tls_key, "key"),
+        certificate_chain=_read_pem(tls_cert, "certificate"))
+    if tls_server_name:
+        options.append(("grpc.ssl_target_name_override", tls_server_name))
+    return grpc.secure_channel(target, creds, options=options)
+
+
+class _Keeper:
+    """What the background thread needs, and nothing that keeps the Session
+    alive: it renews the lease, sends queued releases, and closes the
+    session once the Session is closed or garbage-collected."""
+
+    def __init__(self, channel: grpc.Channel, stub: pb_grpc.ResidentStub, session: bytes,
+                 metadata: Sequence[Tuple[str, str]], period_s: Optional[float],
+                 close_on_exit: bool) -> None:
+        self.channel, self.stub, self.session = channel, stub, session
+        self.metadata = tuple(metadata)
+        self.period_s = period_s
+        self.close_on_exit = close_on_exit
+        self.releases: "collections.deque[bytes]" = collections.deque()
+        self.closed = False
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="resident-session", daemon=True)
+        self._thread.start()
+
+    def take_releases(self) -> List[bytes]:
+        out = []
+        while True:  # deque.popleft is atomic: no lock that __del__ could contend
+            try:
+                out.append(self.releases.popleft())
+            except IndexError:
+                return out
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.period_s):
+            try:
+                self.stub.RenewSession(pb.RenewSessionRequest(session=self.session),
+                                       metadata=self.metadata, timeout=self.period_s)
+                handles = self.take_releases()
+                if handles:
+                    self.stub.Run(pb.RunRequest(session=self.session, release=handles),
+                                  metadata=self.metadata, timeout=self.period_s)
+            except grpc.RpcError:
+                pass  # the next call of the user reports what is wrong
+        self.releases.clear()  # the whole session goes
+        if self.close_on_exit:
+            try:
+                self.stub.CloseSession(pb.CloseSessionRequest(session=self.session),
+                                       metadata=self.metadata, timeout=5)
+            except grpc.RpcError:
+                pass  # it expires on the server after its idle timeout anyway
+        self.channel.close()
+
+    def shutdown(self, wait: bool) -> None:
+        """Ends the session; ``wait=False`` from a finalizer (never blocks)."""
+        self.closed = True
+        self._stop.set()
+        if wait and threading.current_thread() is not self._thread:
+            self._thread.join(timeout=10)
+
+
+_live_keepers: "weakref.WeakSet[_Keeper]" = weakref.WeakSet()
+
+
+@atexit.register
+def _close_all_at_exit() -> None:
+    # Daemon threads die at exit; close the sessions still open first.
+    for k in list(_live_keepers):
+        k.shutdown(wait=True)
+
+
+class Session:
+    """A session of the server and the channel to it (one per Client)."""
+
+    def __init__(self, target: str, *, token: Optional[str], tls: bool, tls_ca: Any,
+                 tls_cert: Any, tls_key: Any, tls_server_name: Optional[str], lazy: bool,
+                 keep_alive: bool, close_on_exit: bool, timeout: Optional[float]) -> None:
+        self.target = target
+        self.lazy = lazy
+        self.recording_body = 0  # > 0 while a loop body is being recorded
+        self.metadata: Tuple[Tuple[str, str], ...] = (
+            (("authorization", f"Bearer {token}"),) if token else ())
+        self.calls: "collections.Counter[str]" = collections.Counter()
+        self.lock = threading.RLock()  # one program is built and sent at a time
+        channel = make_channel(target, tls, tls_ca, tls_cert, tls_key, tls_server_name)
+        self.stub = pb_grpc.ResidentStub(channel)
+        self.admin_stub = pb_grpc.AdminStub(channel)
+        try:
+            self.describe = self._call("Describe", self.stub.Describe, pb.DescribeRequest(),
+                                       timeout=timeout, context=f"cannot reach {target}")
+            opened = self._call("OpenSession", self.stub.OpenSession, pb.OpenSessionRequest(),
+                                timeout=timeout)
+        except BaseException:
+            channel.close()
+            raise
+        self.id: bytes = opened.session
+        self.idle_timeout_ms = opened.idle_timeout_ms
+        chunk = self.describe.chunk_bytes or (1 << 20)
+        if self.describe.max_message_bytes:
+            chunk = min(chunk, self.describe.max_message_bytes // 2)
+        self.chunk_bytes = max(chunk, 1)
+        period = max(self.idle_timeout_ms / 3000.0, 0.01) if keep_alive else None
+        self._keeper = _Keeper(channel, self.stub, self.id, self.metadata, period,
+                               close_on_exit)
+        _live_keepers.add(self._keeper)
+        weakref.finalize(self, _Keeper.shutdown, self._keeper, False)
+
+    # --- calls ---------------------------------------------------------------
+
+    @property
+    def closed(self) -> bool:
+        return self._keeper.closed if hasattr(self, "_keeper") else False
+
+    def check_open(self) -> None:
+        if self.closed:
+            raise FailedPrecondition("the client is closed; its arrays are gone")
+
+    def _call(self, name: str, method: Any, request: Any, timeout: Optional[float] = None,
+              context: str = "") -> Any:
+        self.calls[name] += 1
+        try:
+            return method(request, metadata=self.metadata, timeout=timeout)
+        except grpc.RpcError as e:
+            raise from_rpc_error(e, context) from None
+
+    def call(self, name: str, request: Any, timeout: Optional[float] = None,
+             admin: bool = False) -> Any:
+        """A unary call of the Resident (or Admin) service by method name."""
+        self.check_open()
+        stub = self.admin_stub if admin else self.stub
+        if name != "Run" and len(self._keeper.releases) >= RELEASE_BATCH:
+            self.send_releases()
+        return self._call(name, getattr(stub, name), request, timeout)
+
+    def queue_release(self, handle: bytes) -> None:
+        if not self.closed:
+            self._keeper.releases.append(handle)
+
+    def send_releases(self) -> None:
+        handles = self._keeper.take_releases()
+        if handles:
+            self._call("Run", self.stub.Run, pb.RunRequest(session=self.id, release=handles))
+
+    def close(self) -> None:
+        if hasattr(self, "_keeper") and not self._keeper.closed:
+            self._keeper.shutdown(wait=True)
+
+    # --- programs ------------------------------------------------------------
+
+    def flush(self, targets: Sequence[Node], inline: Sequence[Node] = ()) -> Dict[int, np.ndarray]:
+        """Runs every pending node the targets need as one program, keeping
+        the targets and every node an ndarray still wraps. Returns the data
+        of the ``inline`` targets (by id) that came back with the result."""
+        self.check_open()
+        with self.lock:
+            builder = ScopeBuilder(None, 0)
+            req = pb.RunRequest(session=self.id)
+            builder.build(targets, req.program)
+            if not builder.order:
+                return {}
+            target_ids = {id(t) for t in targets}
+            inline_ids = {id(t) for t in inline}
+            kept: List[Node] = []
+            for n in builder.order:
+                if n.kind is Kind.OP and n.num_outputs != 1:
+                    continue  # a loop: its outputs are nodes of their own
+                if id(n) in target_ids or n.has_user():
+                    req.outputs.add(value=builder.value_of(n), keep=True,
+                                    return_data=id(n) in inline_ids)
+                    kept.append(n)
+            req.release.extend(self._keeper.take_releases())
+            resp = self._call("Run", self.stub.Run, req)
+            if len(resp.results) != len(kept):
+                raise Internal(f"server returned {len(resp.results)} results for {len(kept)} outputs")
+            data: Dict[int, np.ndarray] = {}
+            for n, r in zip(kept, resp.results):
+                meta = Meta(_dtypes.from_wire(r.array.dtype), tuple(r.array.shape))
+                n.materialize(r.array, meta)
+                if id(n) in inline_ids:
+                    data[id(n)] = _from_bytes(r.data, meta)
+            return data
+
+    # --- transfers -----------------------------------------------------------
+
+    def upload(self, array: np.ndarray, progress: Optional[bool]) -> Node:
+        self.check_open()
+        dtype = _dtypes.normalize(array.dtype)
+        host = np.asarray(array, dtype=dtype.newbyteorder("<"), order="C")  # keeps 0-d
+        flat = host.reshape(-1).view(np.uint8)
+        total = flat.size
+        chunk = self.chunk_bytes
+        bar = Progress("upload", total, progress)
+        header = pb.UploadRequest(session=self.id, dtype=_dtypes.to_wire(dtype),
+                                  shape=list(host.shape))
+
+        def messages() -> Iterator[pb.UploadRequest]:
+            if total == 0:
+                yield header
+                return
+            for offset in range(0, total, chunk):
+                msg = header if offset == 0 else pb.UploadRequest()
+                piece = flat[offset:offset + chunk]
+                msg.data = piece.tobytes()
+                yield msg
+                bar.update(piece.size)
+
+        if len(self._keeper.releases) >= RELEASE_BATCH:
+            self.send_releases()
+        try:
+            info = self._call("Upload", self.stub.Upload, messages())
+        finally:
+            bar.close()
+        node = Node(Kind.MATERIALIZED, self)
+        node.materialize(info, Meta(_dtypes.from_wire(info.dtype), tuple(info.shape)))
+        return node
+
+    def download(self, node: Node, progress: Optional[bool]) -> np.ndarray:
+        self.check_open()
+        if not node.handle:
+            raise FailedPrecondition("the array was released")
+        self.calls["Download"] += 1
+        stream = self.stub.Download(pb.DownloadRequest(session=self.id, handle=node.handle),
+                                    metadata=self.metadata)
+        buf: Optional[np.ndarray] = None
+        meta: Optional[Meta] = None
+        offset = 0
+        bar: Optional[Progress] = None
+        try:
+            for chunk in stream:
+                if buf is None:
+                    meta = Meta(_dtypes.from_wire(chunk.array.dtype), tuple(chunk.array.shape))
+                    nbytes = int(np.prod(meta.shape, dtype=np.int64)) * meta.dtype.itemsize
+                    buf = np.empty(nbytes, np.uint8)
+                    bar = Progress("download", nbytes, progress)
+                piece = chunk.data
+                if offset + len(piece) > buf.size:
+                    raise DataLoss(f"download carried more than the array's {buf.size} bytes")
+                buf[offset:offset + len(piece)] = np.frombuffer(piece, np.uint8)
+                offset += len(piece)
+                if bar is not None:
+                    bar.update(len(piece))
+        except grpc.RpcError as e:
+            raise from_rpc_error(e) from None
+        finally:
+            if bar is not None:
+                bar.close()
+        if buf is None or meta is None:
+            raise DataLoss("download ended before the array's description")
+        if offset != buf.size:
+            raise DataLoss(f"download carried {offset} bytes, expected {buf.size}")
+        return buf.view(meta.dtype.newbyteorder("<")).astype(meta.dtype, copy=False).reshape(
+            meta.shape)
+
+
+def _from_bytes(data: bytes, meta: Meta) -> np.ndarray:
+    want = int(np.prod(meta.shape, dtype=np.int64)) * meta.dtype.itemsize
+    if len(data) != want:
+        raise DataLoss(f"inline result carried {len(data)} bytes, expected {want}")
+    return np.frombuffer(data, meta.dtype.newbyteorder("<")).astype(meta.dtype).reshape(meta.shape)

@@ -1,0 +1,41 @@
+"""Shared checks: NumPy computes the expected value in the test itself."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import resident as rs
+
+DTYPES = [np.dtype(d) for d in (np.bool_, np.int32, np.int64, np.float32, np.float64)]
+
+
+def sample(dtype, shape, seed=0) -> np.ndarray:
+    """Deterministic data of every kind, zeros and negatives included."""
+    rng = np.random.default_rng(seed)
+    dtype = np.dtype(dtype)
+    if dtype == np.bool_:
+        data = rng.integers(0, 2, shape).astype(bool)
+    elif dtype.kind == "i":
+        data = rng.integers(-50, 50, shape).astype(dtype)
+    else:
+        data = (rng.standard_normal(shape) * 10).astype(dtype)
+    return np.asarray(data, dtype)
+
+
+def check(result: rs.ndarray, want: np.ndarray, exact: bool = True) -> None:
+    """``result`` equals NumPy's ``want``: dtype, shape and every value. The
+    client's local shape/dtype (known before evaluation) must be the
+    server's. Elementwise floats are bit-identical by design; reductions and
+    products are compared to a tolerance with ``exact=False``."""
+    want = np.asarray(want)
+    local = (result.shape, result.dtype)
+    got = result.get()
+    assert isinstance(got, np.ndarray)
+    assert (result.shape, result.dtype) == local, "local metadata differs from the server's"
+    assert got.dtype == want.dtype, f"dtype {got.dtype} != NumPy's {want.dtype}"
+    assert got.shape == want.shape, f"shape {got.shape} != NumPy's {want.shape}"
+    if exact or want.dtype.kind in "bi":
+        np.testing.assert_array_equal(got, want)
+    else:
+        rtol = 1e-5 if want.dtype == np.float32 else 1e-12
+        np.testing.assert_allclose(got, want, rtol=rtol, atol=rtol * max(1.0, float(np.abs(want).max(initial=0))))

@@ -1,0 +1,87 @@
+"""Lazy recording counted in requests, by the client and by the server's
+own metrics."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import resident as rs
+from helpers import check
+
+
+def test_seed_loop_written_naively_is_one_request(server):
+    with rs.connect(server.target) as c:
+        x = c.ones((64, 32)).evaluate()
+        runs_before, server_before = c.stats.get("Run", 0), server.requests("Run")
+        for _ in range(1024):
+            x = x + x  # recorded, not sent
+        assert x.shape == (64, 32) and x.dtype == np.float64  # known locally: no request
+        assert c.stats.get("Run", 0) == runs_before
+        x.evaluate()
+        assert c.stats["Run"] == runs_before + 1
+        assert server.requests("Run") == server_before + 1
+        got = x.get()  # already computed: one download
+    assert np.all(np.isinf(got))
+
+
+def test_get_of_a_small_pending_result_is_one_request(server):
+    with rs.connect(server.target) as c:
+        before = dict(c.stats)
+        got = (c.arange(10) * 3 + 1).sum().get()
+        after = c.stats
+        assert got == (np.arange(10) * 3 + 1).sum()
+        assert after.get("Run", 0) == before.get("Run", 0) + 1  # data came back inline
+        assert after.get("Download", 0) == before.get("Download", 0)
+
+
+def test_eager_client_sends_each_operation(server):
+    with rs.connect(server.target, lazy=False) as c:
+        before = server.requests("Run")
+        x = c.ones(8)
+        for _ in range(5):
+            x = x * 2.0
+        assert server.requests("Run") == before + 6
+        check(x, np.full(8, 32.0))
+
+
+def test_intermediates_held_by_the_user_are_kept(client):
+    a = client.arange(6)
+    b = a * 2      # held: kept as a handle by the program that computes c
+    c_ = b + a
+    c_.evaluate()
+    runs = client.stats["Run"]
+    check(b, np.arange(6) * 2)  # no recomputation: a download of the kept handle
+    assert client.stats["Run"] == runs
+
+
+def test_server_loop_is_one_request(server):
+    with rs.connect(server.target) as c:
+        before = server.requests("Run")
+        x = c.loop(1000, c.ones(4), lambda v: v * 1.001)
+        x.evaluate()
+        assert server.requests("Run") == before + 1
+        np.testing.assert_array_equal(x.get(), np.full(4, np.float64(1.0)) * 1.001 ** 0 * _power(1000))
+
+
+def _power(n):
+    v = np.ones(4)
+    for _ in range(n):
+        v = v * 1.001
+    return v[0]
+
+
+def test_evaluate_several_arrays_in_one_program(client):
+    a = client.ones(3) + 1
+    b = client.zeros(3) - 1
+    runs = client.stats.get("Run", 0)
+    client.evaluate(a, b)
+    assert client.stats["Run"] == runs + 1
+    check(a, np.full(3, 2.0))
+    check(b, np.full(3, -1.0))
+
+
+def test_a_chain_of_100k_recorded_ops_does_not_overflow_the_stack(client):
+    x = client.zeros(1)
+    for _ in range(100_000):
+        x = x + 1.0
+    check(x, np.full(1, 100_000.0))
