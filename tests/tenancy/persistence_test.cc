@@ -3,92 +3,18 @@
 // What a crash leaves half-written (a temporary file, a data file shorter
 // than the manifest says, a data file no manifest names) is ignored with a
 // log line and never loaded as data.
-#include <fcntl.h>
-#include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <fstream>
 #include <regex>
-#include <sstream>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/tenancy/tenancy_fixture.h"
-
-#ifndef RESIDENT_SERVER_BINARY
-#error "RESIDENT_SERVER_BINARY must name the resident-server binary"
-#endif
+#include "tests/tenancy/server_process.h"
 
 namespace resident::tenancy {
 namespace {
 
 using ::testing::HasSubstr;
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-// resident-server as a child process; its log goes to a file.
-class ServerProcess {
- public:
-  ServerProcess(const std::string& data_dir, const std::string& log) : log_(log) {
-    pid_ = fork();
-    if (pid_ == 0) {
-      int fd = open(log.c_str(), O_CREAT | O_WRONLY | O_TRUNC, 0644);
-      dup2(fd, 2);
-      dup2(fd, 1);
-      execl(RESIDENT_SERVER_BINARY, RESIDENT_SERVER_BINARY, "--listen", "127.0.0.1:0",
-            "--device", "cpu", "--data-dir", data_dir.c_str(), static_cast<char*>(nullptr));
-      _exit(127);
-    }
-    // The port is in the "listening on" line.
-    const std::regex port_re("\\(port ([0-9]+)\\)");
-    for (int i = 0; i < 1000 && port_ == 0; ++i) {
-      std::smatch m;
-      const std::string text = ReadFile(log);
-      if (std::regex_search(text, m, port_re)) port_ = std::stoi(m[1]);
-      if (port_ == 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-      int status;
-      if (waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = -1;
-        break;
-      }
-    }
-  }
-  ~ServerProcess() { Kill(); }
-  void Kill() {
-    if (pid_ <= 0) return;
-    kill(pid_, SIGKILL);
-    int status;
-    waitpid(pid_, &status, 0);
-    pid_ = -1;
-  }
-  int port() const { return port_; }
-  std::string log() const { return ReadFile(log_); }
-  std::unique_ptr<client::Client> Connect() const {
-    auto c = client::Client::Connect(absl::StrCat("127.0.0.1:", port_));
-    EXPECT_TRUE(c.ok()) << c.status();
-    return c.ok() ? *std::move(c) : nullptr;
-  }
-
- private:
-  std::string log_;
-  pid_t pid_ = -1;
-  int port_ = 0;
-};
-
-std::string RandomBytes(size_t n, uint32_t seed) {
-  std::string s(n, '\0');
-  for (size_t i = 0; i < n; ++i) {
-    seed = seed * 1664525u + 1013904223u;
-    s[i] = static_cast<char>(seed >> 24);
-  }
-  return s;
-}
 
 TEST(PersistenceTest, KeptArraysSurviveSigkillAndDamageIsIgnored) {
   ScratchDir dir;
@@ -168,6 +94,32 @@ TEST(PersistenceTest, KeptArraysSurviveSigkillAndDamageIsIgnored) {
   ASSERT_TRUE(t.ok()) << server.log();
   EXPECT_EQ(*t->ToVector<double>(), (std::vector<double>{2.5, 2.5, 2.5}));
   EXPECT_THAT(server.log(), HasSubstr("4 named arrays loaded"));
+}
+
+// A second server on a data dir in use would delete the first's in-flight
+// files and overwrite its manifest: it refuses to start instead. Once the
+// first is gone (even by SIGKILL) the dir is free again.
+TEST(PersistenceTest, SecondServerOnTheSameDataDirIsRefused) {
+  ScratchDir dir;
+  const std::string data = dir.path() + "/data";
+  auto first = std::make_unique<ServerProcess>(data, dir.path() + "/log1");
+  ASSERT_GT(first->port(), 0) << first->log();
+  {
+    auto c = first->Connect();
+    ASSERT_NE(c, nullptr);
+    ASSERT_TRUE(c->Keep(client::arange(*c, 10), "kept").ok());
+  }
+  ServerProcess second(data, dir.path() + "/log2");
+  EXPECT_EQ(second.port(), 0) << "a second server started on " << data;
+  EXPECT_THAT(second.log(), HasSubstr("is in use by another process"));
+  first->Kill();
+  ServerProcess third(data, dir.path() + "/log3");
+  ASSERT_GT(third.port(), 0) << third.log();
+  auto c = third.Connect();
+  ASSERT_NE(c, nullptr);
+  auto k = c->Attach("kept");
+  ASSERT_TRUE(k.ok()) << k.status();
+  EXPECT_EQ(*k->ToVector<int64_t>(), (std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}));
 }
 
 }  // namespace
