@@ -37,7 +37,7 @@
 #include "client/client.h"
 #include "client/client_core.h"
 #include "resident/v1/resident.grpc.pb.h"
-#include "server/base/flags_util.h"
+#include "core/flags_util.h"
 
 ABSL_FLAG(std::string, server, "127.0.0.1:50051", "Resident server, HOST:PORT");
 ABSL_FLAG(std::string, json, "", "write machine-readable results to this file");

@@ -11,31 +11,9 @@
 #include "absl/strings/str_cat.h"
 #include "client/client_core.h"
 #include "client/program_builder.h"
-#include "server/base/handle_id.h"
+#include "core/handle_id.h"
 
 namespace resident::client {
-
-v1::DType ToWire(DType d) {
-  switch (d) {
-    case DType::kBool: return v1::DTYPE_BOOL;
-    case DType::kInt32: return v1::DTYPE_INT32;
-    case DType::kInt64: return v1::DTYPE_INT64;
-    case DType::kFloat32: return v1::DTYPE_FLOAT32;
-    case DType::kFloat64: return v1::DTYPE_FLOAT64;
-  }
-  return v1::DTYPE_UNSPECIFIED;
-}
-
-absl::StatusOr<DType> FromWire(int d) {
-  switch (d) {
-    case v1::DTYPE_BOOL: return DType::kBool;
-    case v1::DTYPE_INT32: return DType::kInt32;
-    case v1::DTYPE_INT64: return DType::kInt64;
-    case v1::DTYPE_FLOAT32: return DType::kFloat32;
-    case v1::DTYPE_FLOAT64: return DType::kFloat64;
-    default: return absl::InternalError(absl::StrCat("server sent dtype ", d));
-  }
-}
 
 absl::Status FromGrpc(const grpc::Status& status) {
   if (status.ok()) return absl::OkStatus();
@@ -48,7 +26,7 @@ namespace {
 void Materialize(Node& n, const v1::ArrayInfo& info) {
   n.kind = Node::Kind::kMaterialized;
   n.handle = info.handle();
-  n.dtype = FromWire(info.dtype()).value_or(DType::kFloat64);
+  n.dtype = DecodeDType(info.dtype()).value_or(DType::kFloat64);
   n.shape.assign(info.shape().begin(), info.shape().end());
   n.nbytes = info.nbytes();
   n.ins.Clear();
@@ -126,12 +104,6 @@ absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> ChannelCredentials(
 }
 
 }  // namespace
-
-void SetScalar(const Scalar& s, v1::Scalar* out) {
-  if (s.is_bool()) out->set_bool_value(s.as_bool());
-  else if (s.is_int()) out->set_int_value(s.as_int64());
-  else out->set_float_value(s.as_double());
-}
 
 // --- Node --------------------------------------------------------------------
 
@@ -351,7 +323,7 @@ absl::StatusOr<HostData> Array::Download() const {
   bool first = true;
   while (reader->Read(&chunk)) {
     if (first) {
-      absl::StatusOr<DType> dt = FromWire(chunk.array().dtype());
+      absl::StatusOr<DType> dt = DecodeDType(chunk.array().dtype());
       if (!dt.ok()) return dt.status();
       out.dtype = *dt;
       out.shape.assign(chunk.array().shape().begin(), chunk.array().shape().end());
@@ -461,7 +433,7 @@ absl::StatusOr<std::vector<ArrayListing>> Client::List() {
     ArrayListing l;
     l.handle_hex = a.handle().empty() ? "" : Hex(a.handle());
     l.name = a.name();
-    l.dtype = FromWire(a.dtype()).value_or(DType::kFloat64);
+    l.dtype = DecodeDType(a.dtype()).value_or(DType::kFloat64);
     l.shape.assign(a.shape().begin(), a.shape().end());
     l.nbytes = a.nbytes();
     out.push_back(std::move(l));
@@ -478,7 +450,7 @@ absl::StatusOr<Array> Client::Upload(DType dtype, const Shape& shape,
       std::max<int64_t>(core_->info.chunk_bytes > 0 ? core_->info.chunk_bytes : (1 << 20), 1));
   v1::UploadRequest msg;
   msg.set_session(core_->session);
-  msg.set_dtype(ToWire(dtype));
+  msg.set_dtype(EncodeDType(dtype));
   for (int64_t d : shape) msg.add_shape(d);
   size_t offset = 0;
   do {

@@ -13,6 +13,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include "client/client.h"
+#include "core/proto/wire.h"
 #include "resident/v1/resident.grpc.pb.h"
 
 namespace resident::client {
@@ -86,13 +87,9 @@ struct ClientCore : std::enable_shared_from_this<ClientCore> {
 };
 
 absl::Status FromGrpc(const grpc::Status& status);
-// DType <-> the wire enum (INTERNAL for a value the server should not send).
-v1::DType ToWire(DType d);
-absl::StatusOr<DType> FromWire(int d);
 // Wraps a node as a user-facing Array (counting it as a user reference).
 Array MakeArray(std::shared_ptr<Node> node);
 const std::shared_ptr<Node>& NodeOf(const Array& a);
-void SetScalar(const Scalar& s, v1::Scalar* out);
 
 }  // namespace resident::client
 

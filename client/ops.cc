@@ -20,7 +20,7 @@ std::shared_ptr<ClientCore> CoreOf(const Array& a) {
 Array Creation(Client& c, const char* op, const Shape& shape, std::optional<DType> dtype) {
   auto n = c.core()->NewOp(op, {});
   for (int64_t d : shape) n->ins.add_shape(d);
-  if (dtype) n->ins.set_dtype(ToWire(*dtype));
+  if (dtype) n->ins.set_dtype(EncodeDType(*dtype));
   return n->core->Finish(std::move(n));
 }
 
@@ -48,16 +48,16 @@ Array zeros(Client& c, const Shape& shape, DType dtype) {
 Array full(Client& c, const Shape& shape, Scalar value, std::optional<DType> dtype) {
   auto n = c.core()->NewOp("full", {});
   for (int64_t d : shape) n->ins.add_shape(d);
-  if (dtype) n->ins.set_dtype(ToWire(*dtype));
-  SetScalar(value, n->ins.mutable_fill());
+  if (dtype) n->ins.set_dtype(EncodeDType(*dtype));
+  EncodeScalar(value, n->ins.mutable_fill());
   return n->core->Finish(std::move(n));
 }
 Array arange(Client& c, Scalar start, Scalar stop, Scalar step, std::optional<DType> dtype) {
   auto n = c.core()->NewOp("arange", {});
-  SetScalar(start, n->ins.mutable_start());
-  SetScalar(stop, n->ins.mutable_stop());
-  SetScalar(step, n->ins.mutable_step());
-  if (dtype) n->ins.set_dtype(ToWire(*dtype));
+  EncodeScalar(start, n->ins.mutable_start());
+  EncodeScalar(stop, n->ins.mutable_stop());
+  EncodeScalar(step, n->ins.mutable_step());
+  if (dtype) n->ins.set_dtype(EncodeDType(*dtype));
   return n->core->Finish(std::move(n));
 }
 Array arange(Client& c, int64_t stop) {
@@ -103,7 +103,7 @@ Array astype(const Array& a, DType dtype) {
   auto core = CoreOf(a);
   if (core == nullptr) return Array();
   auto n = core->NewOp("astype", {NodeOf(a)});
-  n->ins.set_dtype(ToWire(dtype));
+  n->ins.set_dtype(EncodeDType(dtype));
   return core->Finish(std::move(n));
 }
 

@@ -19,13 +19,13 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
-#include "server/base/flags_util.h"
+#include "core/flags_util.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "client/cli/health.h"
 #include "client/cli/seed.h"
 #include "client/client.h"
-#include "client/npy.h"
+#include "core/npy.h"
 
 ABSL_FLAG(std::string, server, "", "server address HOST:PORT (default: $RESIDENT_SERVER or 127.0.0.1:50051)");
 ABSL_FLAG(int64_t, iterations, 1024, "seed: number of adds");

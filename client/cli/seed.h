@@ -9,7 +9,7 @@
 
 #include "absl/status/status.h"
 #include "client/client.h"
-#include "server/base/shape.h"
+#include "core/shape.h"
 
 namespace resident::cli {
 

@@ -8,8 +8,8 @@
 
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
-#include "server/base/dtype.h"
-#include "server/base/shape.h"
+#include "core/dtype.h"
+#include "core/shape.h"
 
 namespace resident::cpu {
 

@@ -1,7 +1,7 @@
 #include "kernels/cpu/broadcast.h"
 
 #include "absl/strings/str_cat.h"
-#include "server/base/shape.h"
+#include "core/shape.h"
 
 namespace resident::cpu {
 

@@ -5,7 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "kernels/cpu/broadcast.h"
-#include "server/base/shape.h"
+#include "core/shape.h"
 
 namespace resident::cpu {
 namespace {

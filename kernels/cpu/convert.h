@@ -10,7 +10,7 @@
 #include "absl/status/status.h"
 #include "kernels/cpu/array_view.h"
 #include "kernels/cpu/thread_pool.h"
-#include "server/base/scalar.h"
+#include "core/scalar.h"
 
 namespace resident::cpu {
 

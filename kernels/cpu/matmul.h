@@ -7,7 +7,7 @@
 
 #include "absl/status/status.h"
 #include "kernels/cpu/thread_pool.h"
-#include "server/base/dtype.h"
+#include "core/dtype.h"
 
 namespace resident::cpu {
 

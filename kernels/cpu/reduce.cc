@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "server/base/shape.h"
+#include "core/shape.h"
 
 namespace resident::cpu {
 namespace {

@@ -7,7 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "server/base/shape.h"
+#include "core/shape.h"
 
 namespace resident::cpu {
 namespace {

@@ -22,7 +22,7 @@
 namespace resident::cuda_kernels {
 
 // Element types, in the same order as resident::DType (the backend maps
-// them; kernels do not depend on server/base).
+// them; kernels do not depend on core).
 enum class ElemType : int { kBool, kInt32, kInt64, kFloat32, kFloat64 };
 
 enum class BinaryOpKind : int { kAdd, kSubtract, kMultiply, kDivide };

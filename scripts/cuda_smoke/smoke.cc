@@ -19,8 +19,8 @@
 #include <string>
 #include <vector>
 
-#include "server/base/dtype.h"
-#include "server/base/shape.h"
+#include "core/dtype.h"
+#include "core/shape.h"
 #include "server/device/backend.h"
 #include "server/device/cpu/cpu_backend.h"
 #include "server/device/cuda/cuda_backend.h"

@@ -21,9 +21,9 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
-#include "server/base/dtype.h"
-#include "server/base/scalar.h"
-#include "server/base/shape.h"
+#include "core/dtype.h"
+#include "core/scalar.h"
+#include "core/shape.h"
 
 namespace resident {
 

@@ -2,7 +2,7 @@
 
 #include <utility>
 
-#include "server/base/status_macros.h"
+#include "core/status_macros.h"
 
 namespace resident {
 namespace {

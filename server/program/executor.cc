@@ -4,7 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "server/base/status_macros.h"
+#include "core/status_macros.h"
 #include "server/program/fusion.h"
 #include "server/program/ops.h"
 

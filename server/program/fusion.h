@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "absl/types/span.h"
-#include "server/base/handle_id.h"
+#include "core/handle_id.h"
 #include "server/device/backend.h"
 #include "server/program/planner.h"
 

@@ -6,7 +6,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "server/base/status_macros.h"
+#include "core/status_macros.h"
 
 namespace resident {
 namespace {

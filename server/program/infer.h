@@ -6,9 +6,9 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
-#include "server/base/dtype.h"
-#include "server/base/scalar.h"
-#include "server/base/shape.h"
+#include "core/dtype.h"
+#include "core/scalar.h"
+#include "core/shape.h"
 #include "server/program/program.h"
 
 namespace resident {

@@ -5,7 +5,7 @@
 #include <utility>
 
 #include "absl/status/status.h"
-#include "server/base/status_macros.h"
+#include "core/status_macros.h"
 
 namespace resident {
 namespace {

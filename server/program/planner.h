@@ -14,7 +14,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
-#include "server/base/handle_id.h"
+#include "core/handle_id.h"
 #include "server/device/backend.h"
 #include "server/program/infer.h"
 #include "server/program/program.h"

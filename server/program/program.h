@@ -13,10 +13,10 @@
 #include <string_view>
 #include <vector>
 
-#include "server/base/dtype.h"
-#include "server/base/handle_id.h"
-#include "server/base/scalar.h"
-#include "server/base/shape.h"
+#include "core/dtype.h"
+#include "core/handle_id.h"
+#include "core/scalar.h"
+#include "core/shape.h"
 
 namespace resident {
 

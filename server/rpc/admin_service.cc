@@ -7,8 +7,8 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "server/base/log.h"
-#include "server/base/status_macros.h"
+#include "core/log.h"
+#include "core/status_macros.h"
 #include "server/rpc/raw_call.h"
 #include "server/rpc/status_util.h"
 

@@ -8,7 +8,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
-#include "server/base/log.h"
+#include "core/log.h"
 #include "server/rpc/raw_call.h"
 #include "server/rpc/status_util.h"
 

@@ -9,11 +9,11 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
-#include "server/base/flags_util.h"
+#include "core/flags_util.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
-#include "server/base/log.h"
+#include "core/log.h"
 #include "server/rpc/server.h"
 
 ABSL_FLAG(std::string, listen, "127.0.0.1:50051", "address to listen on, HOST:PORT");

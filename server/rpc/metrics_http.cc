@@ -10,7 +10,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "server/base/log.h"
+#include "core/log.h"
 
 namespace resident {
 namespace {

@@ -6,18 +6,12 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "core/proto/wire.h"
 #include "resident/v1/resident.pb.h"
 #include "server/program/program.h"
 #include "server/session/session_manager.h"
 
 namespace resident {
-
-// INVALID_ARGUMENT for an unspecified or unknown dtype.
-absl::StatusOr<DType> DecodeDType(int wire);
-v1::DType EncodeDType(DType dtype);
-absl::StatusOr<HandleId> DecodeHandle(const std::string& bytes,
-                                      const char* what);
-absl::StatusOr<Shape> DecodeShape(const google::protobuf::RepeatedField<int64_t>& dims);
 
 // Decodes a program, rejecting unknown ops, malformed operands and bodies
 // nested deeper than max_depth, naming the instruction.

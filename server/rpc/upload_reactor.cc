@@ -5,7 +5,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "server/base/status_macros.h"
+#include "core/status_macros.h"
 #include "server/rpc/proto_convert.h"
 #include "server/rpc/raw_call.h"
 #include "server/rpc/service.h"

@@ -18,9 +18,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/match.h"
-#include "server/base/handle_id.h"
-#include "server/base/log.h"
-#include "server/base/status_macros.h"
+#include "core/handle_id.h"
+#include "core/log.h"
+#include "core/status_macros.h"
 
 namespace resident {
 

@@ -42,7 +42,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "client/npy.h"
+#include "core/npy.h"
 
 namespace resident {
 

@@ -5,8 +5,8 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "server/base/log.h"
-#include "server/base/status_macros.h"
+#include "core/log.h"
+#include "core/status_macros.h"
 #include "server/session/array_store.h"
 
 namespace resident {

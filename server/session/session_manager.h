@@ -31,7 +31,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "server/base/handle_id.h"
+#include "core/handle_id.h"
 #include "server/device/device.h"
 #include "server/program/executor.h"
 #include "server/program/planner.h"

@@ -1,6 +1,6 @@
 // ReadNpy / ParseNpy / WriteNpy / SerializeNpy, checked against files that
 // real NumPy wrote (tests/client/data, made by data/gen_fixtures.py).
-#include "client/npy.h"
+#include "core/npy.h"
 
 #include <unistd.h>
 

@@ -19,7 +19,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "resident/v1/resident.grpc.pb.h"
-#include "server/base/handle_id.h"
+#include "core/handle_id.h"
 #include "server/rpc/auth.h"
 #include "server/rpc/server.h"
 

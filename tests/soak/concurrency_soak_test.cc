@@ -14,7 +14,7 @@
 #include <thread>
 #include <vector>
 
-#include "client/npy.h"
+#include "core/npy.h"
 #include "tests/e2e/e2e_fixture.h"
 
 #ifndef RESIDENT_SOAK_ORACLE_DIR

@@ -19,7 +19,7 @@
 #include "kernels/cpu/reduce.h"
 #include "kernels/cpu/thread_pool.h"
 #include "kernels/cpu/transpose.h"
-#include "server/base/status_macros.h"
+#include "core/status_macros.h"
 #include "server/device/cpu/host_allocator.h"
 
 namespace resident {

@@ -8,7 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "kernels/cpu/convert.h"
 #include "kernels/cpu/elementwise.h"
-#include "server/base/status_macros.h"
+#include "core/status_macros.h"
 
 namespace resident::cpu {
 namespace {

@@ -12,9 +12,9 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "server/base/log.h"
-#include "server/base/shape.h"
-#include "server/base/status_macros.h"
+#include "core/log.h"
+#include "core/shape.h"
+#include "core/status_macros.h"
 #include "server/device/cuda/cuda_backend_internal.h"
 #include "server/device/cuda/cuda_status.h"
 

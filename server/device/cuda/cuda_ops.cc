@@ -15,9 +15,9 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "server/base/dtype.h"
-#include "server/base/shape.h"
-#include "server/base/status_macros.h"
+#include "core/dtype.h"
+#include "core/shape.h"
+#include "core/status_macros.h"
 #include "server/device/cuda/cuda_backend_internal.h"
 #include "server/device/cuda/strided_layout.h"
 

@@ -3,7 +3,7 @@
 #include <cublas_v2.h>
 
 #include "absl/strings/str_cat.h"
-#include "server/base/log.h"
+#include "core/log.h"
 
 namespace resident::cuda_internal {
 

@@ -6,7 +6,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "server/base/status_macros.h"
+#include "core/status_macros.h"
 #include "server/device/cuda/cuda_backend_internal.h"
 
 namespace resident::cuda_internal {

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "server/base/status_macros.h"
+#include "core/status_macros.h"
 #include "server/device/cuda/cuda_backend_internal.h"
 
 namespace resident::cuda_internal {

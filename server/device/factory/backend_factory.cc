@@ -7,7 +7,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "server/base/log.h"
+#include "core/log.h"
 #include "server/device/cpu/cpu_backend.h"
 #include "server/device/device.h"
 #ifdef RESIDENT_HAVE_CUDA

@@ -1,4 +1,4 @@
-#include "server/base/dtype.h"
+#include "core/dtype.h"
 
 namespace resident {
 

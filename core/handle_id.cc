@@ -1,4 +1,4 @@
-#include "server/base/handle_id.h"
+#include "core/handle_id.h"
 
 #include <sys/random.h>
 

@@ -1,4 +1,4 @@
-#include "server/base/log.h"
+#include "core/log.h"
 
 #include <atomic>
 #include <chrono>

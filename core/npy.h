@@ -21,8 +21,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
-#include "server/base/dtype.h"
-#include "server/base/shape.h"
+#include "core/dtype.h"
+#include "core/shape.h"
 
 namespace resident {
 

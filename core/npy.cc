@@ -1,4 +1,4 @@
-#include "client/npy.h"
+#include "core/npy.h"
 
 #include <sys/stat.h>
 
@@ -14,7 +14,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
-#include "server/base/status_macros.h"
+#include "core/status_macros.h"
 
 // Internally absl::string_view: Abseil may be built with its own string_view
 // type, and StrCat accepts only that one.

@@ -1,4 +1,4 @@
-#include "server/base/scalar.h"
+#include "core/scalar.h"
 
 #include <cmath>
 #include <limits>

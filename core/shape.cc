@@ -1,4 +1,4 @@
-#include "server/base/shape.h"
+#include "core/shape.h"
 
 #include <algorithm>
 #include <limits>

@@ -6,7 +6,7 @@
 #include <string>
 #include <variant>
 
-#include "server/base/dtype.h"
+#include "core/dtype.h"
 
 namespace resident {
 

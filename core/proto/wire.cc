@@ -1,0 +1,72 @@
+#include "core/proto/wire.h"
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
+
+namespace resident {
+
+// The wire enum numbers are the contract; DType's are ours. Each case below
+// pairs them by name, so neither order matters.
+absl::StatusOr<DType> DecodeDType(int wire) {
+  switch (wire) {
+    case v1::DTYPE_BOOL: return DType::kBool;
+    case v1::DTYPE_INT32: return DType::kInt32;
+    case v1::DTYPE_INT64: return DType::kInt64;
+    case v1::DTYPE_FLOAT32: return DType::kFloat32;
+    case v1::DTYPE_FLOAT64: return DType::kFloat64;
+    case v1::DTYPE_UNSPECIFIED:
+      return absl::InvalidArgumentError("dtype is unspecified");
+    default:
+      return absl::InvalidArgumentError(absl::StrCat(
+          "unsupported dtype ", wire, "; supported: bool, int32, int64, float32, float64"));
+  }
+}
+
+v1::DType EncodeDType(DType dtype) {
+  switch (dtype) {
+    case DType::kBool: return v1::DTYPE_BOOL;
+    case DType::kInt32: return v1::DTYPE_INT32;
+    case DType::kInt64: return v1::DTYPE_INT64;
+    case DType::kFloat32: return v1::DTYPE_FLOAT32;
+    case DType::kFloat64: return v1::DTYPE_FLOAT64;
+  }
+  return v1::DTYPE_UNSPECIFIED;
+}
+
+absl::StatusOr<HandleId> DecodeHandle(const std::string& bytes, const char* what) {
+  std::optional<HandleId> h = HandleId::FromBytes(bytes);
+  if (!h) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, " must be ", HandleId::kSize, " bytes, got ", bytes.size()));
+  }
+  return *h;
+}
+
+absl::StatusOr<Shape> DecodeShape(const google::protobuf::RepeatedField<int64_t>& dims) {
+  Shape shape(dims.begin(), dims.end());
+  RETURN_IF_ERROR(CheckedNumElements(shape).status());
+  return shape;
+}
+
+std::optional<Scalar> DecodeScalar(const v1::Scalar& s) {
+  switch (s.value_case()) {
+    case v1::Scalar::kBoolValue: return Scalar::Bool(s.bool_value());
+    case v1::Scalar::kIntValue: return Scalar::Int(s.int_value());
+    case v1::Scalar::kFloatValue: return Scalar::Float(s.float_value());
+    case v1::Scalar::VALUE_NOT_SET: break;
+  }
+  return std::nullopt;
+}
+
+void EncodeScalar(const Scalar& s, v1::Scalar* out) {
+  if (s.is_bool()) {
+    out->set_bool_value(s.as_bool());
+  } else if (s.is_int()) {
+    out->set_int_value(s.as_int64());
+  } else {
+    out->set_float_value(s.as_double());
+  }
+}
+
+}  // namespace resident
