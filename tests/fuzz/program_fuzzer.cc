@@ -1,0 +1,202 @@
+// libFuzzer target: the Run request path below gRPC. Bytes are parsed as a
+// v1::RunRequest, decoded (DecodeProgram, DecodeOutputs) and planned
+// (PlanProgram) twice: under the server's default ProgramLimits and under
+// small ones that put every limit within the fuzzer's reach. Small plans
+// are then run on the CPU backend with a memory budget of exactly the
+// planner's bound.
+//
+// Findings (abort, so libFuzzer keeps the input): a status other than
+// INVALID_ARGUMENT, NOT_FOUND or RESOURCE_EXHAUSTED (the codes planner.h
+// documents), or an empty message; a plan under the small limits that the
+// default limits refuse or type differently; an executed plan that fails,
+// allocates more than its bound, returns other types than planned or leaks
+// budget; and any sanitizer report.
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "resident/v1/resident.pb.h"
+#include "server/base/status_macros.h"
+#include "server/device/cpu/cpu_backend.h"
+#include "server/device/device.h"
+#include "server/program/executor.h"
+#include "server/program/planner.h"
+#include "server/rpc/proto_convert.h"
+#include "tests/fuzz/fuzz_handles.h"
+#include "tests/fuzz/fuzz_inputs.h"
+
+namespace resident::fuzz {
+namespace {
+
+[[noreturn]] void Finding(const std::string& what) {
+  std::fprintf(stderr, "FINDING: %s\n", what.c_str());
+  std::fflush(stderr);
+  std::abort();
+}
+
+void CheckDocumented(const absl::Status& s, const char* stage) {
+  if (s.ok()) return;
+  const absl::StatusCode c = s.code();
+  if (c != absl::StatusCode::kInvalidArgument && c != absl::StatusCode::kNotFound &&
+      c != absl::StatusCode::kResourceExhausted) {
+    Finding(absl::StrCat(stage, " returned an undocumented code: ", s.ToString()));
+  }
+  if (s.message().empty()) Finding(absl::StrCat(stage, " returned an empty message"));
+}
+
+// Every limit within reach of a short input: loops nest 2 deep and run at
+// most 16 times, 64 instructions, 4096 executed ops, 4 KiB inline.
+ProgramLimits SmallLimits() {
+  ProgramLimits l;
+  l.max_loop_depth = 2;
+  l.max_trip_count = 16;
+  l.max_instructions = 64;
+  l.max_executed_ops = 4096;
+  l.max_inline_bytes = 4096;
+  return l;
+}
+
+// Plans run on the CPU backend when they stay this small: the planner's
+// bound, each input, and the bound times the ops run (a proxy for time).
+constexpr int64_t kMaxRunBytes = 64 << 10;
+constexpr int64_t kMaxRunInputBytes = 16 << 10;
+constexpr int64_t kMaxRunWork = int64_t{1} << 22;
+
+absl::StatusOr<Plan> DecodeAndPlan(const v1::RunRequest& req,
+                                   const ProgramLimits& limits,
+                                   const HandleResolver& resolve) {
+  absl::StatusOr<std::shared_ptr<const Program>> program =
+      DecodeProgram(req.program(), limits.max_loop_depth);
+  CheckDocumented(program.status(), "DecodeProgram");
+  if (!program.ok()) return program.status();
+  absl::StatusOr<std::vector<OutputSpec>> outputs = DecodeOutputs(req.outputs());
+  CheckDocumented(outputs.status(), "DecodeOutputs");
+  if (!outputs.ok()) return outputs.status();
+  absl::StatusOr<Plan> plan =
+      PlanProgram(*std::move(program), *std::move(outputs), resolve, limits);
+  CheckDocumented(plan.status(), "PlanProgram");
+  return plan;
+}
+
+// Planning sees only types: the arrays have no buffers.
+absl::StatusOr<DeviceArray> ResolveType(const HandleId& h) {
+  std::optional<HandleType> t = DecodeHandle(h);
+  if (!t) return absl::NotFoundError("array handle not found");
+  return DeviceArray{nullptr, t->dtype, t->shape};
+}
+
+// The CPU device small plans run on, made once per process.
+struct Runner {
+  Device device{NewCpuBackend(1), int64_t{1} << 30};
+  std::unique_ptr<Stream> stream = device.backend().NewStream();
+};
+
+Runner& GetRunner() {
+  static Runner* runner = new Runner;  // never destroyed: outlives every input
+  return *runner;
+}
+
+bool SmallEnoughToRun(const Plan& plan) {
+  if (plan.peak_bytes > kMaxRunBytes) return false;
+  if (plan.executed_ops > kMaxRunWork / std::max<int64_t>(1, plan.peak_bytes)) return false;
+  for (const auto& [h, a] : plan.inputs) {
+    if (a.nbytes() > kMaxRunInputBytes) return false;
+  }
+  return true;
+}
+
+// Runs the plan with exactly plan.peak_bytes of budget free, so an
+// allocation beyond the planner's bound fails, and checks the results.
+void RunAndCheck(const v1::RunRequest& req) {
+  Runner& r = GetRunner();
+  MemoryBudget& budget = r.device.budget();
+  // Inputs get buffers (not charged to the budget) holding edge values.
+  HandleResolver resolve = [&](const HandleId& h) -> absl::StatusOr<DeviceArray> {
+    ASSIGN_OR_RETURN(DeviceArray a, ResolveType(h));
+    if (a.nbytes() > kMaxRunInputBytes) return a;  // planned, never run
+    ASSIGN_OR_RETURN(a.buffer, r.device.backend().Allocate(a.nbytes(), *r.stream));
+    const std::string bytes = EdgeValues(a.dtype, a.num_elements());
+    RETURN_IF_ERROR(r.device.backend().CopyToDevice(*r.stream, bytes.data(), *a.buffer,
+                                                    0, a.nbytes()));
+    return a;
+  };
+  absl::StatusOr<Plan> plan = DecodeAndPlan(req, ProgramLimits(), resolve);
+  if (!plan.ok()) Finding(absl::StrCat("planned by types, not with buffers: ", plan.status().ToString()));
+  {
+    absl::StatusOr<MemoryBudget::Reservation> mine = budget.Reserve(plan->peak_bytes);
+    if (!mine.ok()) Finding(absl::StrCat("reserve: ", mine.status().ToString()));
+    absl::StatusOr<MemoryBudget::Reservation> rest =
+        budget.Reserve(budget.limit() - budget.used() - budget.reserved());
+    if (!rest.ok()) Finding(absl::StrCat("reserve the rest: ", rest.status().ToString()));
+    absl::StatusOr<std::vector<DeviceArray>> results =
+        Execute(*plan, r.device, *r.stream, &*mine, {});
+    if (!results.ok()) {
+      Finding(absl::StrCat("a planned program failed to run (bound ", plan->peak_bytes,
+                           " bytes): ", results.status().ToString()));
+    }
+    if (results->size() != plan->output_types.size()) Finding("wrong number of results");
+    for (size_t i = 0; i < results->size(); ++i) {
+      const DeviceArray& a = (*results)[i];
+      const ValueType& want = plan->output_types[i];
+      if (a.dtype != want.dtype || a.shape != want.shape) {
+        Finding(absl::StrCat("result ", i, " is ", TypeString({a.dtype, a.shape}),
+                             ", planned ", TypeString(want)));
+      }
+      if (a.buffer == nullptr || a.buffer->size() < a.nbytes()) {
+        Finding(absl::StrCat("result ", i, " has a buffer smaller than its type"));
+      }
+      // Reading every byte lets ASan see a result the backend under-sized.
+      std::string host(static_cast<size_t>(a.nbytes()), '\0');
+      if (!host.empty()) {
+        absl::Status s = r.device.backend().CopyToHost(*r.stream, *a.buffer, 0,
+                                                       host.data(), a.nbytes());
+        if (!s.ok()) Finding(absl::StrCat("download result ", i, ": ", s.ToString()));
+      }
+    }
+  }
+  if (budget.used() != 0 || budget.reserved() != 0) {
+    Finding(absl::StrCat("budget not returned: used ", budget.used(), ", reserved ",
+                         budget.reserved()));
+  }
+}
+
+void FuzzOne(const v1::RunRequest& req) {
+  absl::StatusOr<Plan> full = DecodeAndPlan(req, ProgramLimits(), ResolveType);
+  absl::StatusOr<Plan> small = DecodeAndPlan(req, SmallLimits(), ResolveType);
+  if (small.ok()) {
+    // Smaller limits refuse more, never less, and change no type.
+    if (!full.ok()) {
+      Finding(absl::StrCat("planned under the small limits, refused under the defaults: ",
+                           full.status().ToString()));
+    }
+    if (small->output_types != full->output_types || small->peak_bytes != full->peak_bytes ||
+        small->executed_ops != full->executed_ops) {
+      Finding("the limits changed a plan's types, bound or op count");
+    }
+  }
+  if (full.ok() && SmallEnoughToRun(*full)) RunAndCheck(req);
+}
+
+}  // namespace
+}  // namespace resident::fuzz
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  // Protobuf logs every string field with invalid UTF-8; gRPC would refuse
+  // those requests before our code, and the log drowns libFuzzer's.
+  google::protobuf::SetLogHandler(nullptr);
+  return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  resident::v1::RunRequest req;
+  // Bytes that are no RunRequest never reach our code: gRPC refuses them.
+  if (!req.ParseFromArray(data, static_cast<int>(size))) return 0;
+  resident::fuzz::FuzzOne(req);
+  return 0;
+}
