@@ -11,6 +11,7 @@
 // default limits refuse or type differently; an executed plan that fails,
 // allocates more than its bound, returns other types than planned or leaks
 // budget; and any sanitizer report.
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -22,14 +23,11 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "resident/v1/resident.pb.h"
-#include "server/base/status_macros.h"
 #include "server/device/cpu/cpu_backend.h"
 #include "server/device/device.h"
-#include "server/program/executor.h"
 #include "server/program/planner.h"
 #include "server/rpc/proto_convert.h"
-#include "tests/fuzz/fuzz_handles.h"
-#include "tests/fuzz/fuzz_inputs.h"
+#include "tests/fuzz/bounded_run.h"
 
 namespace resident::fuzz {
 namespace {
@@ -63,9 +61,11 @@ ProgramLimits SmallLimits() {
 }
 
 // Plans run on the CPU backend when they stay this small: the planner's
-// bound, each input, and the bound times the ops run (a proxy for time).
+// bound, each input, the ops run, and the bound times the ops (a proxy for
+// time).
 constexpr int64_t kMaxRunBytes = 64 << 10;
 constexpr int64_t kMaxRunInputBytes = 16 << 10;
+constexpr int64_t kMaxRunOps = 1 << 14;
 constexpr int64_t kMaxRunWork = int64_t{1} << 22;
 
 absl::StatusOr<Plan> DecodeAndPlan(const v1::RunRequest& req,
@@ -84,13 +84,6 @@ absl::StatusOr<Plan> DecodeAndPlan(const v1::RunRequest& req,
   return plan;
 }
 
-// Planning sees only types: the arrays have no buffers.
-absl::StatusOr<DeviceArray> ResolveType(const HandleId& h) {
-  std::optional<HandleType> t = DecodeHandle(h);
-  if (!t) return absl::NotFoundError("array handle not found");
-  return DeviceArray{nullptr, t->dtype, t->shape};
-}
-
 // The CPU device small plans run on, made once per process.
 struct Runner {
   Device device{NewCpuBackend(1), int64_t{1} << 30};
@@ -103,7 +96,7 @@ Runner& GetRunner() {
 }
 
 bool SmallEnoughToRun(const Plan& plan) {
-  if (plan.peak_bytes > kMaxRunBytes) return false;
+  if (plan.peak_bytes > kMaxRunBytes || plan.executed_ops > kMaxRunOps) return false;
   if (plan.executed_ops > kMaxRunWork / std::max<int64_t>(1, plan.peak_bytes)) return false;
   for (const auto& [h, a] : plan.inputs) {
     if (a.nbytes() > kMaxRunInputBytes) return false;
@@ -111,55 +104,19 @@ bool SmallEnoughToRun(const Plan& plan) {
   return true;
 }
 
-// Runs the plan with exactly plan.peak_bytes of budget free, so an
-// allocation beyond the planner's bound fails, and checks the results.
 void RunAndCheck(const v1::RunRequest& req) {
   Runner& r = GetRunner();
-  MemoryBudget& budget = r.device.budget();
-  // Inputs get buffers (not charged to the budget) holding edge values.
-  HandleResolver resolve = [&](const HandleId& h) -> absl::StatusOr<DeviceArray> {
-    ASSIGN_OR_RETURN(DeviceArray a, ResolveType(h));
-    if (a.nbytes() > kMaxRunInputBytes) return a;  // planned, never run
-    ASSIGN_OR_RETURN(a.buffer, r.device.backend().Allocate(a.nbytes(), *r.stream));
-    const std::string bytes = EdgeValues(a.dtype, a.num_elements());
-    RETURN_IF_ERROR(r.device.backend().CopyToDevice(*r.stream, bytes.data(), *a.buffer,
-                                                    0, a.nbytes()));
-    return a;
-  };
-  absl::StatusOr<Plan> plan = DecodeAndPlan(req, ProgramLimits(), resolve);
-  if (!plan.ok()) Finding(absl::StrCat("planned by types, not with buffers: ", plan.status().ToString()));
-  {
-    absl::StatusOr<MemoryBudget::Reservation> mine = budget.Reserve(plan->peak_bytes);
-    if (!mine.ok()) Finding(absl::StrCat("reserve: ", mine.status().ToString()));
-    absl::StatusOr<MemoryBudget::Reservation> rest =
-        budget.Reserve(budget.limit() - budget.used() - budget.reserved());
-    if (!rest.ok()) Finding(absl::StrCat("reserve the rest: ", rest.status().ToString()));
-    absl::StatusOr<std::vector<DeviceArray>> results =
-        Execute(*plan, r.device, *r.stream, &*mine, {});
-    if (!results.ok()) {
-      Finding(absl::StrCat("a planned program failed to run (bound ", plan->peak_bytes,
-                           " bytes): ", results.status().ToString()));
-    }
-    if (results->size() != plan->output_types.size()) Finding("wrong number of results");
-    for (size_t i = 0; i < results->size(); ++i) {
-      const DeviceArray& a = (*results)[i];
-      const ValueType& want = plan->output_types[i];
-      if (a.dtype != want.dtype || a.shape != want.shape) {
-        Finding(absl::StrCat("result ", i, " is ", TypeString({a.dtype, a.shape}),
-                             ", planned ", TypeString(want)));
-      }
-      if (a.buffer == nullptr || a.buffer->size() < a.nbytes()) {
-        Finding(absl::StrCat("result ", i, " has a buffer smaller than its type"));
-      }
-      // Reading every byte lets ASan see a result the backend under-sized.
-      std::string host(static_cast<size_t>(a.nbytes()), '\0');
-      if (!host.empty()) {
-        absl::Status s = r.device.backend().CopyToHost(*r.stream, *a.buffer, 0,
-                                                       host.data(), a.nbytes());
-        if (!s.ok()) Finding(absl::StrCat("download result ", i, ": ", s.ToString()));
-      }
-    }
+  absl::StatusOr<Plan> plan = DecodeAndPlan(
+      req, ProgramLimits(), ResolveWithBuffers(r.device, *r.stream, kMaxRunInputBytes));
+  if (!plan.ok()) {
+    Finding(absl::StrCat("planned by types, not with buffers: ", plan.status().ToString()));
   }
+  absl::StatusOr<std::vector<std::string>> ran = RunWithinBound(*plan, r.device, *r.stream);
+  if (!ran.ok()) {
+    Finding(absl::StrCat("a planned program failed to run within its bound of ",
+                         plan->peak_bytes, " bytes: ", ran.status().ToString()));
+  }
+  MemoryBudget& budget = r.device.budget();
   if (budget.used() != 0 || budget.reserved() != 0) {
     Finding(absl::StrCat("budget not returned: used ", budget.used(), ", reserved ",
                          budget.reserved()));

@@ -54,6 +54,15 @@ int64_t SmallOrEdge(Rng& rng) {
 
 void RandomShape(Rng& rng, google::protobuf::RepeatedField<int64_t>* shape) {
   shape->Clear();
+  if (rng() % 4 == 0) {
+    // 2^55 to 2^62 elements: sizes that fit in int64 bytes for one dtype
+    // and overflow once an op widens, broadcasts or adds them up.
+    const int bits = 55 + static_cast<int>(Below(rng, 8));
+    const int split = static_cast<int>(Below(rng, bits + 1));
+    if (split > 0) shape->Add(int64_t{1} << split);
+    if (bits - split > 0) shape->Add(int64_t{1} << (bits - split));
+    return;
+  }
   const size_t rank = rng() % 8 == 0 ? Below(rng, 70) : Below(rng, 4);
   for (size_t i = 0; i < rank; ++i) shape->Add(SmallOrEdge(rng));
 }
