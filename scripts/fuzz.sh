@@ -22,7 +22,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --runs) runs="$2"; shift 2 ;;
     --seconds) seconds="$2"; runs=""; shift 2 ;;
-    --ci) ci_total=120; runs=""; shift ;;
+    --ci) ci_total=116; runs=""; shift ;;  # 120 s less start-up and reporting
     *) echo "usage: $0 [--runs N | --seconds S | --ci]" >&2; exit 2 ;;
   esac
 done
@@ -45,6 +45,11 @@ if [ -n "$ci_total" ]; then
 fi
 
 mkdir -p "$artifacts"
+# npy_fuzzer writes a scratch file per input: in memory it runs ~9x faster.
+if [ -z "${FUZZ_TMPDIR:-}" ] && [ -d /dev/shm ] && [ -w /dev/shm ]; then
+  FUZZ_TMPDIR=/dev/shm
+fi
+export TMPDIR="${FUZZ_TMPDIR:-${TMPDIR:-/tmp}}"
 failed=()
 for t in "${targets[@]}"; do
   name="${t%_fuzzer}"

@@ -3,18 +3,22 @@
 // (PlanProgram) twice: under the server's default ProgramLimits and under
 // small ones that put every limit within the fuzzer's reach. Small plans
 // are then run on the CPU backend with a memory budget of exactly the
-// planner's bound.
+// planner's bound, op by op and with loops fused (the GPU's path, on the
+// CPU's reference FusedLoop).
 //
 // Findings (abort, so libFuzzer keeps the input): a status other than
 // INVALID_ARGUMENT, NOT_FOUND or RESOURCE_EXHAUSTED (the codes planner.h
 // documents), or an empty message; a plan under the small limits that the
 // default limits refuse or type differently; an executed plan that fails,
 // allocates more than its bound, returns other types than planned or leaks
-// budget; and any sanitizer report.
+// budget; fused and op-by-op results that differ (beyond NaN payloads); and
+// any sanitizer report.
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <utility>
@@ -28,6 +32,7 @@
 #include "server/program/planner.h"
 #include "server/rpc/proto_convert.h"
 #include "tests/fuzz/bounded_run.h"
+#include "tests/unit/fusing_backend.h"
 
 namespace resident::fuzz {
 namespace {
@@ -84,10 +89,14 @@ absl::StatusOr<Plan> DecodeAndPlan(const v1::RunRequest& req,
   return plan;
 }
 
-// The CPU device small plans run on, made once per process.
+// The devices small plans run on, made once per process: the CPU reference
+// op by op, and the same asking the executor to fuse loops (the path GPUs
+// take, through PlanFusedLoop and the CPU's reference FusedLoop).
 struct Runner {
-  Device device{NewCpuBackend(1), int64_t{1} << 30};
-  std::unique_ptr<Stream> stream = device.backend().NewStream();
+  Device plain{NewCpuBackend(1), int64_t{1} << 30};
+  Device fusing{std::make_unique<FusingBackend>(NewCpuBackend(1)), int64_t{1} << 30};
+  std::unique_ptr<Stream> plain_stream = plain.backend().NewStream();
+  std::unique_ptr<Stream> fusing_stream = fusing.backend().NewStream();
 };
 
 Runner& GetRunner() {
@@ -104,22 +113,64 @@ bool SmallEnoughToRun(const Plan& plan) {
   return true;
 }
 
-void RunAndCheck(const v1::RunRequest& req) {
-  Runner& r = GetRunner();
-  absl::StatusOr<Plan> plan = DecodeAndPlan(
-      req, ProgramLimits(), ResolveWithBuffers(r.device, *r.stream, kMaxRunInputBytes));
+// Plans with buffers on `device` and runs within the bound; the results'
+// bytes.
+std::vector<std::string> RunOn(const v1::RunRequest& req, Device& device, Stream& stream,
+                               const char* how, std::vector<ValueType>* types) {
+  absl::StatusOr<Plan> plan =
+      DecodeAndPlan(req, ProgramLimits(), ResolveWithBuffers(device, stream, kMaxRunInputBytes));
   if (!plan.ok()) {
     Finding(absl::StrCat("planned by types, not with buffers: ", plan.status().ToString()));
   }
-  absl::StatusOr<std::vector<std::string>> ran = RunWithinBound(*plan, r.device, *r.stream);
+  absl::StatusOr<std::vector<std::string>> ran = RunWithinBound(*plan, device, stream);
   if (!ran.ok()) {
-    Finding(absl::StrCat("a planned program failed to run within its bound of ",
+    Finding(absl::StrCat("a planned program failed to run ", how, " within its bound of ",
                          plan->peak_bytes, " bytes: ", ran.status().ToString()));
   }
-  MemoryBudget& budget = r.device.budget();
+  MemoryBudget& budget = device.budget();
   if (budget.used() != 0 || budget.reserved() != 0) {
-    Finding(absl::StrCat("budget not returned: used ", budget.used(), ", reserved ",
+    Finding(absl::StrCat("budget not returned ", how, ": used ", budget.used(), ", reserved ",
                          budget.reserved()));
+  }
+  *types = plan->output_types;
+  return *std::move(ran);
+}
+
+// Bit for bit, except that any NaN equals any NaN (NumPy fixes no payload).
+bool SameValues(const ValueType& t, const std::string& a, const std::string& b) {
+  if (a == b) return true;
+  if (a.size() != b.size() || !IsFloating(t.dtype)) return false;
+  const size_t item = static_cast<size_t>(ItemSize(t.dtype));
+  for (size_t i = 0; i < a.size(); i += item) {
+    if (std::memcmp(a.data() + i, b.data() + i, item) == 0) continue;
+    double x, y;
+    if (t.dtype == DType::kFloat32) {
+      float fx, fy;
+      std::memcpy(&fx, a.data() + i, 4);
+      std::memcpy(&fy, b.data() + i, 4);
+      x = fx;
+      y = fy;
+    } else {
+      std::memcpy(&x, a.data() + i, 8);
+      std::memcpy(&y, b.data() + i, 8);
+    }
+    if (!(std::isnan(x) && std::isnan(y))) return false;
+  }
+  return true;
+}
+
+void RunAndCheck(const v1::RunRequest& req) {
+  Runner& r = GetRunner();
+  std::vector<ValueType> types;
+  const std::vector<std::string> op_by_op =
+      RunOn(req, r.plain, *r.plain_stream, "op by op", &types);
+  const std::vector<std::string> fused =
+      RunOn(req, r.fusing, *r.fusing_stream, "fusing loops", &types);
+  for (size_t i = 0; i < types.size(); ++i) {
+    if (!SameValues(types[i], op_by_op[i], fused[i])) {
+      Finding(absl::StrCat("output ", i, " (", TypeString(types[i]),
+                           ") differs between the op-by-op and the fused loop path"));
+    }
   }
 }
 

@@ -2,7 +2,7 @@
 // it. Each request goes the fuzzer's way: protobuf text -> v1::RunRequest ->
 // DecodeProgram/DecodeOutputs -> PlanProgram under the server's default
 // limits, then runs on the CPU backend with exactly the planner's memory
-// bound free. The fuzzer's inputs are kept in tests/fuzz/corpus/program/
+// bound free (op by op, or fusing loops as on a GPU). The fuzzer's inputs are kept in tests/fuzz/corpus/program/
 // (regress-*.pb) as well.
 #include <google/protobuf/text_format.h>
 
@@ -22,6 +22,7 @@
 #include "server/device/cpu/cpu_backend.h"
 #include "server/rpc/proto_convert.h"
 #include "tests/fuzz/bounded_run.h"
+#include "tests/unit/fusing_backend.h"
 
 namespace resident {
 namespace {
@@ -40,6 +41,9 @@ class FuzzRegressionTest : public ::testing::Test {
   }
 
   absl::StatusOr<Plan> PlanText(const std::string& text) {
+    return PlanText(text, device_, *stream_);
+  }
+  absl::StatusOr<Plan> PlanText(const std::string& text, Device& device, Stream& stream) {
     v1::RunRequest req;
     EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(text, &req)) << text;
     const ProgramLimits limits;  // the server's defaults
@@ -47,7 +51,7 @@ class FuzzRegressionTest : public ::testing::Test {
                      DecodeProgram(req.program(), limits.max_loop_depth));
     ASSIGN_OR_RETURN(std::vector<OutputSpec> outputs, DecodeOutputs(req.outputs()));
     return PlanProgram(std::move(program), std::move(outputs),
-                       fuzz::ResolveWithBuffers(device_, *stream_, 1 << 20), limits);
+                       fuzz::ResolveWithBuffers(device, stream, 1 << 20), limits);
   }
 
   // The bytes of each output, run within the plan's bound.
@@ -56,9 +60,16 @@ class FuzzRegressionTest : public ::testing::Test {
     ASSIGN_OR_RETURN(Plan plan, PlanText(text));
     return fuzz::RunWithinBound(plan, device_, *stream_, options);
   }
+  // The same, asking the executor to fuse loops (the path GPUs take).
+  absl::StatusOr<std::vector<std::string>> RunFusingText(const std::string& text) {
+    ASSIGN_OR_RETURN(Plan plan, PlanText(text, fusing_, *fusing_stream_));
+    return fuzz::RunWithinBound(plan, fusing_, *fusing_stream_);
+  }
 
   Device device_{NewCpuBackend(1), int64_t{1} << 30};
   std::unique_ptr<Stream> stream_ = device_.backend().NewStream();
+  Device fusing_{std::make_unique<FusingBackend>(NewCpuBackend(1)), int64_t{1} << 30};
+  std::unique_ptr<Stream> fusing_stream_ = fusing_.backend().NewStream();
 };
 
 // A bool arange is filled through an int64 temporary, which the bound
@@ -188,6 +199,33 @@ TEST_F(FuzzRegressionTest, EmptyLoopBodiesCountAndStop) {
   absl::StatusOr<std::vector<std::string>> out = RunText(single, options);
   EXPECT_EQ(out.status().code(), absl::StatusCode::kDeadlineExceeded) << out.status();
   EXPECT_EQ(checks, 1001);
+}
+
+// A loop body holding a loop of no carried values (which defines no value)
+// made PlanFusedLoop read its type past the end of the body's types: a heap
+// overflow on every backend that fuses (CUDA), for any client.
+TEST_F(FuzzRegressionTest, FusedLoopPlanningSkipsLoopsThatDefineNothing) {
+  const std::string text = R"pb(
+    program {
+      instructions { op: "ones" shape: 2 dtype: DTYPE_INT32 }
+      instructions {
+        op: "loop" operands { value: 0 } trip_count: 4
+        body {
+          instructions { op: "add" operands { value: 0 } operands { value: 0 } }
+          instructions { op: "loop" }
+          yields { value: 1 }
+        }
+      }
+    }
+    outputs { value: 1 return_data: true })pb";
+  absl::StatusOr<std::vector<std::string>> fused = RunFusingText(text);
+  ASSERT_TRUE(fused.ok()) << fused.status();
+  EXPECT_EQ(dynamic_cast<FusingBackend&>(fusing_.backend()).fused_calls, 0);
+  absl::StatusOr<std::vector<std::string>> plain = RunText(text);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_EQ(*fused, *plain);
+  const int32_t want[2] = {16, 16};  // 1 doubled 4 times
+  EXPECT_EQ((*plain)[0], std::string(reinterpret_cast<const char*>(want), 8));
 }
 
 }  // namespace
