@@ -90,7 +90,9 @@ void FuzzOne(std::string_view bytes) {
 
   const std::string saved = SerializeNpy(parsed->dtype, parsed->shape, parsed->bytes);
   absl::StatusOr<HostArray> again = ParseNpy(saved);
-  if (!again.ok()) Finding(absl::StrCat("SerializeNpy's output is refused: ", again.status().ToString()));
+  if (!again.ok()) {
+    Finding(absl::StrCat("SerializeNpy's output is refused: ", again.status().ToString()));
+  }
   ExpectSame(*parsed, *again, "SerializeNpy then ParseNpy");
   if (SerializeNpy(again->dtype, again->shape, again->bytes) != saved) {
     Finding("serializing the re-read array gives other bytes");
@@ -100,7 +102,9 @@ void FuzzOne(std::string_view bytes) {
   if (!written.ok()) Finding(absl::StrCat("WriteNpy: ", written.ToString()));
   if (ReadFile(ScratchPath()) != saved) Finding("WriteNpy wrote other bytes than SerializeNpy");
   absl::StatusOr<HostArray> reread = ReadNpy(ScratchPath());
-  if (!reread.ok()) Finding(absl::StrCat("ReadNpy of WriteNpy's file: ", reread.status().ToString()));
+  if (!reread.ok()) {
+    Finding(absl::StrCat("ReadNpy of WriteNpy's file: ", reread.status().ToString()));
+  }
   ExpectSame(*parsed, *reread, "WriteNpy then ReadNpy");
 }
 

@@ -2,8 +2,8 @@
 // it. Each request goes the fuzzer's way: protobuf text -> v1::RunRequest ->
 // DecodeProgram/DecodeOutputs -> PlanProgram under the server's default
 // limits, then runs on the CPU backend with exactly the planner's memory
-// bound free (op by op, or fusing loops as on a GPU). The fuzzer's inputs are kept in tests/fuzz/corpus/program/
-// (regress-*.pb) as well.
+// bound free (op by op, or fusing loops as on a GPU). The fuzzer's inputs
+// are kept in tests/fuzz/corpus/program/ (regress-*.pb) as well.
 #include <google/protobuf/text_format.h>
 
 #include <cstdint>
