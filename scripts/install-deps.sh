@@ -6,6 +6,7 @@ packages=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev libopenblas-dev libssl-dev libmicrohttpd-dev openssl
   python3 python3-venv
+  clang libclang-rt-14-dev  # scripts/fuzz.sh: libFuzzer, ASan and UBSan runtimes
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -122,6 +122,8 @@ absl::Status Executor::RunLoop(const Instruction& ins, const PlannedScope& body,
   const std::vector<DeviceArray> invariants(args.begin() + carried, args.end());
   args.clear();
   for (int64_t t = 0; t < ins.trip_count; ++t) {
+    // Also per iteration: a body without instructions checks nothing itself.
+    if (options_.check_continue) RETURN_IF_ERROR(options_.check_continue());
     std::vector<DeviceArray> body_values(body.types.size());
     for (size_t c = 0; c < carried; ++c) body_values[c] = std::move(current[c]);
     for (size_t j = 0; j < invariants.size(); ++j) {

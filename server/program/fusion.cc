@@ -86,21 +86,25 @@ std::optional<FusedLoopPlan> PlanFusedLoop(
 
   for (size_t i = 0; i < prog.instructions.size(); ++i) {
     const Instruction& ins = prog.instructions[i];
+    const std::optional<Kind> kind = BinaryKind(ins.op);
+    // Only elementwise ops fuse: not creation, dot, sum, reshape, transpose
+    // or loops (which need not define any value to look at here).
+    if (!kind && ins.op != OpKind::kNegative && ins.op != OpKind::kAstype) {
+      return std::nullopt;
+    }
     const int out = body.first_output[i];
     const ValueType& type = body.types[out];
     bool scalar = false;
     if (!same_or_scalar(type.shape, &scalar)) return std::nullopt;
-    if (std::optional<Kind> kind = BinaryKind(ins.op)) {
+    if (kind) {
       const int a = slot_of(ins.operands[0]), b = slot_of(ins.operands[1]);
       const DType ct = ArithmeticType(ins.op, slot_dtype[a], slot_dtype[b]);
       if (ct != type.dtype) return std::nullopt;
       value_slot[out] = emit(*kind, cast_to(a, ct), cast_to(b, ct), ct);
     } else if (ins.op == OpKind::kNegative) {
       value_slot[out] = emit(Kind::kNegative, slot_of(ins.operands[0]), -1, type.dtype);
-    } else if (ins.op == OpKind::kAstype) {
+    } else {  // astype
       value_slot[out] = cast_to(slot_of(ins.operands[0]), type.dtype);
-    } else {
-      return std::nullopt;  // creation, dot, sum, reshape, transpose, loops
     }
   }
   for (const Operand& y : prog.yields) spec.yields.push_back(slot_of(y));

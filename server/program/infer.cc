@@ -42,6 +42,13 @@ absl::Status CheckFillFits(const Scalar& fill, DType dtype) {
   return absl::OkStatus();
 }
 
+// start + step of integer bounds, exact as with NumPy's Python integers. It
+// leaves int64 only for an arange of at most one element (two need
+// start + step strictly between start and stop), whose fill never reads it.
+__int128 IntegerNext(const Scalar& start, const Scalar& step) {
+  return static_cast<__int128>(start.as_int64()) + step.as_int64();
+}
+
 absl::StatusOr<ValueType> InferDot(const ValueType& a, const ValueType& b) {
   const DType dt = PromoteTypes(a.dtype, b.dtype);
   const size_t ra = a.shape.size(), rb = b.shape.size();
@@ -96,6 +103,41 @@ absl::StatusOr<ValueType> InferMatmul(const ValueType& a, const ValueType& b) {
   return MakeType(PromoteTypes(a.dtype, b.dtype), std::move(batch));
 }
 
+constexpr int64_t kNoBound = std::numeric_limits<int64_t>::max();
+int64_t SaturatingAdd(int64_t a, int64_t b) { return a > kNoBound - b ? kNoBound : a + b; }
+int64_t SaturatingMul(int64_t a, int64_t b) {
+  if (a == 0 || b == 0) return 0;
+  return a > kNoBound / b ? kNoBound : a * b;
+}
+
+// What ops.cc's RunMatmul allocates: each operand converted
+// to the result's dtype when it differs, each operand whose batch dims are
+// not the result's copied out to the result's batch (while its converted
+// copy is still held), and the result. A broadcast copy can exceed both the
+// operand and the result (a (2,1,2,3) by a (3,3,2) copies 36 elements of
+// each for a result of 24), so it is counted from the batch, saturating.
+int64_t MatmulBound(const ValueType& a, const ValueType& b, const ValueType& result) {
+  const DType ct = result.dtype;
+  const size_t matrix_dims = (a.shape.size() > 1 ? 1 : 0) + (b.shape.size() > 1 ? 1 : 0);
+  const Shape batch(result.shape.begin(), result.shape.end() - matrix_dims);
+  const int64_t batch_elems = NumElements(batch);
+  int64_t bound = result.nbytes();
+  for (const ValueType& o : {a, b}) {
+    if (o.dtype != ct) {
+      bound = SaturatingAdd(bound, SaturatingMul(o.num_elements(), ItemSize(ct)));
+    }
+    if (o.shape.size() < 2) continue;  // a vector is one matrix, never copied
+    const Shape own(o.shape.begin(), o.shape.end() - 2);
+    Shape padded(batch.size() - own.size(), 1);
+    padded.insert(padded.end(), own.begin(), own.end());
+    if (NumElements(own) == 1 || batch_elems == 1 || padded == batch) continue;
+    const int64_t matrix = o.shape[o.shape.size() - 2] * o.shape.back();
+    bound = SaturatingAdd(bound, SaturatingMul(SaturatingMul(batch_elems, matrix),
+                                               ItemSize(ct)));
+  }
+  return bound;
+}
+
 }  // namespace
 
 std::string TypeString(const ValueType& t) {
@@ -146,7 +188,7 @@ absl::StatusOr<ArangeParams> ComputeArange(const Scalar& start,
   switch (dtype) {
     case DType::kFloat64: {
       const double a = start.as_double();
-      const double b = all_int ? static_cast<double>(start.as_int64() + step.as_int64())
+      const double b = all_int ? static_cast<double>(IntegerNext(start, step))
                                : start.as_double() + step.as_double();
       p.start = Scalar::Float(a);
       p.delta = Scalar::Float(b - a);
@@ -154,7 +196,7 @@ absl::StatusOr<ArangeParams> ComputeArange(const Scalar& start,
     }
     case DType::kFloat32: {
       const float a = static_cast<float>(start.as_double());
-      const double next = all_int ? static_cast<double>(start.as_int64() + step.as_int64())
+      const double next = all_int ? static_cast<double>(IntegerNext(start, step))
                                   : start.as_double() + step.as_double();
       const float b = static_cast<float>(next);
       p.start = Scalar::Float(a);
@@ -166,8 +208,9 @@ absl::StatusOr<ArangeParams> ComputeArange(const Scalar& start,
     case DType::kBool: {
       // Non-integer bounds are truncated as NumPy's setitem does.
       const int64_t a = Scalar::Float(start.as_double()).as_int64();
-      const int64_t b = all_int ? start.as_int64() + step.as_int64()
-                                : Scalar::Float(start.as_double() + step.as_double()).as_int64();
+      const int64_t b =
+          all_int ? static_cast<int64_t>(static_cast<uint64_t>(IntegerNext(start, step)))
+                  : Scalar::Float(start.as_double() + step.as_double()).as_int64();
       p.start = Scalar::Int(a);
       p.delta = Scalar::Int(static_cast<int64_t>(static_cast<uint64_t>(b) -
                                                  static_cast<uint64_t>(a)));
@@ -324,7 +367,7 @@ absl::StatusOr<ValueType> InferType(const Instruction& ins,
     case OpKind::kAstype:
       RETURN_IF_ERROR(ExpectOperands(ins, ops, 1));
       if (!ins.dtype) return Invalid("astype needs a dtype");
-      return ValueType{*ins.dtype, ops[0].shape};
+      return MakeType(*ins.dtype, ops[0].shape);  // a wider dtype may overflow
     case OpKind::kLoop:
       break;
   }
@@ -342,21 +385,31 @@ int64_t AllocationBound(const Instruction& ins,
       return ops[0].dtype == result.dtype ? 0 : out;
     case OpKind::kTranspose:
       return out;
+    case OpKind::kArange:
+      // A bool arange is filled through an int64 temporary (ops.cc), as
+      // NumPy does; it has at most 2 elements.
+      return result.dtype == DType::kBool
+                 ? out + result.num_elements() * ItemSize(DType::kInt64)
+                 : out;
+    case OpKind::kMatmul:
+      return MatmulBound(ops[0], ops[1], result);
     case OpKind::kAdd: case OpKind::kSubtract: case OpKind::kMultiply:
-    case OpKind::kDivide: case OpKind::kDot: case OpKind::kMatmul: {
-      // Operands promoted to the compute dtype, and matmul's broadcast
-      // batches materialised: at most each operand at the result's size
-      // or its own, in the compute dtype.
-      int64_t extra = 0;
+    case OpKind::kDivide: case OpKind::kDot: {
+      // Operands promoted to the compute dtype: at most each operand at
+      // the result's size or its own, in the compute dtype. Saturating:
+      // the sum of sizes that each fit in int64 need not.
+      int64_t bound = out;
       const DType ct = ins.op == OpKind::kDivide
                            ? ArithmeticType(ins.op, ops[0].dtype, ops[1].dtype)
                            : result.dtype;
       for (const ValueType& o : ops) {
-        if (o.dtype != ct || ins.op == OpKind::kMatmul) {
-          extra += std::max(o.num_elements(), result.num_elements()) * ItemSize(ct);
+        if (o.dtype != ct) {
+          bound = SaturatingAdd(bound, SaturatingMul(std::max(o.num_elements(),
+                                                              result.num_elements()),
+                                                     ItemSize(ct)));
         }
       }
-      return out + extra;
+      return bound;
     }
     default:
       return out;

@@ -171,7 +171,7 @@ absl::Status Planner::PlanScope(const Program& program,
             TypeString(operand_types[y]), "; a loop must keep each carried "
             "value's dtype and shape"));
       }
-      carried_bytes += yt.nbytes();
+      carried_bytes = SaturatingAdd(carried_bytes, yt.nbytes());
       scope.types.push_back(yt);
       last_use.push_back(-1);
       owned.push_back(yt.nbytes());
@@ -179,7 +179,10 @@ absl::Status Planner::PlanScope(const Program& program,
       defined_by.push_back(static_cast<int>(i));
     }
     alloc[i] = SaturatingAdd(body->peak_bytes, carried_bytes);
-    ops = SaturatingAdd(ops, SaturatingAdd(1, SaturatingMul(ins.trip_count, body_ops)));
+    // An iteration costs at least one op, so that loops of empty bodies
+    // (nested, they would spin ~2^60 times) stay under max_executed_ops.
+    ops = SaturatingAdd(ops, SaturatingAdd(1, SaturatingMul(ins.trip_count,
+                                                            std::max<int64_t>(body_ops, 1))));
     scope.bodies[i] = std::move(body);
   }
 

@@ -25,7 +25,8 @@ struct ProgramLimits {
   int max_loop_depth = 8;            // loops nested deeper are refused
   int64_t max_trip_count = int64_t{1} << 30;
   int64_t max_instructions = 1 << 20;    // in the program text, all scopes
-  int64_t max_executed_ops = int64_t{1} << 34;  // trip counts multiplied out
+  // Trip counts multiplied out; an iteration of an empty body counts as one.
+  int64_t max_executed_ops = int64_t{1} << 34;
   int64_t max_inline_bytes = 4 << 20;    // per program, returned inline
 };
 

@@ -32,6 +32,7 @@
 #include "server/device/device.h"
 #include "server/rpc/server.h"
 #include "server/session/session_manager.h"
+#include "request_dump.h"
 
 namespace resident::e2e {
 
@@ -51,6 +52,7 @@ inline std::string TestDevice() {
 
 // Starts a server on an ephemeral port with the test device.
 inline std::unique_ptr<Server> StartServer(ServerOptions options = {}) {
+  RequestDump::InstallIfAsked();
   options.listen = "127.0.0.1:0";
   options.device = TestDevice();
   if (options.worker_threads == 0) options.worker_threads = 4;

@@ -1,0 +1,62 @@
+// Contents of the arrays the program fuzzer runs on: values that break
+// careless kernels (zero, -0.0, extremes of each type, inf, NaN, denormals),
+// cycled over the elements so every op meets each of them.
+#ifndef RESIDENT_TESTS_FUZZ_FUZZ_INPUTS_H_
+#define RESIDENT_TESTS_FUZZ_FUZZ_INPUTS_H_
+
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <string>
+
+#include "core/dtype.h"
+
+namespace resident::fuzz {
+
+template <typename T>
+void FillCycle(std::string& out, std::initializer_list<T> values) {
+  const size_t n = out.size() / sizeof(T);
+  for (size_t i = 0; i < n; ++i) {
+    const T v = values.begin()[i % values.size()];
+    std::memcpy(out.data() + i * sizeof(T), &v, sizeof(T));
+  }
+}
+
+// `n` elements of `dtype`, little-endian (bools are 0 or 1, as C++ needs).
+inline std::string EdgeValues(DType dtype, int64_t n) {
+  std::string out(static_cast<size_t>(n * ItemSize(dtype)), '\0');
+  switch (dtype) {
+    case DType::kBool:
+      FillCycle<uint8_t>(out, {1, 0, 0, 1, 1});
+      break;
+    case DType::kInt32: {
+      using L = std::numeric_limits<int32_t>;
+      FillCycle<int32_t>(out, {3, 0, -1, L::max(), L::min(), 1, -7, 2});
+      break;
+    }
+    case DType::kInt64: {
+      using L = std::numeric_limits<int64_t>;
+      FillCycle<int64_t>(out, {3, 0, -1, L::max(), L::min(), 1, -7, 2});
+      break;
+    }
+    case DType::kFloat32: {
+      using L = std::numeric_limits<float>;
+      FillCycle<float>(out, {1.5f, 0.0f, -0.0f, L::infinity(), -L::infinity(),
+                             L::quiet_NaN(), L::max(), L::lowest(), L::denorm_min(),
+                             3e9f, -2.0f});
+      break;
+    }
+    case DType::kFloat64: {
+      using L = std::numeric_limits<double>;
+      FillCycle<double>(out, {1.5, 0.0, -0.0, L::infinity(), -L::infinity(),
+                              L::quiet_NaN(), L::max(), L::lowest(), L::denorm_min(),
+                              1e19, -2.0});
+      break;
+    }
+  }
+  return out;
+}
+
+}  // namespace resident::fuzz
+
+#endif  // RESIDENT_TESTS_FUZZ_FUZZ_INPUTS_H_
