@@ -91,6 +91,10 @@ class DownloadReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> 
           finished_ = true;
           service_.metrics().RecordDownload(tenant_, total_);
           lock.unlock();
+          // Every byte is in the chunk: let go of the array before the
+          // client can see the end (a release or close right after it
+          // must find the memory free).
+          download_.reset();
           // A last-message write is held until Finish anyway: write and
           // finish in one step (no OnWriteDone follows, only OnDone).
           StartWriteAndFinish(&chunks_[k], grpc::WriteOptions(), grpc::Status::OK);
