@@ -428,6 +428,11 @@ absl::StatusOr<std::vector<ProgramResult>> SessionManager::Run(
                                options_.limits));
   int64_t kept_count = 0;
   for (const OutputSpec& o : plan.outputs) kept_count += o.keep ? 1 : 0;
+  // A bound past the device's limit can never be reserved: refuse it before
+  // it is added to the tenant's reservations (it may saturate at INT64_MAX).
+  if (plan.peak_bytes > device_.budget().limit()) {
+    RETURN_IF_ERROR(device_.budget().Reserve(plan.peak_bytes).status());
+  }
   std::unique_ptr<QuotaHold> hold;
   {
     std::lock_guard<std::mutex> lock(mu_);
