@@ -9,8 +9,8 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "core/byte_size.h"
 #include "core/flags_util.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "core/log.h"
@@ -59,27 +59,6 @@ ABSL_FLAG(int64_t, max_transfers_per_tenant, 64,
 ABSL_FLAG(std::string, metrics_listen, "",
           "HOST:PORT to serve Prometheus metrics on (GET /metrics); empty: off");
 
-namespace {
-
-bool ParseBytes(const std::string& text, int64_t* out) {
-  if (text.empty()) return false;
-  int64_t scale = 1;
-  std::string digits = text;
-  switch (text.back()) {
-    case 'K': case 'k': scale = int64_t{1} << 10; break;
-    case 'M': case 'm': scale = int64_t{1} << 20; break;
-    case 'G': case 'g': scale = int64_t{1} << 30; break;
-    case 'T': case 't': scale = int64_t{1} << 40; break;
-    default: break;
-  }
-  if (scale != 1) digits.pop_back();
-  int64_t v = 0;
-  if (!absl::SimpleAtoi(digits, &v) || v < 0 || v > INT64_MAX / scale) return false;
-  *out = v * scale;
-  return true;
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
@@ -100,7 +79,7 @@ int main(int argc, char** argv) {
   resident::ServerOptions options;
   options.listen = absl::GetFlag(FLAGS_listen);
   options.device = absl::GetFlag(FLAGS_device);
-  if (!ParseBytes(absl::GetFlag(FLAGS_max_memory), &options.max_memory_bytes)) {
+  if (!resident::ParseByteSize(absl::GetFlag(FLAGS_max_memory), &options.max_memory_bytes)) {
     std::fprintf(stderr, "bad --max-memory '%s'\n", absl::GetFlag(FLAGS_max_memory).c_str());
     return 2;
   }

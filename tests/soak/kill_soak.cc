@@ -37,7 +37,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "resident/v1/resident.grpc.pb.h"
-#include "tests/soak/server_process.h"
+#include "tests/support/server_process.h"
 
 extern char** environ;
 

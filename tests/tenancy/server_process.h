@@ -1,6 +1,7 @@
 // The real resident-server binary (RESIDENT_SERVER_BINARY) as a child
 // process on a --data-dir, for the suites that kill it with SIGKILL and
-// restart it; plus small helpers those suites share.
+// restart it (tests/support/server_process.h underneath); plus small helpers
+// those suites share.
 #ifndef RESIDENT_TESTS_TENANCY_SERVER_PROCESS_H_
 #define RESIDENT_TESTS_TENANCY_SERVER_PROCESS_H_
 
@@ -19,6 +20,7 @@
 #include <thread>
 
 #include "gtest/gtest.h"
+#include "tests/support/server_process.h"
 #include "tests/tenancy/tenancy_fixture.h"
 
 #ifndef RESIDENT_SERVER_BINARY
@@ -44,75 +46,21 @@ inline std::string RandomBytes(size_t n, uint32_t seed) {
   return s;
 }
 
-// resident-server as a child process; its log goes to a file. `env` is set
-// in the child only (e.g. RESIDENT_FAULT_INJECT).
-class ServerProcess {
+// resident-server on the CPU with a --data-dir, as a child process whose
+// log goes to a file. `env` is set in the child only (e.g.
+// RESIDENT_FAULT_INJECT).
+class ServerProcess : public resident::testing::ServerProcess {
  public:
   ServerProcess(const std::string& data_dir, const std::string& log,
                 const std::map<std::string, std::string>& env = {})
-      : log_(log) {
-    pid_ = fork();
-    if (pid_ == 0) {
-      for (const auto& [k, v] : env) setenv(k.c_str(), v.c_str(), 1);
-      int fd = open(log.c_str(), O_CREAT | O_WRONLY | O_TRUNC, 0644);
-      dup2(fd, 2);
-      dup2(fd, 1);
-      execl(RESIDENT_SERVER_BINARY, RESIDENT_SERVER_BINARY, "--listen", "127.0.0.1:0",
-            "--device", "cpu", "--data-dir", data_dir.c_str(), static_cast<char*>(nullptr));
-      _exit(127);
-    }
-    // The port is in the "listening on" line.
-    const std::regex port_re("\\(port ([0-9]+)\\)");
-    for (int i = 0; i < 1000 && port_ == 0; ++i) {
-      std::smatch m;
-      const std::string text = ReadFile(log);
-      if (std::regex_search(text, m, port_re)) port_ = std::stoi(m[1]);
-      if (port_ == 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-      if (waitpid(pid_, &status_, WNOHANG) == pid_) {
-        pid_ = -1;
-        break;
-      }
-    }
-  }
-  ~ServerProcess() { Kill(); }
-  ServerProcess(const ServerProcess&) = delete;
-  ServerProcess& operator=(const ServerProcess&) = delete;
+      : resident::testing::ServerProcess(RESIDENT_SERVER_BINARY,
+                                         {"--device", "cpu", "--data-dir", data_dir}, log, env) {}
 
-  void Kill() {
-    if (pid_ <= 0) return;
-    kill(pid_, SIGKILL);
-    waitpid(pid_, &status_, 0);
-    pid_ = -1;
-  }
-  // Waits up to `limit` for the process to exit by itself; true if it did.
-  bool WaitForExit(std::chrono::milliseconds limit) {
-    const auto end = std::chrono::steady_clock::now() + limit;
-    while (pid_ > 0) {
-      if (waitpid(pid_, &status_, WNOHANG) == pid_) {
-        pid_ = -1;
-        return true;
-      }
-      if (std::chrono::steady_clock::now() > end) return false;
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-    return true;
-  }
-  // After it exited: whether a SIGKILL ended it (ours or its own).
-  bool KilledBySigkill() const { return WIFSIGNALED(status_) && WTERMSIG(status_) == SIGKILL; }
-
-  int port() const { return port_; }
-  std::string log() const { return ReadFile(log_); }
   std::unique_ptr<client::Client> Connect() const {
-    auto c = client::Client::Connect(absl::StrCat("127.0.0.1:", port_));
+    auto c = client::Client::Connect(target());
     EXPECT_TRUE(c.ok()) << c.status();
     return c.ok() ? *std::move(c) : nullptr;
   }
-
- private:
-  std::string log_;
-  pid_t pid_ = -1;
-  int port_ = 0;
-  int status_ = 0;
 };
 
 }  // namespace resident::tenancy

@@ -1,20 +1,23 @@
 // The real resident-server binary as a child process of a test, its log in
-// a file, its port read from the "listening on" line.
+// a file, its port read from the "listening on" line. Shared by every suite
+// that kills, restarts or measures the real binary.
 //
 //   ServerProcess server(binary, {"--device", "cpu"}, "/tmp/log");
 //   if (!server.ok()) ...;
 //   connect to server.target(); ... server.rss_bytes() ...; server.Kill(SIGTERM);
-#ifndef RESIDENT_TESTS_SOAK_SERVER_PROCESS_H_
-#define RESIDENT_TESTS_SOAK_SERVER_PROCESS_H_
+#ifndef RESIDENT_TESTS_SUPPORT_SERVER_PROCESS_H_
+#define RESIDENT_TESTS_SUPPORT_SERVER_PROCESS_H_
 
 #include <fcntl.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdint>
 #include <fstream>
+#include <map>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -32,16 +35,17 @@ inline std::string ReadWholeFile(const std::string& path) {
 
 class ServerProcess {
  public:
-  // Starts `binary --listen 127.0.0.1:0 args...` and waits (up to 10 s)
-  // for its port.
+  // Starts `binary --listen 127.0.0.1:0 args...` with `env` set in the
+  // child only, and waits (up to 10 s) for its port.
   ServerProcess(const std::string& binary, const std::vector<std::string>& args,
-                const std::string& log)
+                const std::string& log, const std::map<std::string, std::string>& env = {})
       : log_(log) {
     std::vector<std::string> argv = {binary, "--listen", "127.0.0.1:0"};
     argv.insert(argv.end(), args.begin(), args.end());
     unlink(log.c_str());  // never read an earlier run's port
     pid_ = fork();
     if (pid_ == 0) {
+      for (const auto& [k, v] : env) setenv(k.c_str(), v.c_str(), 1);
       const int fd = open(log.c_str(), O_CREAT | O_WRONLY | O_TRUNC, 0644);
       dup2(fd, 1);
       dup2(fd, 2);
@@ -96,8 +100,22 @@ class ServerProcess {
     return 0;
   }
 
+  // Waits up to `limit` for the process to exit by itself; true if it did.
+  bool WaitForExit(std::chrono::milliseconds limit) {
+    const auto end = std::chrono::steady_clock::now() + limit;
+    while (alive()) {
+      if (std::chrono::steady_clock::now() > end) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return true;
+  }
+  // After it exited: whether a SIGKILL ended it (ours or its own).
+  bool KilledBySigkill() const {
+    return WIFSIGNALED(exit_status_) && WTERMSIG(exit_status_) == SIGKILL;
+  }
+
   // Sends `sig` and waits for the exit; returns the wait status.
-  int Kill(int sig) {
+  int Kill(int sig = SIGKILL) {
     if (pid_ <= 0) return exit_status_;
     kill(pid_, sig);
     int status = 0;
@@ -116,4 +134,4 @@ class ServerProcess {
 
 }  // namespace resident::testing
 
-#endif  // RESIDENT_TESTS_SOAK_SERVER_PROCESS_H_
+#endif  // RESIDENT_TESTS_SUPPORT_SERVER_PROCESS_H_
