@@ -24,14 +24,16 @@ mkdir -p dist/bin dist/lib dist/tests dist/data
 cp build-dist/server/rpc/resident-server build-dist/client/resident dist/bin/
 [ -f build-dist/bench/resident-bench ] && cp build-dist/bench/resident-bench dist/bin/
 find build-dist/tests -maxdepth 2 -type f -name '*_test' -perm -u+x -exec cp {} dist/tests/ \;
+cp build-dist/tests/soak/kill_soak dist/tests/
 cp tests/cli/cli_test.sh dist/tests/
 cp -r tests/client/data/. dist/data/
+mkdir -p dist/data/oracle && cp tests/soak/oracle/*.npy dist/data/oracle/
 [ -d bench ] && cp bench/*.py bench/*.sh dist/bin/ 2>/dev/null || true
 
 # Libraries: everything ldd resolves, except glibc's own and the driver's.
 skip='^(linux-vdso|libc\.so|libm\.so|libpthread|libdl\.so|librt\.so|ld-linux|libcuda\.so)'
 [ $cuda_libs -eq 0 ] && skip="$skip|^(libcublas|libcublasLt|libcudart|libnvrtc)"
-for f in dist/bin/resident-server dist/bin/resident dist/bin/resident-bench dist/tests/*_test; do
+for f in dist/bin/resident-server dist/bin/resident dist/bin/resident-bench dist/tests/*_test dist/tests/kill_soak; do
   [ -f "$f" ] || continue
   ldd "$f" | awk '/=> \// {print $1, $3}'
 done | sort -u | while read -r name path; do

@@ -29,9 +29,13 @@ step memcheck compute-sanitizer --tool memcheck --error-exitcode 1 \
   "$dist/tests/backend_conformance_test" --gtest_filter='*cuda*:-*Huge*:*Large*'
 step racecheck compute-sanitizer --tool racecheck --error-exitcode 1 \
   "$dist/tests/backend_conformance_test" --gtest_filter='*cuda*:-*Huge*:*Large*'
-for t in "$dist"/tests/e2e_*_test; do
+for t in "$dist"/tests/e2e_*_test "$dist"/tests/compute_hog_test; do
   step "$(basename "$t")_cuda" env RESIDENT_TEST_DEVICE=cuda:0 "$t"
 done
+step concurrency_soak_cuda env RESIDENT_TEST_DEVICE=cuda:0 RESIDENT_SOAK_SECONDS=30 \
+  RESIDENT_SOAK_ORACLE_DIR="$dist/data/oracle" "$dist/tests/concurrency_soak_test"
+step kill_soak_cuda "$dist/tests/kill_soak" --server "$dist/bin/resident-server" \
+  --device cuda:0 --kills 2000 --workers 8 --log "$out/kill_soak_server.log"
 step cli_cuda env RESIDENT_TEST_DEVICE=cuda:0 bash "$dist/tests/cli_test.sh" \
   "$dist/bin/resident-server" "$dist/bin/resident" "$dist/data"
 seed() {  # the full seed job against a CUDA server
