@@ -1,6 +1,6 @@
 // Element types and NumPy's promotion rules for them.
-#ifndef RESIDENT_SERVER_BASE_DTYPE_H_
-#define RESIDENT_SERVER_BASE_DTYPE_H_
+#ifndef RESIDENT_CORE_DTYPE_H_
+#define RESIDENT_CORE_DTYPE_H_
 
 #include <cstdint>
 #include <optional>
@@ -38,4 +38,4 @@ DType SumResultType(DType d);
 
 }  // namespace resident
 
-#endif  // RESIDENT_SERVER_BASE_DTYPE_H_
+#endif  // RESIDENT_CORE_DTYPE_H_

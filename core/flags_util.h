@@ -1,7 +1,7 @@
 // Lets command lines spell flags with dashes (--max-memory) as well as
 // Abseil's underscores (--max_memory).
-#ifndef RESIDENT_SERVER_BASE_FLAGS_UTIL_H_
-#define RESIDENT_SERVER_BASE_FLAGS_UTIL_H_
+#ifndef RESIDENT_CORE_FLAGS_UTIL_H_
+#define RESIDENT_CORE_FLAGS_UTIL_H_
 
 #include <algorithm>
 #include <string>
@@ -28,4 +28,4 @@ inline void DashesToUnderscores(int argc, char** argv, std::vector<std::string>&
 
 }  // namespace resident
 
-#endif  // RESIDENT_SERVER_BASE_FLAGS_UTIL_H_
+#endif  // RESIDENT_CORE_FLAGS_UTIL_H_

@@ -1,6 +1,6 @@
 // Opaque, unguessable 128-bit array handles.
-#ifndef RESIDENT_SERVER_BASE_HANDLE_ID_H_
-#define RESIDENT_SERVER_BASE_HANDLE_ID_H_
+#ifndef RESIDENT_CORE_HANDLE_ID_H_
+#define RESIDENT_CORE_HANDLE_ID_H_
 
 #include <array>
 #include <cstdint>
@@ -43,4 +43,4 @@ class HandleId {
 
 }  // namespace resident
 
-#endif  // RESIDENT_SERVER_BASE_HANDLE_ID_H_
+#endif  // RESIDENT_CORE_HANDLE_ID_H_

@@ -1,7 +1,10 @@
 // Minimal leveled logging to stderr, one line per call. Abseil's logging
 // library is newer than Debian 12's Abseil, so this small stand-in is ours.
-#ifndef RESIDENT_SERVER_BASE_LOG_H_
-#define RESIDENT_SERVER_BASE_LOG_H_
+// Lines below ERROR are queued and written by a background thread (a call's
+// path pays for a string, not a write); ERROR lines are written at once,
+// after everything queued. FlushLog() before _Exit; exit() flushes itself.
+#ifndef RESIDENT_CORE_LOG_H_
+#define RESIDENT_CORE_LOG_H_
 
 #include <string_view>
 
@@ -16,6 +19,8 @@ void SetLogLevel(LogLevel level);
 bool ParseLogLevel(std::string_view name, LogLevel* level);
 bool LogEnabled(LogLevel level);
 void LogLine(LogLevel level, std::string_view message);
+// Writes every queued line now.
+void FlushLog();
 
 }  // namespace resident
 
@@ -26,4 +31,4 @@ void LogLine(LogLevel level, std::string_view message);
                           ::absl::StrCat(__VA_ARGS__));                 \
   } while (0)
 
-#endif  // RESIDENT_SERVER_BASE_LOG_H_
+#endif  // RESIDENT_CORE_LOG_H_

@@ -1,6 +1,6 @@
 // A typed scalar literal (fill values, arange bounds).
-#ifndef RESIDENT_SERVER_BASE_SCALAR_H_
-#define RESIDENT_SERVER_BASE_SCALAR_H_
+#ifndef RESIDENT_CORE_SCALAR_H_
+#define RESIDENT_CORE_SCALAR_H_
 
 #include <cstdint>
 #include <string>
@@ -39,4 +39,4 @@ class Scalar {
 
 }  // namespace resident
 
-#endif  // RESIDENT_SERVER_BASE_SCALAR_H_
+#endif  // RESIDENT_CORE_SCALAR_H_

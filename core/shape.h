@@ -1,6 +1,6 @@
 // Array shapes: element counts with overflow checks, broadcasting.
-#ifndef RESIDENT_SERVER_BASE_SHAPE_H_
-#define RESIDENT_SERVER_BASE_SHAPE_H_
+#ifndef RESIDENT_CORE_SHAPE_H_
+#define RESIDENT_CORE_SHAPE_H_
 
 #include <cstdint>
 #include <string>
@@ -37,4 +37,4 @@ std::vector<int64_t> ContiguousStrides(absl::Span<const int64_t> shape);
 
 }  // namespace resident
 
-#endif  // RESIDENT_SERVER_BASE_SHAPE_H_
+#endif  // RESIDENT_CORE_SHAPE_H_

@@ -1,6 +1,6 @@
 // RETURN_IF_ERROR / ASSIGN_OR_RETURN, after tensorstore's and Abseil's own.
-#ifndef RESIDENT_SERVER_BASE_STATUS_MACROS_H_
-#define RESIDENT_SERVER_BASE_STATUS_MACROS_H_
+#ifndef RESIDENT_CORE_STATUS_MACROS_H_
+#define RESIDENT_CORE_STATUS_MACROS_H_
 
 #include <string_view>
 
@@ -35,4 +35,4 @@ inline absl::Status Annotate(const absl::Status& s, std::string_view context) {
   if (!tmp.ok()) return tmp.status();          \
   lhs = std::move(tmp).value()
 
-#endif  // RESIDENT_SERVER_BASE_STATUS_MACROS_H_
+#endif  // RESIDENT_CORE_STATUS_MACROS_H_

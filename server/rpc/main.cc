@@ -150,6 +150,7 @@ int main(int argc, char** argv) {
     // In-flight calls already fail with UNAVAILABLE; a supervisor restarts us.
     (*server)->Shutdown(absl::Seconds(1));
     RESIDENT_LOG(kError, "exiting after an unrecoverable device error");
+    resident::FlushLog();
     std::_Exit(3);
   }
   RESIDENT_LOG(kInfo, "signal ", sig, ": draining for up to ",
