@@ -30,26 +30,13 @@ inline constexpr DType kAllDTypes[] = {DType::kBool, DType::kInt32,
 // as true), and arithmetic on it never promotes.
 template <DType D>
 struct DTypeTraits;
-template <>
-struct DTypeTraits<DType::kBool> {
-  using Storage = uint8_t;
-};
-template <>
-struct DTypeTraits<DType::kInt32> {
-  using Storage = int32_t;
-};
-template <>
-struct DTypeTraits<DType::kInt64> {
-  using Storage = int64_t;
-};
-template <>
-struct DTypeTraits<DType::kFloat32> {
-  using Storage = float;
-};
-template <>
-struct DTypeTraits<DType::kFloat64> {
-  using Storage = double;
-};
+// clang-format off
+template <> struct DTypeTraits<DType::kBool> { using Storage = uint8_t; };
+template <> struct DTypeTraits<DType::kInt32> { using Storage = int32_t; };
+template <> struct DTypeTraits<DType::kInt64> { using Storage = int64_t; };
+template <> struct DTypeTraits<DType::kFloat32> { using Storage = float; };
+template <> struct DTypeTraits<DType::kFloat64> { using Storage = double; };
+// clang-format on
 template <DType D>
 using StorageType = typename DTypeTraits<D>::Storage;
 // Whether T is bool's storage type: how kernels recognise a bool element.

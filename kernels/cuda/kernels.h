@@ -11,7 +11,7 @@
 // The caller has validated everything (dtypes, shapes, sizes, strides); these
 // functions trust their arguments. Element counts and strides are in
 // elements, never bytes. Semantics follow NumPy as the CPU reference defines
-// them (server/device/backend.h): elementwise float results bit-identical
+// them (server/device/device_op.h): elementwise float results bit-identical
 // (compiled with --fmad=false, plain IEEE operations), integers wrap, bool
 // add/multiply are or/and.
 #ifndef RESIDENT_KERNELS_CUDA_KERNELS_H_

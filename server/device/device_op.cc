@@ -8,40 +8,44 @@ namespace resident {
 namespace {
 
 // The arrays of each kind of op, in a fixed order: inputs, then outputs.
-void Collect(const FillOp& op, absl::InlinedVector<OpOperand, 4>& v) {
-  v.push_back({op.out, "output"});
-}
-void Collect(const ArangeOp& op, absl::InlinedVector<OpOperand, 4>& v) {
-  v.push_back({op.out, "output"});
-}
-void Collect(const ElementwiseOp& op, absl::InlinedVector<OpOperand, 4>& v) {
+using List = absl::InlinedVector<OpOperand, 4>;
+void Collect(const FillOp& op, List& v) { v.push_back({op.out, "output"}); }
+void Collect(const ArangeOp& op, List& v) { v.push_back({op.out, "output"}); }
+void Collect(const ElementwiseOp& op, List& v) {
   v.push_back({op.in[0], "operand a"});
   if (Arity(op.kind) == 2) v.push_back({op.in[1], "operand b"});
   v.push_back({op.out, "output"});
 }
-void Collect(const CastOp& op, absl::InlinedVector<OpOperand, 4>& v) {
-  v.push_back({op.in, "input"});
-  v.push_back({op.out, "output"});
+void Collect(const CastOp& op, List& v) { v.insert(v.end(), {{op.in, "input"}, {op.out, "output"}}); }
+void Collect(const MatmulOp& op, List& v) {
+  v.insert(v.end(), {{op.a, "operand a"}, {op.b, "operand b"}, {op.out, "output"}});
 }
-void Collect(const MatmulOp& op, absl::InlinedVector<OpOperand, 4>& v) {
-  v.push_back({op.a, "operand a"});
-  v.push_back({op.b, "operand b"});
-  v.push_back({op.out, "output"});
+void Collect(const ReduceOp& op, List& v) { v.insert(v.end(), {{op.in, "input"}, {op.out, "output"}}); }
+void Collect(const TransposeOp& op, List& v) {
+  v.insert(v.end(), {{op.in, "input"}, {op.out, "output"}});
 }
-void Collect(const ReduceOp& op, absl::InlinedVector<OpOperand, 4>& v) {
-  v.push_back({op.in, "input"});
-  v.push_back({op.out, "output"});
-}
-void Collect(const TransposeOp& op, absl::InlinedVector<OpOperand, 4>& v) {
-  v.push_back({op.in, "input"});
-  v.push_back({op.out, "output"});
-}
-void Collect(const FusedLoopOp& op, absl::InlinedVector<OpOperand, 4>& v) {
+void Collect(const FusedLoopOp& op, List& v) {
   for (const DeviceArray& p : op.params) v.push_back({&p, "param"});
   for (const DeviceArray& o : op.outs) v.push_back({&o, "out"});
 }
 
 }  // namespace
+
+bool DefinedFor(DeviceOpKind kind, DType dtype) {
+  switch (kind) {
+    case DeviceOpKind::kArange:
+      return dtype != DType::kBool;  // NumPy fills bool through its integers
+    case DeviceOpKind::kFill:
+    case DeviceOpKind::kElementwise:
+    case DeviceOpKind::kCast:
+    case DeviceOpKind::kMatmul:
+    case DeviceOpKind::kReduce:
+    case DeviceOpKind::kTranspose:
+    case DeviceOpKind::kFusedLoop:
+      return true;
+  }
+  return false;
+}
 
 const char* DeviceOpName(DeviceOpKind kind) {
   switch (kind) {

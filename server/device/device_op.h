@@ -173,6 +173,11 @@ inline DeviceOpKind KindOf(const DeviceOp& op) {
   return static_cast<DeviceOpKind>(op.index());
 }
 
+// Whether ops of `kind` exist for `dtype` at all (arange has no bool; the
+// rest take every dtype; which elementwise kinds a dtype allows is
+// ElementwiseAccepts). Backends' Supports build on it.
+bool DefinedFor(DeviceOpKind kind, DType dtype);
+
 // "fill", "arange", "elementwise", "cast", "matmul", "reduce", "transpose",
 // "fused loop".
 const char* DeviceOpName(DeviceOpKind kind);

@@ -267,9 +267,14 @@ class BackendConformanceTest : public ::testing::TestWithParam<std::string> {
 
 const char* OpName(ElementwiseKind op) { return ElementwiseName(op); }
 
-// Every binary kind.
-constexpr ElementwiseKind kOps[] = {ElementwiseKind::kAdd, ElementwiseKind::kSubtract,
-                                    ElementwiseKind::kMultiply, ElementwiseKind::kDivide};
+// Every binary kind: a new one is tested on every backend without an edit here.
+const std::vector<ElementwiseKind> kOps = [] {
+  std::vector<ElementwiseKind> ops;
+  for (ElementwiseKind k : kAllElementwiseKinds) {
+    if (Arity(k) == 2) ops.push_back(k);
+  }
+  return ops;
+}();
 
 bool Accepted(ElementwiseKind op, DType d) { return ElementwiseAccepts(op, d); }
 
@@ -755,6 +760,80 @@ TEST_P(BackendConformanceTest, BuffersFromTheBudgetedDevice) {
   EXPECT_EQ(device.budget().used(), 0);
   EXPECT_EQ(device.Allocate(int64_t{2} << 30, *s).status().code(),
             absl::StatusCode::kResourceExhausted);
+}
+
+// An array larger than its buffer is INVALID_ARGUMENT on every op, never a
+// write past the buffer (on a GPU: an illegal address that poisons it).
+TEST_P(BackendConformanceTest, ArrayLargerThanItsBufferIsRefused) {
+  Backend& b = *test_.backend;
+  Stream& s = *test_.stream;
+  absl::StatusOr<std::shared_ptr<Buffer>> buf = b.Allocate(800, s);
+  ASSERT_TRUE(buf.ok()) << buf.status();
+  const DeviceArray fits{*buf, DType::kFloat64, {100}};
+  const DeviceArray big{*buf, DType::kFloat64, {1000}};
+  EXPECT_EQ(b.Run(s, FillOp{Scalar::Float(1), &big}).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(b.Run(s, ElementwiseOp{ElementwiseKind::kAdd, {&fits, &fits}, &big}).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(b.Run(s, CastOp{&big, &fits}).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_FALSE(b.poisoned());
+  EXPECT_TRUE(b.Run(s, FillOp{Scalar::Float(1), &fits}).ok());
+  EXPECT_TRUE(s.Synchronize().ok());
+}
+
+// Buffers outlive the stream they were allocated on and may be used on
+// another stream; freeing one then waits for that stream's work.
+TEST_P(BackendConformanceTest, BuffersOutliveTheirStreamAndMoveBetweenStreams) {
+  Backend& b = *test_.backend;
+  const int64_t n = 1 << 18;
+  std::shared_ptr<Buffer> survivor;
+  {
+    std::unique_ptr<Stream> first = b.NewStream();
+    absl::StatusOr<std::shared_ptr<Buffer>> buf = b.Allocate(n * 4, *first);
+    ASSERT_TRUE(buf.ok()) << buf.status();
+    survivor = *buf;
+    const DeviceArray x{survivor, DType::kFloat32, {n}};
+    ASSERT_TRUE(b.Run(*first, FillOp{Scalar::Float(2.5), &x}).ok());
+    ASSERT_TRUE(first->Synchronize().ok());
+  }  // the first stream is gone; its buffer is not
+  {
+    std::unique_ptr<Stream> second = b.NewStream();
+    const DeviceArray x{survivor, DType::kFloat32, {n}};
+    ASSERT_TRUE(b.Run(*second, ElementwiseOp{ElementwiseKind::kAdd, {&x, &x}, &x}).ok());
+    std::vector<float> back(n);
+    ASSERT_TRUE(second->CopyToHost(*survivor, 0, back.data(), n * 4).ok());
+    EXPECT_EQ(back.front(), 5.0f);
+    EXPECT_EQ(back.back(), 5.0f);
+    // Still queued when the last owner lets go: the free waits for it.
+    ASSERT_TRUE(b.Run(*second, ElementwiseOp{ElementwiseKind::kAdd, {&x, &x}, &x}).ok());
+    survivor.reset();
+    EXPECT_TRUE(second->Synchronize().ok());
+  }
+  EXPECT_TRUE(test_.stream->Synchronize().ok());
+  EXPECT_FALSE(b.poisoned());
+}
+
+// A stream or a buffer of another device is INVALID_ARGUMENT. (A CPU stream
+// holds no device state, so the CPU backend takes any stream.)
+TEST_P(BackendConformanceTest, StreamsAndBuffersOfAnotherDeviceAreRefused) {
+  if (GetParam() == "cpu") GTEST_SKIP() << "CPU streams and buffers are host memory";
+  Backend& b = *test_.backend;
+  std::unique_ptr<Stream> foreign_stream = ref_backend_->NewStream();
+  EXPECT_EQ(b.Allocate(64, *foreign_stream).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  absl::StatusOr<std::shared_ptr<Buffer>> mine = b.Allocate(64, *test_.stream);
+  ASSERT_TRUE(mine.ok()) << mine.status();
+  const DeviceArray x{*mine, DType::kFloat64, {8}};
+  EXPECT_EQ(b.Run(*foreign_stream, FillOp{Scalar::Float(1), &x}).code(),
+            absl::StatusCode::kInvalidArgument);
+  absl::StatusOr<std::shared_ptr<Buffer>> host = ref_backend_->Allocate(64, *ref_.stream);
+  ASSERT_TRUE(host.ok()) << host.status();
+  const DeviceArray h{*host, DType::kFloat64, {8}};
+  EXPECT_EQ(b.Run(*test_.stream, CastOp{&h, &x}).code(), absl::StatusCode::kInvalidArgument);
+  std::vector<uint8_t> bytes(64);
+  EXPECT_EQ(test_.stream->CopyToDevice(bytes.data(), **host, 0, 64).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_FALSE(b.poisoned());
 }
 
 TEST_P(BackendConformanceTest, BadArgumentsAreRefused) {

@@ -118,23 +118,10 @@ class CpuBackend final : public Backend {
   }
   bool poisoned() const override { return false; }
   bool Supports(DeviceOpKind kind, DType dtype) const override {
-    switch (kind) {
-      case DeviceOpKind::kFill:
-      case DeviceOpKind::kElementwise:
-      case DeviceOpKind::kCast:
-      case DeviceOpKind::kMatmul:
-      case DeviceOpKind::kReduce:
-      case DeviceOpKind::kTranspose:
-        return true;
-      case DeviceOpKind::kArange:
-        return dtype != DType::kBool;
-      case DeviceOpKind::kFusedLoop:
-        // Implemented (the reference the CUDA fused kernels are checked
-        // against) but not preferred: op by op, in place, measured faster
-        // on CPUs.
-        return false;
-    }
-    return false;
+    // Fused loops are implemented (the reference the CUDA fused kernels are
+    // checked against) but not preferred: op by op, in place, measured
+    // faster on CPUs.
+    return kind != DeviceOpKind::kFusedLoop && DefinedFor(kind, dtype);
   }
 
   std::unique_ptr<Stream> NewStream() override { return std::make_unique<CpuStream>(); }

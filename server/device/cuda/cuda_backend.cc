@@ -228,19 +228,8 @@ std::unique_ptr<Stream> CudaBackend::NewStream() {
 }
 
 bool CudaBackend::Supports(DeviceOpKind kind, DType dtype) const {
-  switch (kind) {
-    case DeviceOpKind::kFill:
-    case DeviceOpKind::kElementwise:
-    case DeviceOpKind::kCast:
-    case DeviceOpKind::kMatmul:
-    case DeviceOpKind::kReduce:
-    case DeviceOpKind::kTranspose:
-    case DeviceOpKind::kFusedLoop:  // NVRTC-compiled, one pass (fused_loop.cc)
-      return true;
-    case DeviceOpKind::kArange:
-      return dtype != DType::kBool;
-  }
-  return false;
+  // Every op, fused loops included (NVRTC-compiled, one pass: fused_loop.cc).
+  return DefinedFor(kind, dtype);
 }
 
 absl::StatusOr<std::shared_ptr<StreamState>> CudaBackend::Resolve(
