@@ -16,11 +16,15 @@ void Collect(const ElementwiseOp& op, List& v) {
   if (Arity(op.kind) == 2) v.push_back({op.in[1], "operand b"});
   v.push_back({op.out, "output"});
 }
-void Collect(const CastOp& op, List& v) { v.insert(v.end(), {{op.in, "input"}, {op.out, "output"}}); }
+void Collect(const CastOp& op, List& v) {
+  v.insert(v.end(), {{op.in, "input"}, {op.out, "output"}});
+}
 void Collect(const MatmulOp& op, List& v) {
   v.insert(v.end(), {{op.a, "operand a"}, {op.b, "operand b"}, {op.out, "output"}});
 }
-void Collect(const ReduceOp& op, List& v) { v.insert(v.end(), {{op.in, "input"}, {op.out, "output"}}); }
+void Collect(const ReduceOp& op, List& v) {
+  v.insert(v.end(), {{op.in, "input"}, {op.out, "output"}});
+}
 void Collect(const TransposeOp& op, List& v) {
   v.insert(v.end(), {{op.in, "input"}, {op.out, "output"}});
 }

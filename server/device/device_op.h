@@ -190,8 +190,9 @@ struct OpOperand {
   const DeviceArray* array;
   const char* role;  // "operand a", "operand b", "output", "param", "out"
 };
-// Every array of `op`, inputs first, each non-null (checked by
-// CheckOperands, which Run calls before anything else).
+// Every array of `op`, inputs first (an elementwise op lists Arity(kind)
+// inputs). Pointers are as the caller set them: CheckOperands refuses null
+// ones, so after it every entry may be dereferenced.
 absl::InlinedVector<OpOperand, 4> Operands(const DeviceOp& op);
 
 // What every backend checks before running `op`: no array pointer is null,

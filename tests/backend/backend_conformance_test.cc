@@ -146,7 +146,8 @@ struct Side {
         backend->Allocate(static_cast<int64_t>(h.bytes.size()), *stream);
     if (!buf.ok()) return buf.status();
     a.buffer = *buf;
-    absl::Status s = stream->CopyToDevice(h.bytes.data(), *a.buffer, 0, static_cast<int64_t>(h.bytes.size()));
+    absl::Status s = stream->CopyToDevice(h.bytes.data(), *a.buffer, 0,
+                                          static_cast<int64_t>(h.bytes.size()));
     if (!s.ok()) return s;
     return a;
   }

@@ -304,7 +304,8 @@ TEST_F(CpuBackendTest, CastBroadcastsAndMayAliasSameItemSize) {
   EXPECT_EQ(Read<double>(same), (std::vector<double>{1, -2, 3}));
   // int32 -> float64 into the input's own buffer (overlapping, wider).
   auto big = Empty(DType::kFloat64, {4});
-  ASSERT_TRUE(stream_->CopyToDevice(std::vector<int32_t>{1, 2, 3, 4}.data(), *big.buffer, 0, 16).ok());
+  ASSERT_TRUE(
+      stream_->CopyToDevice(std::vector<int32_t>{1, 2, 3, 4}.data(), *big.buffer, 0, 16).ok());
   DeviceArray narrow{big.buffer, DType::kInt32, {4}};
   ASSERT_TRUE(backend_->Run(*stream_, CastOp{&narrow, &big}).ok());
   EXPECT_EQ(Read<double>(big), (std::vector<double>{1, 2, 3, 4}));
@@ -347,7 +348,10 @@ TEST_F(CpuBackendTest, ArangeFloatRounding) {
                                  0x1.ccccccccccccdp-1}));
   // np.arange(1, 2, 0.1): the program layer passes NumPy's delta,
   // (1 + 0.1) - 1 = 0x1.99999999999a0p-4.
-  ASSERT_TRUE(backend_->Run(*stream_, ArangeOp{Scalar::Float(1), Scalar::Float(0x1.99999999999a0p-4), &d}).ok());
+  ASSERT_TRUE(backend_
+                  ->Run(*stream_, ArangeOp{Scalar::Float(1),
+                                           Scalar::Float(0x1.99999999999a0p-4), &d})
+                  .ok());
   EXPECT_EQ(Read<double>(d),
             (std::vector<double>{0x1.0000000000000p+0, 0x1.199999999999ap+0,
                                  0x1.3333333333334p+0, 0x1.4cccccccccccep+0,
@@ -432,8 +436,10 @@ TEST_F(CpuBackendTest, SumAxisAndDtypes) {
   EXPECT_EQ(Read<double>(ds), (std::vector<double>{6.75, 9}));
 
   auto wrong = Empty(DType::kInt32, {2, 4});
-  EXPECT_EQ(backend_->Run(*stream_, ReduceOp{ReduceKind::kSum, 1, &a, &wrong}).code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(backend_->Run(*stream_, ReduceOp{ReduceKind::kSum, 3, &a, &out}).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(backend_->Run(*stream_, ReduceOp{ReduceKind::kSum, 1, &a, &wrong}).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(backend_->Run(*stream_, ReduceOp{ReduceKind::kSum, 3, &a, &out}).code(),
+            absl::StatusCode::kInvalidArgument);
   auto badshape = Empty(DType::kInt64, {2, 3});
   EXPECT_EQ(backend_->Run(*stream_, ReduceOp{ReduceKind::kSum, 1, &a, &badshape}).code(),
             absl::StatusCode::kInvalidArgument);

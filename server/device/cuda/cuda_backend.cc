@@ -328,11 +328,16 @@ absl::Status CudaStream::Live() const {
   return absl::OkStatus();
 }
 
+absl::Status CudaStream::CheckCopyOf(absl::string_view what, const Buffer& buffer,
+                                     int64_t offset, int64_t bytes, const void* host) const {
+  RETURN_IF_ERROR(Live());
+  RETURN_IF_ERROR(CheckDeviceBuffer(*device_, buffer, state_, what));
+  return CheckCopy(what, buffer, offset, bytes, host);
+}
+
 absl::Status CudaStream::CopyToDevice(const void* src, Buffer& dst, int64_t offset,
                                       int64_t bytes) {
-  RETURN_IF_ERROR(Live());
-  RETURN_IF_ERROR(CheckDeviceBuffer(*device_, dst, state_, "CopyToDevice destination"));
-  RETURN_IF_ERROR(CheckCopy("CopyToDevice", dst, offset, bytes, src));
+  RETURN_IF_ERROR(CheckCopyOf("CopyToDevice", dst, offset, bytes, src));
   if (bytes == 0) return absl::OkStatus();
   DeviceGuard guard(device_->ordinal);
   if (bytes >= kStageAbove) {
@@ -347,9 +352,7 @@ absl::Status CudaStream::CopyToDevice(const void* src, Buffer& dst, int64_t offs
 
 absl::Status CudaStream::CopyToHost(const Buffer& src, int64_t offset, void* dst,
                                     int64_t bytes) {
-  RETURN_IF_ERROR(Live());
-  RETURN_IF_ERROR(CheckDeviceBuffer(*device_, src, state_, "CopyToHost source"));
-  RETURN_IF_ERROR(CheckCopy("CopyToHost", src, offset, bytes, dst));
+  RETURN_IF_ERROR(CheckCopyOf("CopyToHost", src, offset, bytes, dst));
   if (bytes == 0) return absl::OkStatus();
   DeviceGuard guard(device_->ordinal);
   if (bytes >= kStageAbove) {

@@ -112,6 +112,10 @@ class CudaStream final : public Stream {
  private:
   // OK while the device works and this stream has a CUDA stream.
   absl::Status Live() const;
+  // What every copy checks: Live, `buffer` is memory of this device (its use
+  // here noted), the range lies inside it, `host` is not null.
+  absl::Status CheckCopyOf(absl::string_view what, const Buffer& buffer, int64_t offset,
+                           int64_t bytes, const void* host) const;
 
   std::shared_ptr<DeviceState> device_;
   std::shared_ptr<StreamState> state_;

@@ -26,7 +26,8 @@ const char* CType(DType d) {
   return "?";
 }
 static_assert(std::is_same_v<StorageType<DType::kBool>, unsigned char>);
-static_assert(sizeof(int) == ItemSize(DType::kInt32) && sizeof(long long) == ItemSize(DType::kInt64));
+static_assert(sizeof(int) == ItemSize(DType::kInt32) &&
+              sizeof(long long) == ItemSize(DType::kInt64));
 static_assert(std::is_same_v<StorageType<DType::kFloat32>, float> &&
               std::is_same_v<StorageType<DType::kFloat64>, double>);
 
