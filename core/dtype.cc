@@ -2,17 +2,6 @@
 
 namespace resident {
 
-int64_t ItemSize(DType dtype) {
-  switch (dtype) {
-    case DType::kBool: return 1;
-    case DType::kInt32: return 4;
-    case DType::kInt64: return 8;
-    case DType::kFloat32: return 4;
-    case DType::kFloat64: return 8;
-  }
-  return 0;
-}
-
 const char* DTypeName(DType dtype) {
   switch (dtype) {
     case DType::kBool: return "bool";
@@ -40,10 +29,6 @@ DType PromoteTypes(DType a, DType b) {
   if (!fa && !fb) return DType::kInt64;  // int32 + int64
   // One integer, one float: float32 cannot hold int32/int64 exactly.
   return DType::kFloat64;
-}
-
-DType SumResultType(DType d) {
-  return (d == DType::kBool || d == DType::kInt32) ? DType::kInt64 : d;
 }
 
 }  // namespace resident

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds a relocatable bundle in dist/: bin/ (resident-server, resident,
-# resident-bench), tests/ (the test binaries), lib/ (every shared library they
+# resident-bench, resident-backend-bench), tests/ (the test binaries), lib/ (every shared library they
 # need besides glibc and the NVIDIA driver), all with RPATH $ORIGIN/../lib, so
 # it runs on a GPU host that has only the driver.
 #
@@ -23,6 +23,7 @@ rm -rf dist
 mkdir -p dist/bin dist/lib dist/tests dist/data
 cp build-dist/server/rpc/resident-server build-dist/client/resident dist/bin/
 [ -f build-dist/bench/resident-bench ] && cp build-dist/bench/resident-bench dist/bin/
+[ -f build-dist/bench/resident-backend-bench ] && cp build-dist/bench/resident-backend-bench dist/bin/
 find build-dist/tests -maxdepth 2 -type f -name '*_test' -perm -u+x -exec cp {} dist/tests/ \;
 cp build-dist/tests/soak/kill_soak dist/tests/
 cp tests/cli/cli_test.sh dist/tests/
@@ -33,7 +34,8 @@ mkdir -p dist/data/oracle && cp tests/soak/oracle/*.npy dist/data/oracle/
 # Libraries: everything ldd resolves, except glibc's own and the driver's.
 skip='^(linux-vdso|libc\.so|libm\.so|libpthread|libdl\.so|librt\.so|ld-linux|libcuda\.so)'
 [ $cuda_libs -eq 0 ] && skip="$skip|^(libcublas|libcublasLt|libcudart|libnvrtc)"
-for f in dist/bin/resident-server dist/bin/resident dist/bin/resident-bench dist/tests/*_test dist/tests/kill_soak; do
+for f in dist/bin/resident-server dist/bin/resident dist/bin/resident-bench \
+    dist/bin/resident-backend-bench dist/tests/*_test dist/tests/kill_soak; do
   [ -f "$f" ] || continue
   ldd "$f" | awk '/=> \// {print $1, $3}'
 done | sort -u | while read -r name path; do

@@ -2,7 +2,7 @@
 # One whole check on a GPU host, from a bundle made by scripts/bundle.sh:
 # backend conformance on cuda:0 against the CPU reference, compute-sanitizer
 # (memcheck, racecheck), the end-to-end suites against a CUDA server, the CLI
-# test and seed job, and the benchmark. Logs go to $OUT (or ./gpu-out); a
+# test and seed job, and the benchmarks (end to end, and each device op). Logs go to $OUT (or ./gpu-out); a
 # short table is printed at the end.
 #   scripts/gpu_check.sh DIST_DIR
 set -uo pipefail
@@ -25,6 +25,7 @@ step() {  # step NAME COMMAND...: runs, logs, records pass/fail and seconds
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader >"$out/gpu.txt" 2>&1
 step conformance "$dist/tests/backend_conformance_test"
 step cpu_backend "$dist/tests/cpu_backend_test"
+[ -x "$dist/tests/cuda_fused_source_test" ] && step fused_source "$dist/tests/cuda_fused_source_test"
 step memcheck compute-sanitizer --tool memcheck --error-exitcode 1 \
   "$dist/tests/backend_conformance_test" --gtest_filter='*cuda*:-*Huge*:*Large*'
 step racecheck compute-sanitizer --tool racecheck --error-exitcode 1 \
@@ -48,6 +49,9 @@ seed() {  # the full seed job against a CUDA server
   return $rc
 }
 step seed_cuda seed
+if [ -x "$dist/bin/resident-backend-bench" ]; then
+  step backend_bench "$dist/bin/resident-backend-bench" --device cuda:0 --json "$out/backend_bench.json"
+fi
 if [ -x "$dist/bin/resident-bench" ] && [ -f "$dist/bin/run.sh" ]; then
   OUT=$out/bench step bench bash "$dist/bin/run.sh" "$dist/bin/resident-server" "$dist/bin/resident-bench" --device cuda:0
 fi
@@ -55,6 +59,7 @@ echo "--- $(cat "$out/gpu.txt")"
 cat "$summary"
 tail -8 "$out/seed_cuda.log"
 [ -f "$out/bench/table.md" ] && cat "$out/bench/table.md"
+[ -f "$out/backend_bench.log" ] && cat "$out/backend_bench.log"
 cp "$summary" "$final/"
 [ -f "$out/bench/table.md" ] && cp "$out/bench/table.md" "$final/"
 tar -C "$out" -czf "$final/logs.tgz" .

@@ -5,7 +5,10 @@
 
 #include <cstdint>
 #include <type_traits>
+#include <utility>
 
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "core/dtype.h"
@@ -37,23 +40,16 @@ inline const char* NameOf(DType dtype) { return DTypeName(dtype); }
 // of waking a worker exceeds the gain.
 inline constexpr int64_t kParallelGrain = int64_t{1} << 16;
 
-// Calls fn(T{}) with the C++ element type of `dtype` (bool is stored as one
-// byte holding 0 or 1, handled as uint8_t so arithmetic never promotes).
+// Calls fn(T{}) with T = StorageType of `dtype` (bool is uint8_t holding 0
+// or 1, so arithmetic never promotes) and returns its status; fn returns
+// absl::Status. A value naming no dtype is INVALID_ARGUMENT, never another
+// type's kernel; a dtype without a case fails to compile (VisitDType).
 template <typename Fn>
-decltype(auto) DispatchDType(DType dtype, Fn&& fn) {
-  switch (dtype) {
-    case DType::kBool:
-      return fn(uint8_t{});
-    case DType::kInt32:
-      return fn(int32_t{});
-    case DType::kInt64:
-      return fn(int64_t{});
-    case DType::kFloat32:
-      return fn(float{});
-    case DType::kFloat64:
-      break;
-  }
-  return fn(double{});
+absl::Status DispatchDType(DType dtype, Fn&& fn) {
+  return VisitDType(dtype, std::forward<Fn>(fn), [dtype] {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown dtype ", static_cast<int>(dtype)));
+  });
 }
 
 }  // namespace resident::cpu

@@ -44,7 +44,7 @@ absl::Status CastTyped(ThreadPool* pool, const ConstView& a,
 // The value Fill writes, as numpy.full(shape, value, dtype) gives it.
 template <typename T>
 T ScalarAs(const Scalar& value) {
-  if constexpr (std::is_same_v<T, uint8_t>) {
+  if constexpr (kIsBoolStorage<T>) {
     return static_cast<T>(value.as_bool());
   } else if constexpr (std::is_floating_point_v<T>) {
     return static_cast<T>(value.as_double());

@@ -21,9 +21,9 @@ namespace resident::cpu {
 // is C++'s round-to-nearest conversion.
 template <typename To, typename From>
 To ConvertElement(From x) {
-  if constexpr (std::is_same_v<To, uint8_t>) {
+  if constexpr (kIsBoolStorage<To>) {
     return static_cast<To>(x != 0);
-  } else if constexpr (std::is_same_v<From, uint8_t>) {
+  } else if constexpr (kIsBoolStorage<From>) {
     return static_cast<To>(x != 0 ? 1 : 0);
   } else if constexpr (std::is_floating_point_v<From> &&
                        std::is_integral_v<To>) {

@@ -10,10 +10,6 @@
 namespace resident::cpu {
 namespace {
 
-// Bool is stored as uint8_t 0/1; everything else is a NumPy number.
-template <typename T>
-inline constexpr bool kIsBool = std::is_same_v<T, uint8_t>;
-
 // Integer arithmetic goes through the unsigned type: wrapping, never UB.
 template <typename T>
 using Unsigned = std::make_unsigned_t<T>;
@@ -21,7 +17,7 @@ using Unsigned = std::make_unsigned_t<T>;
 struct AddOp {
   template <typename T>
   static T Apply(T x, T y) {
-    if constexpr (kIsBool<T>) {
+    if constexpr (kIsBoolStorage<T>) {
       return static_cast<T>((x | y) != 0);
     } else if constexpr (std::is_floating_point_v<T>) {
       return x + y;
@@ -47,7 +43,7 @@ struct SubtractOp {
 struct MultiplyOp {
   template <typename T>
   static T Apply(T x, T y) {
-    if constexpr (kIsBool<T>) {
+    if constexpr (kIsBoolStorage<T>) {
       return static_cast<T>(x != 0 && y != 0);
     } else if constexpr (std::is_floating_point_v<T>) {
       return x * y;
@@ -141,49 +137,48 @@ absl::Status RunOp(ThreadPool* pool, const ConstView& a, const ConstView& b,
   });
 }
 
-}  // namespace
-
-absl::Status Binary(ThreadPool* pool, ArithOp op, const ConstView& a,
-                    const ConstView& b, const MutView& out) {
-  if (a.dtype != out.dtype || b.dtype != out.dtype) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "binary op needs one dtype, got ", NameOf(a.dtype), ", ",
-        NameOf(b.dtype), " -> ", NameOf(out.dtype)));
+// Why `kind` cannot run in `dtype` (ElementwiseAccepts said no).
+absl::Status Refused(ElementwiseKind kind, DType dtype) {
+  if (kind == ElementwiseKind::kDivide) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("divide needs a float dtype, got ", NameOf(dtype)));
   }
-  const bool is_bool = out.dtype == DType::kBool;
-  switch (op) {
-    case ArithOp::kAdd:
-      return RunOp<AddOp>(pool, a, b, out);
-    case ArithOp::kMultiply:
-      return RunOp<MultiplyOp>(pool, a, b, out);
-    case ArithOp::kSubtract:
-      if (is_bool) {
-        return absl::InvalidArgumentError(
-            "subtract is not supported for bool (NumPy refuses it too)");
-      }
-      return RunOp<SubtractOp>(pool, a, b, out);
-    case ArithOp::kDivide:
-      if (!IsFloating(out.dtype)) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "divide needs a float dtype, got ", NameOf(out.dtype)));
-      }
-      return RunOp<DivideOp>(pool, a, b, out);
-  }
-  return absl::InvalidArgumentError("unknown binary op");
+  return absl::InvalidArgumentError(absl::StrCat(ElementwiseName(kind), " is not supported for ",
+                                                 NameOf(dtype), " (NumPy refuses it too)"));
 }
 
-absl::Status Negative(ThreadPool* pool, const ConstView& a, const MutView& out) {
-  if (a.dtype != out.dtype) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("negative needs one dtype, got ", NameOf(a.dtype),
-                     " -> ", NameOf(out.dtype)));
+}  // namespace
+
+absl::Status Elementwise(ThreadPool* pool, ElementwiseKind kind,
+                         absl::Span<const ConstView> in, const MutView& out) {
+  if (static_cast<int>(in.size()) != Arity(kind)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        ElementwiseName(kind), " takes ", Arity(kind), " operands, got ", in.size()));
   }
-  if (out.dtype == DType::kBool) {
-    return absl::InvalidArgumentError(
-        "negative is not supported for bool (NumPy refuses it too)");
+  for (const ConstView& v : in) {
+    if (v.dtype != out.dtype) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          ElementwiseName(kind), " needs one dtype, got ", NameOf(in[0].dtype),
+          in.size() > 1 ? ", " : "", in.size() > 1 ? NameOf(in[1].dtype) : "", " -> ",
+          NameOf(out.dtype)));
+    }
   }
-  // The second operand is ignored by NegateOp; pass a again.
-  return RunOp<NegateOp>(pool, a, a, out);
+  if (!ElementwiseAccepts(kind, out.dtype)) return Refused(kind, out.dtype);
+  // One switch over every kind (no default: a new kind fails to compile).
+  switch (kind) {
+    case ElementwiseKind::kAdd:
+      return RunOp<AddOp>(pool, in[0], in[1], out);
+    case ElementwiseKind::kSubtract:
+      return RunOp<SubtractOp>(pool, in[0], in[1], out);
+    case ElementwiseKind::kMultiply:
+      return RunOp<MultiplyOp>(pool, in[0], in[1], out);
+    case ElementwiseKind::kDivide:
+      return RunOp<DivideOp>(pool, in[0], in[1], out);
+    case ElementwiseKind::kNegative:
+      // The second operand is ignored by NegateOp; pass the input again.
+      return RunOp<NegateOp>(pool, in[0], in[0], out);
+  }
+  return absl::InvalidArgumentError("unknown elementwise kind");
 }
 
 }  // namespace resident::cpu

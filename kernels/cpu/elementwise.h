@@ -1,27 +1,29 @@
-// Elementwise arithmetic with NumPy broadcasting: add, subtract, multiply,
-// divide, negative. Float results are bit-identical to NumPy's (plain IEEE
-// operations, no FMA contraction); integer arithmetic wraps; bool add and
-// multiply are logical or / and.
+// Elementwise arithmetic with NumPy broadcasting: every ElementwiseKind (add,
+// subtract, multiply, divide, negative). Float results are bit-identical to
+// NumPy's (plain IEEE operations, no FMA contraction); integer arithmetic
+// wraps; bool add and multiply are logical or / and.
 #ifndef RESIDENT_KERNELS_CPU_ELEMENTWISE_H_
 #define RESIDENT_KERNELS_CPU_ELEMENTWISE_H_
 
 #include "absl/status/status.h"
+#include "absl/types/span.h"
+#include "core/elementwise_kind.h"
 #include "kernels/cpu/array_view.h"
 #include "kernels/cpu/thread_pool.h"
 
 namespace resident::cpu {
 
-enum class ArithOp { kAdd, kSubtract, kMultiply, kDivide };
-
-// out = a op b, a and b broadcast to out.shape. All three share one dtype.
-// Subtract on bool and divide on bool or integers are INVALID_ARGUMENT.
-// out may be the very memory of a or b (same start) when that input has
-// out's shape; any other overlap is the caller's problem.
-absl::Status Binary(ThreadPool* pool, ArithOp op, const ConstView& a,
-                    const ConstView& b, const MutView& out);
-
-// out = -a, a broadcast to out.shape; integers wrap; bool is refused.
-absl::Status Negative(ThreadPool* pool, const ConstView& a, const MutView& out);
+// out = kind(in[0], in[1]) for binary kinds, kind(in[0]) for unary ones,
+// every input broadcast to out.shape. in.size() must be Arity(kind), and all
+// share out's dtype, which ElementwiseAccepts(kind, dtype) must allow;
+// INVALID_ARGUMENT otherwise (and for shapes that do not broadcast). out may
+// be the very memory of an input (same start) of out's shape; any other
+// overlap is the caller's problem.
+//
+//   const ConstView in[] = {a, b};
+//   RETURN_IF_ERROR(Elementwise(pool, ElementwiseKind::kAdd, in, out));
+absl::Status Elementwise(ThreadPool* pool, ElementwiseKind kind,
+                         absl::Span<const ConstView> in, const MutView& out);
 
 }  // namespace resident::cpu
 

@@ -25,7 +25,7 @@ constexpr int64_t kColumnBlock = 256;
 // so the innermost loop runs along contiguous rows of b and out.
 template <typename T>
 void IntegerRow(const T* a_row, const T* b, T* out_row, int64_t k, int64_t n) {
-  using U = std::conditional_t<std::is_same_v<T, uint8_t>, uint8_t,
+  using U = std::conditional_t<kIsBoolStorage<T>, uint8_t,
                                std::make_unsigned_t<T>>;
   U* o = reinterpret_cast<U*>(out_row);
   std::fill(o, o + n, U{0});
@@ -35,7 +35,7 @@ void IntegerRow(const T* a_row, const T* b, T* out_row, int64_t k, int64_t n) {
       const U x = static_cast<U>(a_row[p]);
       if (x == 0) continue;
       const T* b_row = b + p * n;
-      if constexpr (std::is_same_v<T, uint8_t>) {
+      if constexpr (kIsBoolStorage<T>) {
         for (int64_t j = j0; j < j1; ++j) o[j] |= static_cast<U>(b_row[j] != 0);
       } else {
         for (int64_t j = j0; j < j1; ++j) {
@@ -120,29 +120,17 @@ absl::Status Matmul(ThreadPool* pool, DType dtype, const MatmulDims& d,
         "matmul dimension over BLAS's int range: m=", d.m, " k=", d.k,
         " n=", d.n));
   }
-  switch (dtype) {
-    case DType::kFloat32:
-      BlasMatmul(d, static_cast<const float*>(a), static_cast<const float*>(b),
-                 static_cast<float*>(out));
-      break;
-    case DType::kFloat64:
-      BlasMatmul(d, static_cast<const double*>(a),
-                 static_cast<const double*>(b), static_cast<double*>(out));
-      break;
-    case DType::kBool:
-      IntegerMatmul(pool, d, static_cast<const uint8_t*>(a),
-                    static_cast<const uint8_t*>(b), static_cast<uint8_t*>(out));
-      break;
-    case DType::kInt32:
-      IntegerMatmul(pool, d, static_cast<const int32_t*>(a),
-                    static_cast<const int32_t*>(b), static_cast<int32_t*>(out));
-      break;
-    case DType::kInt64:
-      IntegerMatmul(pool, d, static_cast<const int64_t*>(a),
-                    static_cast<const int64_t*>(b), static_cast<int64_t*>(out));
-      break;
-  }
-  return absl::OkStatus();
+  return DispatchDType(dtype, [&](auto zero) {
+    using T = decltype(zero);
+    const T* ta = static_cast<const T*>(a);
+    const T* tb = static_cast<const T*>(b);
+    if constexpr (std::is_floating_point_v<T>) {
+      BlasMatmul(d, ta, tb, static_cast<T*>(out));
+    } else {  // bool (or of ands) and integers (wrapping)
+      IntegerMatmul(pool, d, ta, tb, static_cast<T*>(out));
+    }
+    return absl::OkStatus();
+  });
 }
 
 }  // namespace resident::cpu

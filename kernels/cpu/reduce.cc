@@ -218,12 +218,12 @@ absl::Status Sum(ThreadPool* pool, const ConstView& a, std::optional<int> axis,
                      ShapeString(expected), ", not ", ShapeString(out.shape)));
   }
   if (outer == 0 || inner == 0) return absl::OkStatus();  // empty output
-  DispatchDType(a.dtype, [&](auto zero) {
+  return DispatchDType(a.dtype, [&](auto zero) {
     using T = decltype(zero);
     SumTyped<T>(pool, static_cast<const T*>(a.data), outer, len, inner,
                 out.data);
+    return absl::OkStatus();
   });
-  return absl::OkStatus();
 }
 
 }  // namespace resident::cpu

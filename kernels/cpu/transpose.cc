@@ -140,10 +140,13 @@ absl::Status Transpose(ThreadPool* pool, const ConstView& a,
       TransposeTyped(pool, plan, static_cast<const uint32_t*>(a.data),
                      static_cast<uint32_t*>(out.data));
       break;
-    default:
+    case 8:
       TransposeTyped(pool, plan, static_cast<const uint64_t*>(a.data),
                      static_cast<uint64_t*>(out.data));
       break;
+    default:  // never a silent wrong width: a new item size needs its word
+      return absl::InvalidArgumentError(absl::StrCat(
+          "transpose has no kernel for ", ItemSize(a.dtype), "-byte elements"));
   }
   return absl::OkStatus();
 }

@@ -61,53 +61,49 @@ cudaError_t LaunchStrided(const LaunchContext& ctx, const void* a, void* out,
   return cudaGetLastError();
 }
 
-int ItemBytes(ElemType t) {
-  switch (t) {
-    case ElemType::kBool:
-      return 1;
-    case ElemType::kInt32:
-    case ElemType::kFloat32:
-      return 4;
-    case ElemType::kInt64:
-    case ElemType::kFloat64:
-      return 8;
-  }
-  return 0;
-}
-
-}  // namespace
-
-cudaError_t CastContiguous(const LaunchContext& ctx, ElemType from,
-                           ElemType to, const void* a, void* out, int64_t n) {
-  if (n <= 0) return cudaSuccess;
-  if (from == to) {
-    if (a == out) return cudaSuccess;
-    return cudaMemcpyAsync(out, a, static_cast<size_t>(n * ItemBytes(from)),
-                           cudaMemcpyDeviceToDevice, ctx.stream);
-  }
+// Calls f(From{}, To{}) for two different dtypes; same-dtype casts are
+// copies, which the callers do themselves.
+template <typename F>
+cudaError_t DispatchPair(DType from, DType to, F&& f) {
   return DispatchType(from, [&](auto from_tag) -> cudaError_t {
     using From = decltype(from_tag);
     return DispatchType(to, [&](auto to_tag) -> cudaError_t {
       using To = decltype(to_tag);
       if constexpr (std::is_same_v<From, To>) {
-        return cudaErrorInvalidValue;  // handled above
+        return cudaErrorInvalidValue;  // a copy: handled by the caller
       } else {
-        CastContiguousKernel<From, To>
-            <<<GridFor(ctx, n / kUnroll + 1, kThreads), kThreads, 0,
-               ctx.stream>>>(static_cast<const From*>(a), static_cast<To*>(out),
-                             n);
-        return cudaGetLastError();
+        return f(from_tag, to_tag);
       }
     });
   });
 }
 
-cudaError_t CastStrided(const LaunchContext& ctx, ElemType from, ElemType to,
+}  // namespace
+
+cudaError_t CastContiguous(const LaunchContext& ctx, DType from,
+                           DType to, const void* a, void* out, int64_t n) {
+  if (n <= 0) return cudaSuccess;
+  if (from == to) {
+    if (a == out) return cudaSuccess;
+    return cudaMemcpyAsync(out, a, static_cast<size_t>(n * ItemSize(from)),
+                           cudaMemcpyDeviceToDevice, ctx.stream);
+  }
+  return DispatchPair(from, to, [&](auto from_tag, auto to_tag) -> cudaError_t {
+    using From = decltype(from_tag);
+    using To = decltype(to_tag);
+    CastContiguousKernel<From, To>
+        <<<GridFor(ctx, n / kUnroll + 1, kThreads), kThreads, 0, ctx.stream>>>(
+            static_cast<const From*>(a), static_cast<To*>(out), n);
+    return cudaGetLastError();
+  });
+}
+
+cudaError_t CastStrided(const LaunchContext& ctx, DType from, DType to,
                         const void* a, void* out, const StridedLayout& layout) {
   const int64_t n = LayoutElements(layout);
   if (n <= 0) return cudaSuccess;
   if (from == to) {
-    switch (ItemBytes(from)) {
+    switch (ItemSize(from)) {
       case 1:
         return LaunchStrided<uint8_t, uint8_t>(ctx, a, out, layout, n);
       case 4:
@@ -115,18 +111,10 @@ cudaError_t CastStrided(const LaunchContext& ctx, ElemType from, ElemType to,
       case 8:
         return LaunchStrided<uint64_t, uint64_t>(ctx, a, out, layout, n);
     }
-    return cudaErrorInvalidValue;
+    return cudaErrorInvalidValue;  // an item size without a copy kernel
   }
-  return DispatchType(from, [&](auto from_tag) -> cudaError_t {
-    using From = decltype(from_tag);
-    return DispatchType(to, [&](auto to_tag) -> cudaError_t {
-      using To = decltype(to_tag);
-      if constexpr (std::is_same_v<From, To>) {
-        return cudaErrorInvalidValue;  // handled above
-      } else {
-        return LaunchStrided<From, To>(ctx, a, out, layout, n);
-      }
-    });
+  return DispatchPair(from, to, [&](auto from_tag, auto to_tag) -> cudaError_t {
+    return LaunchStrided<decltype(from_tag), decltype(to_tag)>(ctx, a, out, layout, n);
   });
 }
 

@@ -1,4 +1,4 @@
-// Shared device-side pieces of the CUDA kernels: element types, conversions
+// Shared device-side pieces of the CUDA kernels: dtype dispatch, conversions
 // with NumPy's semantics, grid sizing, vector packs and strided indexing.
 // Internal to kernels/cuda; only .cu files include it.
 #ifndef RESIDENT_KERNELS_CUDA_COMMON_CUH_
@@ -27,17 +27,14 @@ inline unsigned GridFor(const LaunchContext& ctx, int64_t work_items,
   return static_cast<unsigned>(blocks);
 }
 
+// Bool's storage type (core/dtype.h: one byte, 0 or 1): kernels recognise
+// bool by it, and read any byte without undefined behaviour.
+template <typename T>
+inline constexpr bool kIsBool = kIsBoolStorage<T>;
+
 // Unsigned type of the same width, for wrapping integer arithmetic.
 template <typename T>
-struct Unsigned {
-  using type = std::make_unsigned_t<T>;
-};
-template <>
-struct Unsigned<bool> {
-  using type = bool;
-};
-template <typename T>
-using UnsignedT = typename Unsigned<T>::type;
+using UnsignedT = std::make_unsigned_t<T>;
 
 // --- conversions (Cast's semantics) ------------------------------------------
 
@@ -61,10 +58,10 @@ template <typename To, typename From>
 __device__ __forceinline__ To Convert(From x) {
   if constexpr (std::is_same_v<To, From>) {
     return x;
-  } else if constexpr (std::is_same_v<To, bool>) {
-    return x != From(0);  // NaN != 0 is true, as in NumPy
-  } else if constexpr (std::is_same_v<From, bool>) {
-    return x ? To(1) : To(0);
+  } else if constexpr (kIsBool<To>) {
+    return static_cast<To>(x != From(0));  // NaN != 0 is true, as in NumPy
+  } else if constexpr (kIsBool<From>) {
+    return x != From(0) ? To(1) : To(0);
   } else if constexpr (std::is_integral_v<To> && std::is_integral_v<From>) {
     return static_cast<To>(x);  // sign-extends, or wraps modulo 2^bits (C++20)
   } else if constexpr (std::is_integral_v<To>) {
@@ -116,22 +113,11 @@ inline int64_t LayoutElements(const StridedLayout& layout) {
   return n;
 }
 
-// Dispatches a generic lambda on the C++ type of an ElemType.
+// Calls f(T{}) with T = StorageType of `t` (core's one table, shared with
+// the CPU kernels); a value naming no dtype is cudaErrorInvalidValue.
 template <typename F>
-cudaError_t DispatchType(ElemType t, F&& f) {
-  switch (t) {
-    case ElemType::kBool:
-      return f(bool{});
-    case ElemType::kInt32:
-      return f(int32_t{});
-    case ElemType::kInt64:
-      return f(int64_t{});
-    case ElemType::kFloat32:
-      return f(float{});
-    case ElemType::kFloat64:
-      return f(double{});
-  }
-  return cudaErrorInvalidValue;
+cudaError_t DispatchType(DType t, F&& f) {
+  return VisitDType(t, static_cast<F&&>(f), [] { return cudaErrorInvalidValue; });
 }
 
 }  // namespace resident::cuda_kernels

@@ -13,24 +13,26 @@
 namespace resident::cuda_kernels {
 namespace {
 
-template <typename T, BinaryOpKind kOp>
+template <typename T, ElementwiseKind kOp>
 struct BinaryFn {
   __device__ __forceinline__ T operator()(T x, T y) const {
-    if constexpr (std::is_same_v<T, bool>) {
-      static_assert(kOp == BinaryOpKind::kAdd || kOp == BinaryOpKind::kMultiply);
-      return kOp == BinaryOpKind::kAdd ? (x || y) : (x && y);
+    static_assert(kOp != ElementwiseKind::kNegative, "negative is Negate's");
+    if constexpr (kIsBool<T>) {
+      static_assert(kOp == ElementwiseKind::kAdd || kOp == ElementwiseKind::kMultiply);
+      return kOp == ElementwiseKind::kAdd ? static_cast<T>(x != 0 || y != 0)
+                                          : static_cast<T>(x != 0 && y != 0);
     } else if constexpr (std::is_integral_v<T>) {
       using U = UnsignedT<T>;
       const U ux = static_cast<U>(x), uy = static_cast<U>(y);
-      if constexpr (kOp == BinaryOpKind::kAdd) return static_cast<T>(ux + uy);
-      if constexpr (kOp == BinaryOpKind::kSubtract) return static_cast<T>(ux - uy);
-      if constexpr (kOp == BinaryOpKind::kMultiply) return static_cast<T>(ux * uy);
-      static_assert(kOp != BinaryOpKind::kDivide, "no integer division");
+      if constexpr (kOp == ElementwiseKind::kAdd) return static_cast<T>(ux + uy);
+      if constexpr (kOp == ElementwiseKind::kSubtract) return static_cast<T>(ux - uy);
+      if constexpr (kOp == ElementwiseKind::kMultiply) return static_cast<T>(ux * uy);
+      static_assert(kOp != ElementwiseKind::kDivide, "no integer division");
     } else {
-      if constexpr (kOp == BinaryOpKind::kAdd) return x + y;
-      if constexpr (kOp == BinaryOpKind::kSubtract) return x - y;
-      if constexpr (kOp == BinaryOpKind::kMultiply) return x * y;
-      if constexpr (kOp == BinaryOpKind::kDivide) return x / y;  // IEEE (-prec-div)
+      if constexpr (kOp == ElementwiseKind::kAdd) return x + y;
+      if constexpr (kOp == ElementwiseKind::kSubtract) return x - y;
+      if constexpr (kOp == ElementwiseKind::kMultiply) return x * y;
+      if constexpr (kOp == ElementwiseKind::kDivide) return x / y;  // IEEE (-prec-div)
     }
   }
 };
@@ -40,7 +42,7 @@ enum class Mode { kBoth, kSelf, kScalarRight, kScalarLeft };
 
 constexpr int kUnroll = 4;  // packs in flight per thread
 
-template <typename T, BinaryOpKind kOp, Mode kMode, int V>
+template <typename T, ElementwiseKind kOp, Mode kMode, int V>
 __global__ void __launch_bounds__(kThreads)
     BinaryContiguousKernel(const T* a, const T* b, T* out, int64_t n) {
   using P = Pack<T, V>;
@@ -94,7 +96,7 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-template <typename T, BinaryOpKind kOp, typename IndexT>
+template <typename T, ElementwiseKind kOp, typename IndexT>
 __global__ void __launch_bounds__(kThreads)
     BinaryStridedKernel(const T* a, const T* b, T* out,
                         const StridedLayout layout, int64_t n) {
@@ -108,7 +110,7 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-template <typename T, BinaryOpKind kOp, Mode kMode>
+template <typename T, ElementwiseKind kOp, Mode kMode>
 cudaError_t LaunchContiguous(const LaunchContext& ctx, const T* a, const T* b,
                              T* out, int64_t n) {
   if (n <= 0) return cudaSuccess;
@@ -133,8 +135,8 @@ cudaError_t LaunchContiguous(const LaunchContext& ctx, const T* a, const T* b,
 
 // Calls f(T{}, integral_constant<op>) for the (type, op) pairs that exist.
 template <typename F>
-cudaError_t DispatchBinary(ElemType t, BinaryOpKind op, F&& f) {
-  using K = BinaryOpKind;
+cudaError_t DispatchBinary(DType t, ElementwiseKind op, F&& f) {
+  using K = ElementwiseKind;
   auto with_type = [&](auto tag) -> cudaError_t {
     using T = decltype(tag);
     switch (op) {
@@ -143,7 +145,7 @@ cudaError_t DispatchBinary(ElemType t, BinaryOpKind op, F&& f) {
       case K::kMultiply:
         return f(tag, std::integral_constant<K, K::kMultiply>{});
       case K::kSubtract:
-        if constexpr (std::is_same_v<T, bool>) {
+        if constexpr (kIsBool<T>) {
           return cudaErrorInvalidValue;
         } else {
           return f(tag, std::integral_constant<K, K::kSubtract>{});
@@ -154,6 +156,8 @@ cudaError_t DispatchBinary(ElemType t, BinaryOpKind op, F&& f) {
         } else {
           return cudaErrorInvalidValue;
         }
+      case K::kNegative:  // unary: Negate
+        return cudaErrorInvalidValue;
     }
     return cudaErrorInvalidValue;
   };
@@ -181,12 +185,12 @@ __global__ void __launch_bounds__(kThreads)
 
 }  // namespace
 
-cudaError_t BinaryContiguous(const LaunchContext& ctx, ElemType t,
-                             BinaryOpKind op, const void* a, const void* b,
+cudaError_t BinaryContiguous(const LaunchContext& ctx, DType t,
+                             ElementwiseKind op, const void* a, const void* b,
                              void* out, int64_t n) {
   return DispatchBinary(t, op, [&](auto tag, auto op_c) -> cudaError_t {
     using T = decltype(tag);
-    constexpr BinaryOpKind kOp = decltype(op_c)::value;
+    constexpr ElementwiseKind kOp = decltype(op_c)::value;
     const T* ta = static_cast<const T*>(a);
     const T* tb = static_cast<const T*>(b);
     if (ta == tb) {
@@ -198,12 +202,12 @@ cudaError_t BinaryContiguous(const LaunchContext& ctx, ElemType t,
   });
 }
 
-cudaError_t BinaryScalar(const LaunchContext& ctx, ElemType t, BinaryOpKind op,
+cudaError_t BinaryScalar(const LaunchContext& ctx, DType t, ElementwiseKind op,
                          const void* a, const void* scalar, bool scalar_on_left,
                          void* out, int64_t n) {
   return DispatchBinary(t, op, [&](auto tag, auto op_c) -> cudaError_t {
     using T = decltype(tag);
-    constexpr BinaryOpKind kOp = decltype(op_c)::value;
+    constexpr ElementwiseKind kOp = decltype(op_c)::value;
     const T* ta = static_cast<const T*>(a);
     const T* ts = static_cast<const T*>(scalar);
     if (scalar_on_left) {
@@ -215,14 +219,14 @@ cudaError_t BinaryScalar(const LaunchContext& ctx, ElemType t, BinaryOpKind op,
   });
 }
 
-cudaError_t BinaryStrided(const LaunchContext& ctx, ElemType t,
-                          BinaryOpKind op, const void* a, const void* b,
+cudaError_t BinaryStrided(const LaunchContext& ctx, DType t,
+                          ElementwiseKind op, const void* a, const void* b,
                           void* out, const StridedLayout& layout) {
   const int64_t n = LayoutElements(layout);
   if (n <= 0) return cudaSuccess;
   return DispatchBinary(t, op, [&](auto tag, auto op_c) -> cudaError_t {
     using T = decltype(tag);
-    constexpr BinaryOpKind kOp = decltype(op_c)::value;
+    constexpr ElementwiseKind kOp = decltype(op_c)::value;
     const unsigned grid = GridFor(ctx, n, kThreads);
     if (n <= INT64_C(0xffffffff)) {
       BinaryStridedKernel<T, kOp, uint32_t><<<grid, kThreads, 0, ctx.stream>>>(
@@ -237,12 +241,12 @@ cudaError_t BinaryStrided(const LaunchContext& ctx, ElemType t,
   });
 }
 
-cudaError_t Negate(const LaunchContext& ctx, ElemType t, const void* a,
+cudaError_t Negate(const LaunchContext& ctx, DType t, const void* a,
                    void* out, int64_t n) {
   if (n <= 0) return cudaSuccess;
   return DispatchType(t, [&](auto tag) -> cudaError_t {
     using T = decltype(tag);
-    if constexpr (std::is_same_v<T, bool>) {
+    if constexpr (kIsBool<T>) {
       return cudaErrorInvalidValue;
     } else {
       NegateKernel<T><<<GridFor(ctx, n, kThreads), kThreads, 0, ctx.stream>>>(

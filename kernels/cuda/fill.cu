@@ -82,12 +82,12 @@ cudaError_t FillBits(const LaunchContext& ctx, void* out, int item_size,
   return cudaErrorInvalidValue;
 }
 
-cudaError_t ArangeInt(const LaunchContext& ctx, ElemType t, int64_t start,
+cudaError_t ArangeInt(const LaunchContext& ctx, DType t, int64_t start,
                       int64_t delta, void* out, int64_t n) {
   if (n <= 0) return cudaSuccess;
   return DispatchType(t, [&](auto tag) -> cudaError_t {
     using T = decltype(tag);
-    if constexpr (std::is_floating_point_v<T> || std::is_same_v<T, bool>) {
+    if constexpr (std::is_floating_point_v<T> || kIsBool<T>) {
       return cudaErrorInvalidValue;
     } else {
       ArangeIntKernel<T><<<GridFor(ctx, n, kThreads), kThreads, 0, ctx.stream>>>(
@@ -98,7 +98,7 @@ cudaError_t ArangeInt(const LaunchContext& ctx, ElemType t, int64_t start,
   });
 }
 
-cudaError_t ArangeFloat(const LaunchContext& ctx, ElemType t, double start,
+cudaError_t ArangeFloat(const LaunchContext& ctx, DType t, double start,
                         double delta, void* out, int64_t n) {
   if (n <= 0) return cudaSuccess;
   return DispatchType(t, [&](auto tag) -> cudaError_t {

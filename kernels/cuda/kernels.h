@@ -1,14 +1,17 @@
 // CUDA kernels of the CUDA backend, behind plain C++ launch functions.
 //
 // This header is plain C++: server/device/cuda/*.cc include it without
-// nvcc. The only CUDA types it names are cudaStream_t and cudaError_t. Every
+// nvcc. The only CUDA types it names are cudaStream_t and cudaError_t; the
+// element types and elementwise ops are core's DType and ElementwiseKind, the
+// same vocabulary the CPU kernels and the backends use (a bool element is
+// StorageType<kBool>, one uint8_t byte, on both). Every
 // launch function queues work on `ctx.stream` and returns the launch error
 // (cudaGetLastError), cudaSuccess when nothing needed launching.
 //
 // The caller has validated everything (dtypes, shapes, sizes, strides); these
 // functions trust their arguments. Element counts and strides are in
 // elements, never bytes. Semantics follow NumPy as the CPU reference defines
-// them (server/device/backend.h): elementwise float results bit-identical
+// them (server/device/device_op.h): elementwise float results bit-identical
 // (compiled with --fmad=false, plain IEEE operations), integers wrap, bool
 // add/multiply are or/and.
 #ifndef RESIDENT_KERNELS_CUDA_KERNELS_H_
@@ -19,13 +22,10 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "core/dtype.h"
+#include "core/elementwise_kind.h"
+
 namespace resident::cuda_kernels {
-
-// Element types, in the same order as resident::DType (the backend maps
-// them; kernels do not depend on core).
-enum class ElemType : int { kBool, kInt32, kInt64, kFloat32, kFloat64 };
-
-enum class BinaryOpKind : int { kAdd, kSubtract, kMultiply, kDivide };
 
 // Where and how wide to launch.
 struct LaunchContext {
@@ -48,23 +48,24 @@ struct StridedLayout {
 
 // --- elementwise.cu ----------------------------------------------------------
 
-// out[i] = a[i] op b[i], n elements, all contiguous. a, b and out may alias
-// (a == b is detected and read once).
-cudaError_t BinaryContiguous(const LaunchContext& ctx, ElemType t,
-                             BinaryOpKind op, const void* a, const void* b,
+// out[i] = a[i] op b[i], n elements, all contiguous, for a binary `op`
+// (kNegative, or an op `t` does not accept, is cudaErrorInvalidValue). a, b
+// and out may alias (a == b is detected and read once).
+cudaError_t BinaryContiguous(const LaunchContext& ctx, DType t,
+                             ElementwiseKind op, const void* a, const void* b,
                              void* out, int64_t n);
 // One operand is a single element: out[i] = a[i] op s (scalar_on_left:
 // s op a[i]). `scalar` is a device pointer to that element.
-cudaError_t BinaryScalar(const LaunchContext& ctx, ElemType t, BinaryOpKind op,
+cudaError_t BinaryScalar(const LaunchContext& ctx, DType t, ElementwiseKind op,
                          const void* a, const void* scalar, bool scalar_on_left,
                          void* out, int64_t n);
 // General broadcasting: out (contiguous, layout.shape) = a op b with a's
 // strides in layout.stride[0] and b's in layout.stride[1].
-cudaError_t BinaryStrided(const LaunchContext& ctx, ElemType t,
-                          BinaryOpKind op, const void* a, const void* b,
+cudaError_t BinaryStrided(const LaunchContext& ctx, DType t,
+                          ElementwiseKind op, const void* a, const void* b,
                           void* out, const StridedLayout& layout);
 // out[i] = -a[i] (integers wrap), n contiguous elements; may alias.
-cudaError_t Negate(const LaunchContext& ctx, ElemType t, const void* a,
+cudaError_t Negate(const LaunchContext& ctx, DType t, const void* a,
                    void* out, int64_t n);
 
 // --- cast.cu -----------------------------------------------------------------
@@ -72,11 +73,11 @@ cudaError_t Negate(const LaunchContext& ctx, ElemType t, const void* a,
 // out[i] = convert(a[i]) for n contiguous elements. Float to integer
 // truncates toward zero; NaN and out-of-range give the integer minimum;
 // anything to bool is != 0. from == to is a copy.
-cudaError_t CastContiguous(const LaunchContext& ctx, ElemType from,
-                           ElemType to, const void* a, void* out, int64_t n);
+cudaError_t CastContiguous(const LaunchContext& ctx, DType from,
+                           DType to, const void* a, void* out, int64_t n);
 // The same with a strided/broadcast input: out (contiguous, layout.shape)
 // reads a through layout.stride[0]. Also used for transposes.
-cudaError_t CastStrided(const LaunchContext& ctx, ElemType from, ElemType to,
+cudaError_t CastStrided(const LaunchContext& ctx, DType from, DType to,
                         const void* a, void* out, const StridedLayout& layout);
 
 // --- fill.cu -----------------------------------------------------------------
@@ -88,31 +89,28 @@ cudaError_t FillBits(const LaunchContext& ctx, void* out, int item_size,
 // out[i] = start + T(i) * delta in T = t's own arithmetic (NumPy's arange
 // fill): wrapping for int32/int64; for float32/float64 start and delta are
 // first rounded to T. Not for bool.
-cudaError_t ArangeInt(const LaunchContext& ctx, ElemType t, int64_t start,
+cudaError_t ArangeInt(const LaunchContext& ctx, DType t, int64_t start,
                       int64_t delta, void* out, int64_t n);
-cudaError_t ArangeFloat(const LaunchContext& ctx, ElemType t, double start,
+cudaError_t ArangeFloat(const LaunchContext& ctx, DType t, double start,
                         double delta, void* out, int64_t n);
 
 // --- reduce.cu ---------------------------------------------------------------
 
-// The dtype numpy.sum gives: bool and int32 -> int64, others unchanged.
-ElemType SumType(ElemType t);
-
-// Sum of all n elements of `in` into out[0] (type SumType(t)). Integers
+// Sum of all n elements of `in` into out[0] (type SumResultType(t)). Integers
 // accumulate in wrapping 64-bit arithmetic, float32 and float64 in double.
 // n == 0 writes 0. Needs SumAllTempBytes() bytes of device scratch `temp`
 // (nullptr when that is 0), which must stay allocated until the work is done
 // (a stream-ordered free after the launch does that).
-size_t SumAllTempBytes(const LaunchContext& ctx, ElemType t, int64_t n);
-cudaError_t SumAll(const LaunchContext& ctx, ElemType t, const void* in,
+size_t SumAllTempBytes(const LaunchContext& ctx, DType t, int64_t n);
+cudaError_t SumAll(const LaunchContext& ctx, DType t, const void* in,
                    int64_t n, void* out, void* temp, size_t temp_bytes);
 
 // Sum over the middle axis of `in` viewed as [outer, len, inner] into out
 // [outer, inner], with SumAll's accumulation and scratch protocol (scratch
 // is needed when the axis is long and the output small, to split the axis).
-size_t SumAxisTempBytes(const LaunchContext& ctx, ElemType t, int64_t outer,
+size_t SumAxisTempBytes(const LaunchContext& ctx, DType t, int64_t outer,
                         int64_t len, int64_t inner);
-cudaError_t SumAxis(const LaunchContext& ctx, ElemType t, const void* in,
+cudaError_t SumAxis(const LaunchContext& ctx, DType t, const void* in,
                     int64_t outer, int64_t len, int64_t inner, void* out,
                     void* temp, size_t temp_bytes);
 
@@ -121,7 +119,7 @@ cudaError_t SumAxis(const LaunchContext& ctx, ElemType t, const void* in,
 // Row-major batched out[i] (m x n) = a[i] (m x k) @ b[i] (k x n) for bool
 // (or of ands), int32 and int64 (wrapping). a[i] starts at i * a_stride.
 // k == 0 writes zeros. Floats go through cuBLAS in the backend.
-cudaError_t MatmulInt(const LaunchContext& ctx, ElemType t, const void* a,
+cudaError_t MatmulInt(const LaunchContext& ctx, DType t, const void* a,
                       const void* b, void* out, int64_t batch, int64_t m,
                       int64_t k, int64_t n, int64_t a_stride, int64_t b_stride);
 

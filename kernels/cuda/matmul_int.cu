@@ -16,25 +16,24 @@ constexpr int kRowsPerThread = 4;  // kTile / (kThreads / kTile)
 // Wrapping multiply-accumulate in unsigned arithmetic; bool is or of ands.
 template <typename T>
 struct IntMac {
-  using Acc = std::conditional_t<std::is_same_v<T, bool>, uint32_t,
-                                 UnsignedT<T>>;
+  using Acc = std::conditional_t<kIsBool<T>, uint32_t, UnsignedT<T>>;
   __device__ __forceinline__ static Acc Load(T x) {
-    if constexpr (std::is_same_v<T, bool>) {
-      return x ? 1u : 0u;
+    if constexpr (kIsBool<T>) {
+      return x != 0 ? 1u : 0u;
     } else {
       return static_cast<Acc>(x);
     }
   }
   __device__ __forceinline__ static Acc Step(Acc acc, Acc x, Acc y) {
-    if constexpr (std::is_same_v<T, bool>) {
+    if constexpr (kIsBool<T>) {
       return acc | (x & y);
     } else {
       return acc + x * y;
     }
   }
   __device__ __forceinline__ static T Store(Acc acc) {
-    if constexpr (std::is_same_v<T, bool>) {
-      return acc != 0;
+    if constexpr (kIsBool<T>) {
+      return static_cast<T>(acc != 0);
     } else {
       return static_cast<T>(acc);
     }
@@ -93,7 +92,7 @@ __global__ void __launch_bounds__(kThreads)
 
 }  // namespace
 
-cudaError_t MatmulInt(const LaunchContext& ctx, ElemType t, const void* a,
+cudaError_t MatmulInt(const LaunchContext& ctx, DType t, const void* a,
                       const void* b, void* out, int64_t batch, int64_t m,
                       int64_t k, int64_t n, int64_t a_stride,
                       int64_t b_stride) {

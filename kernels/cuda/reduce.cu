@@ -31,8 +31,8 @@ struct AddOp {
 
 template <typename Acc, typename T>
 __device__ __forceinline__ Acc ToAcc(T x) {
-  if constexpr (std::is_same_v<T, bool>) {
-    return x ? Acc(1) : Acc(0);
+  if constexpr (kIsBool<T>) {
+    return x != 0 ? Acc(1) : Acc(0);
   } else if constexpr (std::is_integral_v<T>) {
     return static_cast<Acc>(static_cast<int64_t>(x));  // sign-extend, wrap
   } else {
@@ -213,7 +213,7 @@ cudaError_t SumAxisTyped(const LaunchContext& ctx, const T* in, int64_t outer,
                                    {outer, chunks, inner, 1, chunks});
 }
 
-cudaError_t Dispatch(const LaunchContext& ctx, ElemType t, const void* in,
+cudaError_t Dispatch(const LaunchContext& ctx, DType t, const void* in,
                      int64_t outer, int64_t len, int64_t inner, void* out,
                      void* temp, size_t* temp_bytes, bool run) {
   return DispatchType(t, [&](auto tag) -> cudaError_t {
@@ -225,11 +225,7 @@ cudaError_t Dispatch(const LaunchContext& ctx, ElemType t, const void* in,
 
 }  // namespace
 
-ElemType SumType(ElemType t) {
-  return t == ElemType::kBool || t == ElemType::kInt32 ? ElemType::kInt64 : t;
-}
-
-size_t SumAxisTempBytes(const LaunchContext& ctx, ElemType t, int64_t outer,
+size_t SumAxisTempBytes(const LaunchContext& ctx, DType t, int64_t outer,
                         int64_t len, int64_t inner) {
   size_t bytes = 0;
   if (Dispatch(ctx, t, nullptr, outer, len, inner, nullptr, nullptr, &bytes,
@@ -239,7 +235,7 @@ size_t SumAxisTempBytes(const LaunchContext& ctx, ElemType t, int64_t outer,
   return bytes;
 }
 
-cudaError_t SumAxis(const LaunchContext& ctx, ElemType t, const void* in,
+cudaError_t SumAxis(const LaunchContext& ctx, DType t, const void* in,
                     int64_t outer, int64_t len, int64_t inner, void* out,
                     void* temp, size_t temp_bytes) {
   if (outer * inner == 0) return cudaSuccess;
@@ -247,11 +243,11 @@ cudaError_t SumAxis(const LaunchContext& ctx, ElemType t, const void* in,
                   /*run=*/true);
 }
 
-size_t SumAllTempBytes(const LaunchContext& ctx, ElemType t, int64_t n) {
+size_t SumAllTempBytes(const LaunchContext& ctx, DType t, int64_t n) {
   return SumAxisTempBytes(ctx, t, 1, n, 1);
 }
 
-cudaError_t SumAll(const LaunchContext& ctx, ElemType t, const void* in,
+cudaError_t SumAll(const LaunchContext& ctx, DType t, const void* in,
                    int64_t n, void* out, void* temp, size_t temp_bytes) {
   return SumAxis(ctx, t, in, 1, n, 1, out, temp, temp_bytes);
 }

@@ -15,6 +15,18 @@ namespace {
 // call's deadline again (tens of ms on a CPU core, far less on a GPU).
 constexpr int64_t kFusedWorkPerRound = int64_t{1} << 27;
 
+// Whether `backend` should run `spec` as one fused pass: it supports fused
+// loops in every dtype the loop holds.
+bool ShouldFuse(const Backend& backend, const FusedLoopSpec& spec) {
+  for (DType d : spec.param_dtypes) {
+    if (!backend.Supports(DeviceOpKind::kFusedLoop, d)) return false;
+  }
+  for (const FusedLoopSpec::Step& st : spec.steps) {
+    if (!backend.Supports(DeviceOpKind::kFusedLoop, st.dtype)) return false;
+  }
+  return true;
+}
+
 class Executor {
  public:
   Executor(const Plan& plan, OpContext ctx, const ExecOptions& options)
@@ -75,10 +87,13 @@ absl::Status Executor::RunLoop(const Instruction& ins, const PlannedScope& body,
                                int first_output) {
   const Program& prog = *ins.body;
   const size_t carried = prog.yields.size();
-  if (ctx_.device.backend().SupportsFusedLoop()) {
+  Backend& backend = ctx_.device.backend();
+  // A cheap first look (false for every dtype on the CPU) before planning.
+  if (!args.empty() && backend.Supports(DeviceOpKind::kFusedLoop, args[0].dtype)) {
     std::vector<ValueType> types;
     for (const DeviceArray& a : args) types.push_back({a.dtype, a.shape});
-    if (std::optional<FusedLoopPlan> fused = PlanFusedLoop(ins, body, types, plan_.inputs)) {
+    std::optional<FusedLoopPlan> fused = PlanFusedLoop(ins, body, types, plan_.inputs);
+    if (fused && ShouldFuse(backend, fused->spec)) {
       if (options_.check_continue) RETURN_IF_ERROR(options_.check_continue());
       for (const HandleId& h : fused->handle_params) args.push_back(plan_.inputs.at(h));
       std::vector<DeviceArray> outs(carried);
@@ -111,7 +126,7 @@ absl::Status Executor::RunLoop(const Instruction& ins, const PlannedScope& body,
           for (size_t c = 0; c < carried; ++c) args[c] = outs[c];
         }
         spec.trip_count = std::min(round, ins.trip_count - done);
-        RETURN_IF_ERROR(ctx_.device.backend().FusedLoop(ctx_.stream, spec, args, outs));
+        RETURN_IF_ERROR(backend.Run(ctx_.stream, FusedLoopOp{&spec, args, outs}));
       }
       for (size_t c = 0; c < carried; ++c) values[first_output + c] = std::move(outs[c]);
       return absl::OkStatus();
@@ -145,7 +160,7 @@ absl::StatusOr<std::vector<DeviceArray>> Execute(
   std::vector<DeviceArray> values(plan.top.types.size());
   absl::Status status = executor.RunScope(plan.top, values);
   // Wait for the device even on failure: queued work may still read buffers.
-  const absl::Status synced = device.backend().Synchronize(stream);
+  const absl::Status synced = stream.Synchronize();
   RETURN_IF_ERROR(status);
   RETURN_IF_ERROR(synced);
   std::vector<DeviceArray> results;

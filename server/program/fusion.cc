@@ -5,17 +5,7 @@
 namespace resident {
 namespace {
 
-using Kind = FusedLoopSpec::Kind;
-
-std::optional<Kind> BinaryKind(OpKind op) {
-  switch (op) {
-    case OpKind::kAdd: return Kind::kAdd;
-    case OpKind::kSubtract: return Kind::kSubtract;
-    case OpKind::kMultiply: return Kind::kMultiply;
-    case OpKind::kDivide: return Kind::kDivide;
-    default: return std::nullopt;
-  }
-}
+using Step = FusedLoopSpec::Step;
 
 }  // namespace
 
@@ -75,34 +65,32 @@ std::optional<FusedLoopPlan> PlanFusedLoop(
   auto slot_of = [&](const Operand& o) {
     return o.is_handle ? handle_slot.at(o.handle) : value_slot[o.value];
   };
-  auto emit = [&](Kind kind, int a, int b, DType dtype) {
-    spec.steps.push_back({kind, a, b, dtype});
-    slot_dtype.push_back(dtype);
+  auto emit = [&](const Step& step) {
+    spec.steps.push_back(step);
+    slot_dtype.push_back(step.dtype);
     return static_cast<int>(slot_dtype.size()) - 1;
   };
   auto cast_to = [&](int slot, DType dtype) {
-    return slot_dtype[slot] == dtype ? slot : emit(Kind::kCast, slot, -1, dtype);
+    return slot_dtype[slot] == dtype ? slot : emit(Step::Cast(slot, dtype));
   };
 
   for (size_t i = 0; i < prog.instructions.size(); ++i) {
     const Instruction& ins = prog.instructions[i];
-    const std::optional<Kind> kind = BinaryKind(ins.op);
-    // Only elementwise ops fuse: not creation, dot, sum, reshape, transpose
-    // or loops (which need not define any value to look at here).
-    if (!kind && ins.op != OpKind::kNegative && ins.op != OpKind::kAstype) {
-      return std::nullopt;
-    }
+    const std::optional<ElementwiseKind> kind = ElementwiseKindOf(ins.op);
+    // Only elementwise ops and astype fuse: not creation, dot, sum, reshape,
+    // transpose or loops (which need not define any value to look at here).
+    if (!kind && ins.op != OpKind::kAstype) return std::nullopt;
     const int out = body.first_output[i];
     const ValueType& type = body.types[out];
     bool scalar = false;
     if (!same_or_scalar(type.shape, &scalar)) return std::nullopt;
-    if (kind) {
+    if (kind && Arity(*kind) == 2) {
       const int a = slot_of(ins.operands[0]), b = slot_of(ins.operands[1]);
       const DType ct = ArithmeticType(ins.op, slot_dtype[a], slot_dtype[b]);
       if (ct != type.dtype) return std::nullopt;
-      value_slot[out] = emit(*kind, cast_to(a, ct), cast_to(b, ct), ct);
-    } else if (ins.op == OpKind::kNegative) {
-      value_slot[out] = emit(Kind::kNegative, slot_of(ins.operands[0]), -1, type.dtype);
+      value_slot[out] = emit(Step::Of(*kind, cast_to(a, ct), cast_to(b, ct), ct));
+    } else if (kind) {
+      value_slot[out] = emit(Step::Of(*kind, slot_of(ins.operands[0]), -1, type.dtype));
     } else {  // astype
       value_slot[out] = cast_to(slot_of(ins.operands[0]), type.dtype);
     }

@@ -1,5 +1,5 @@
 // Loop fusion: a loop whose body is elementwise over one shape becomes one
-// Backend::FusedLoop call, so each element's values stay in registers for
+// FusedLoopOp (server/device/device_op.h), so each element's values stay in registers for
 // every iteration instead of crossing memory once per op.
 #ifndef RESIDENT_SERVER_PROGRAM_FUSION_H_
 #define RESIDENT_SERVER_PROGRAM_FUSION_H_
@@ -9,7 +9,7 @@
 
 #include "absl/types/span.h"
 #include "core/handle_id.h"
-#include "server/device/backend.h"
+#include "server/device/device_op.h"
 #include "server/program/planner.h"
 
 namespace resident {

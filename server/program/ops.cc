@@ -47,7 +47,7 @@ absl::StatusOr<DeviceArray> Output(OpContext& ctx,
 absl::StatusOr<DeviceArray> Convert(OpContext& ctx, DeviceArray a, DType dtype) {
   if (a.dtype == dtype) return a;
   ASSIGN_OR_RETURN(DeviceArray out, Allocate(ctx, dtype, a.shape));
-  RETURN_IF_ERROR(ctx.device.backend().Cast(ctx.stream, a, out));
+  RETURN_IF_ERROR(ctx.device.backend().Run(ctx.stream, CastOp{&a, &out}));
   return out;
 }
 
@@ -76,14 +76,18 @@ Scalar FillFor(const Scalar& v, DType dtype) {
   return v;
 }
 
-absl::StatusOr<DeviceArray> RunArithmetic(OpContext& ctx, BinaryOp op,
-                                          std::vector<DeviceArray> args,
-                                          const ValueType& out) {
+// Any elementwise op: operands cast to the result's dtype (NumPy's
+// promotion; a no-op for negative), then one ElementwiseOp.
+absl::StatusOr<DeviceArray> RunElementwise(OpContext& ctx, ElementwiseKind kind,
+                                           std::vector<DeviceArray> args,
+                                           const ValueType& out) {
   for (DeviceArray& a : args) {
     ASSIGN_OR_RETURN(a, Convert(ctx, std::move(a), out.dtype));
   }
   ASSIGN_OR_RETURN(DeviceArray result, Output(ctx, args, out));
-  RETURN_IF_ERROR(ctx.device.backend().Binary(ctx.stream, op, args[0], args[1], result));
+  ElementwiseOp op{kind, {&args[0], nullptr}, &result};
+  if (Arity(kind) == 2) op.in[1] = &args[1];
+  RETURN_IF_ERROR(ctx.device.backend().Run(ctx.stream, op));
   return result;
 }
 
@@ -91,7 +95,7 @@ absl::StatusOr<DeviceArray> RunArithmetic(OpContext& ctx, BinaryOp op,
 absl::StatusOr<DeviceArray> Materialise(OpContext& ctx, const DeviceArray& a,
                                         Shape shape) {
   ASSIGN_OR_RETURN(DeviceArray out, Allocate(ctx, a.dtype, std::move(shape)));
-  RETURN_IF_ERROR(ctx.device.backend().Cast(ctx.stream, a, out));
+  RETURN_IF_ERROR(ctx.device.backend().Run(ctx.stream, CastOp{&a, &out}));
   return out;
 }
 
@@ -106,7 +110,7 @@ absl::StatusOr<DeviceArray> RunMatmul(OpContext& ctx, std::vector<DeviceArray> a
   Shape sa = a.shape, sb = b.shape;
   if (sa.size() == 1) sa.insert(sa.begin(), 1);
   if (sb.size() == 1) sb.push_back(1);
-  Backend::MatmulShape ms;
+  MatmulShape ms;
   ms.m = sa[sa.size() - 2];
   ms.k = sa.back();
   ms.n = sb.back();
@@ -140,7 +144,7 @@ absl::StatusOr<DeviceArray> RunMatmul(OpContext& ctx, std::vector<DeviceArray> a
   RETURN_IF_ERROR(prepare(a, sa, ms.m * ms.k, ms.a_batch_stride));
   RETURN_IF_ERROR(prepare(b, sb, ms.k * ms.n, ms.b_batch_stride));
   ASSIGN_OR_RETURN(DeviceArray result, Allocate(ctx, out.dtype, out.shape));
-  RETURN_IF_ERROR(ctx.device.backend().Matmul(ctx.stream, ms, a, b, result));
+  RETURN_IF_ERROR(ctx.device.backend().Run(ctx.stream, MatmulOp{ms, &a, &b, &result}));
   return result;
 }
 
@@ -158,7 +162,7 @@ absl::StatusOr<DeviceArray> RunOp(OpContext& ctx, const Instruction& ins,
       const Scalar v = ins.op == OpKind::kOnes    ? Scalar::Int(1)
                        : ins.op == OpKind::kZeros ? Scalar::Int(0)
                                                   : *ins.fill;
-      RETURN_IF_ERROR(be.Fill(ctx.stream, FillFor(v, out.dtype), r));
+      RETURN_IF_ERROR(be.Run(ctx.stream, FillOp{FillFor(v, out.dtype), &r}));
       return r;
     }
     case OpKind::kArange: {
@@ -168,30 +172,23 @@ absl::StatusOr<DeviceArray> RunOp(OpContext& ctx, const Instruction& ins,
         ASSIGN_OR_RETURN(ArangeParams p,
                          ComputeArange(start, *ins.stop, step, DType::kInt64));
         ASSIGN_OR_RETURN(DeviceArray i64, Allocate(ctx, DType::kInt64, out.shape));
-        RETURN_IF_ERROR(be.Arange(ctx.stream, p.start, p.delta, i64));
+        RETURN_IF_ERROR(be.Run(ctx.stream, ArangeOp{p.start, p.delta, &i64}));
         return Convert(ctx, std::move(i64), DType::kBool);
       }
       ASSIGN_OR_RETURN(ArangeParams p, ComputeArange(start, *ins.stop, step, out.dtype));
       ASSIGN_OR_RETURN(DeviceArray r, Allocate(ctx, out.dtype, out.shape));
-      RETURN_IF_ERROR(be.Arange(ctx.stream, p.start, p.delta, r));
+      RETURN_IF_ERROR(be.Run(ctx.stream, ArangeOp{p.start, p.delta, &r}));
       return r;
     }
     case OpKind::kAdd:
-      return RunArithmetic(ctx, BinaryOp::kAdd, std::move(args), out);
     case OpKind::kSubtract:
-      return RunArithmetic(ctx, BinaryOp::kSubtract, std::move(args), out);
     case OpKind::kMultiply:
-      return RunArithmetic(ctx, BinaryOp::kMultiply, std::move(args), out);
     case OpKind::kDivide:
-      return RunArithmetic(ctx, BinaryOp::kDivide, std::move(args), out);
-    case OpKind::kNegative: {
-      ASSIGN_OR_RETURN(DeviceArray r, Output(ctx, args, out));
-      RETURN_IF_ERROR(be.Negative(ctx.stream, args[0], r));
-      return r;
-    }
+    case OpKind::kNegative:
+      return RunElementwise(ctx, *ElementwiseKindOf(ins.op), std::move(args), out);
     case OpKind::kDot:
       if (args[0].shape.empty() || args[1].shape.empty()) {
-        return RunArithmetic(ctx, BinaryOp::kMultiply, std::move(args), out);
+        return RunElementwise(ctx, ElementwiseKind::kMultiply, std::move(args), out);
       }
       return RunMatmul(ctx, std::move(args), out, /*is_dot=*/true);
     case OpKind::kMatmul:
@@ -203,7 +200,7 @@ absl::StatusOr<DeviceArray> RunOp(OpContext& ctx, const Instruction& ins,
         axis = static_cast<int>(*ins.axis < 0 ? *ins.axis + rank : *ins.axis);
       }
       ASSIGN_OR_RETURN(DeviceArray r, Allocate(ctx, out.dtype, out.shape));
-      RETURN_IF_ERROR(be.Sum(ctx.stream, args[0], axis, r));
+      RETURN_IF_ERROR(be.Run(ctx.stream, ReduceOp{ReduceKind::kSum, axis, &args[0], &r}));
       return r;
     }
     case OpKind::kReshape:
@@ -215,13 +212,13 @@ absl::StatusOr<DeviceArray> RunOp(OpContext& ctx, const Instruction& ins,
       for (size_t i = 0; i < perm.size(); ++i) identity &= perm[i] == static_cast<int>(i);
       if (identity) return DeviceArray{args[0].buffer, out.dtype, out.shape};
       ASSIGN_OR_RETURN(DeviceArray r, Allocate(ctx, out.dtype, out.shape));
-      RETURN_IF_ERROR(be.Transpose(ctx.stream, args[0], perm, r));
+      RETURN_IF_ERROR(be.Run(ctx.stream, TransposeOp{perm, &args[0], &r}));
       return r;
     }
     case OpKind::kAstype: {
       if (args[0].dtype == out.dtype) return args[0];
       ASSIGN_OR_RETURN(DeviceArray r, Allocate(ctx, out.dtype, out.shape));
-      RETURN_IF_ERROR(be.Cast(ctx.stream, args[0], r));
+      RETURN_IF_ERROR(be.Run(ctx.stream, CastOp{&args[0], &r}));
       return r;
     }
     case OpKind::kLoop:

@@ -30,4 +30,27 @@ const char* OpName(OpKind op) {
   return "?";
 }
 
+std::optional<ElementwiseKind> ElementwiseKindOf(OpKind op) {
+  switch (op) {
+    case OpKind::kAdd: return ElementwiseKind::kAdd;
+    case OpKind::kSubtract: return ElementwiseKind::kSubtract;
+    case OpKind::kMultiply: return ElementwiseKind::kMultiply;
+    case OpKind::kDivide: return ElementwiseKind::kDivide;
+    case OpKind::kNegative: return ElementwiseKind::kNegative;
+    case OpKind::kOnes:
+    case OpKind::kZeros:
+    case OpKind::kFull:
+    case OpKind::kArange:
+    case OpKind::kDot:
+    case OpKind::kMatmul:
+    case OpKind::kSum:
+    case OpKind::kReshape:
+    case OpKind::kTranspose:
+    case OpKind::kAstype:
+    case OpKind::kLoop:
+      return std::nullopt;
+  }
+  return std::nullopt;
+}
+
 }  // namespace resident

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/dtype.h"
+#include "core/elementwise_kind.h"
 #include "core/handle_id.h"
 #include "core/scalar.h"
 #include "core/shape.h"
@@ -30,6 +31,10 @@ enum class OpKind {
 
 std::optional<OpKind> ParseOpKind(std::string_view name);
 const char* OpName(OpKind op);
+// The device's elementwise kind of an elementwise instruction (add,
+// subtract, multiply, divide, negative); nullopt for every other op. The one
+// place the program layer maps its ops onto ElementwiseKind.
+std::optional<ElementwiseKind> ElementwiseKindOf(OpKind op);
 
 struct Operand {
   static Operand Handle(const HandleId& h) { return {true, h, 0}; }

@@ -66,11 +66,10 @@ absl::Status Upload::Append(std::string_view bytes) {
         " declare"));
   }
   if (bytes.empty()) return absl::OkStatus();
-  Backend& be = manager_->device().backend();
-  RETURN_IF_ERROR(be.CopyToDevice(*stream_, bytes.data(), *array_.buffer,
-                                  received_, static_cast<int64_t>(bytes.size())));
+  RETURN_IF_ERROR(stream_->CopyToDevice(bytes.data(), *array_.buffer, received_,
+                                        static_cast<int64_t>(bytes.size())));
   // The chunk's memory is the caller's only until we return.
-  RETURN_IF_ERROR(be.Synchronize(*stream_));
+  RETURN_IF_ERROR(stream_->Synchronize());
   received_ += static_cast<int64_t>(bytes.size());
   return absl::OkStatus();
 }
@@ -97,7 +96,7 @@ absl::Status Download::Read(int64_t offset, int64_t size, void* dst) {
     return absl::OutOfRangeError("read past the end of the array");
   }
   if (size == 0) return absl::OkStatus();
-  return device_->backend().CopyToHost(*stream_, *array_.buffer, offset, dst, size);
+  return stream_->CopyToHost(*array_.buffer, offset, dst, size);
 }
 
 // --- QuotaHold ----------------------------------------------------------------
@@ -463,8 +462,8 @@ absl::StatusOr<std::vector<ProgramResult>> SessionManager::Run(
     if (plan.outputs[i].return_data) {
       std::string data(static_cast<size_t>(arrays[i].nbytes()), '\0');
       if (!data.empty()) {
-        RETURN_IF_ERROR(device_.backend().CopyToHost(
-            *s->stream, *arrays[i].buffer, 0, data.data(), arrays[i].nbytes()));
+        RETURN_IF_ERROR(s->stream->CopyToHost(*arrays[i].buffer, 0, data.data(),
+                                              arrays[i].nbytes()));
       }
       results[i].data = std::move(data);
     }
@@ -616,8 +615,8 @@ absl::StatusOr<ArrayDescription> SessionManager::Keep(const std::string& tenant,
   if (store_ != nullptr) {
     std::string host(static_cast<size_t>(array.nbytes()), '\0');
     if (!host.empty()) {
-      absl::Status copied = device_.backend().CopyToHost(*s->stream, *array.buffer, 0,
-                                                         host.data(), array.nbytes());
+      absl::Status copied =
+          s->stream->CopyToHost(*array.buffer, 0, host.data(), array.nbytes());
       if (!copied.ok()) return undo(copied);
     }
     absl::Status put = store_->Put(tenant, name, array.dtype, array.shape, host);
@@ -664,11 +663,10 @@ absl::Status SessionManager::EnableDataDir(const std::string& dir) {
       ASSIGN_OR_RETURN(array.buffer,
                        device_.Allocate(static_cast<int64_t>(a.array.bytes.size()), *stream));
       if (!a.array.bytes.empty()) {
-        RETURN_IF_ERROR(device_.backend().CopyToDevice(*stream, a.array.bytes.data(),
-                                                       *array.buffer, 0,
-                                                       static_cast<int64_t>(a.array.bytes.size())));
+        RETURN_IF_ERROR(stream->CopyToDevice(a.array.bytes.data(), *array.buffer, 0,
+                                             static_cast<int64_t>(a.array.bytes.size())));
       }
-      return device_.backend().Synchronize(*stream);
+      return stream->Synchronize();
     };
     if (absl::Status s = load(); !s.ok()) {
       RESIDENT_LOG(kError, "data dir: cannot load named array '", a.name, "' of tenant '",

@@ -146,8 +146,8 @@ struct Side {
         backend->Allocate(static_cast<int64_t>(h.bytes.size()), *stream);
     if (!buf.ok()) return buf.status();
     a.buffer = *buf;
-    absl::Status s = backend->CopyToDevice(*stream, h.bytes.data(), *a.buffer,
-                                           0, static_cast<int64_t>(h.bytes.size()));
+    absl::Status s = stream->CopyToDevice(h.bytes.data(), *a.buffer, 0,
+                                          static_cast<int64_t>(h.bytes.size()));
     if (!s.ok()) return s;
     return a;
   }
@@ -157,10 +157,10 @@ struct Side {
     return Upload(h);
   }
   absl::StatusOr<HostArray> Download(const DeviceArray& a) {
-    absl::Status s = backend->Synchronize(*stream);
+    absl::Status s = stream->Synchronize();
     if (!s.ok()) return s;
     HostArray h{a.dtype, a.shape, std::vector<uint8_t>(a.nbytes())};
-    s = backend->CopyToHost(*stream, *a.buffer, 0, h.bytes.data(), a.nbytes());
+    s = stream->CopyToHost(*a.buffer, 0, h.bytes.data(), a.nbytes());
     if (!s.ok()) return s;
     return h;
   }
@@ -222,7 +222,7 @@ class BackendConformanceTest : public ::testing::TestWithParam<std::string> {
     absl::StatusOr<DeviceArray> out = side.Output(out_dtype, out_shape);
     if (!out.ok()) return out.status();
     absl::Status s = op(*side.backend, *side.stream, in, *out);
-    if (s.ok()) s = side.backend->Synchronize(*side.stream);
+    if (s.ok()) s = side.stream->Synchronize();
     if (!s.ok()) return s;
     return side.Download(*out);
   }
@@ -266,24 +266,18 @@ class BackendConformanceTest : public ::testing::TestWithParam<std::string> {
   Side test_{nullptr, nullptr}, ref_{nullptr, nullptr};
 };
 
-const char* OpName(BinaryOp op) {
-  switch (op) {
-    case BinaryOp::kAdd: return "add";
-    case BinaryOp::kSubtract: return "subtract";
-    case BinaryOp::kMultiply: return "multiply";
-    case BinaryOp::kDivide: return "divide";
+const char* OpName(ElementwiseKind op) { return ElementwiseName(op); }
+
+// Every binary kind: a new one is tested on every backend without an edit here.
+const std::vector<ElementwiseKind> kOps = [] {
+  std::vector<ElementwiseKind> ops;
+  for (ElementwiseKind k : kAllElementwiseKinds) {
+    if (Arity(k) == 2) ops.push_back(k);
   }
-  return "?";
-}
+  return ops;
+}();
 
-constexpr BinaryOp kOps[] = {BinaryOp::kAdd, BinaryOp::kSubtract,
-                             BinaryOp::kMultiply, BinaryOp::kDivide};
-
-bool Accepted(BinaryOp op, DType d) {
-  if (op == BinaryOp::kDivide) return IsFloating(d);
-  if (op == BinaryOp::kSubtract) return d != DType::kBool;
-  return true;
-}
+bool Accepted(ElementwiseKind op, DType d) { return ElementwiseAccepts(op, d); }
 
 // --- Elementwise ---------------------------------------------------------------
 
@@ -295,7 +289,7 @@ TEST_P(BackendConformanceTest, BinaryEveryOpDtypeAndBroadcast) {
       {{17}, {1}},             {{2, 1, 3}, {2, 4, 3}}, {{(1 << 17) + 3}, {(1 << 17) + 3}},
       {{300, 1}, {1, 301}},    {{64, 33}, {33}}};
   uint64_t seed = 1;
-  for (BinaryOp op : kOps) {
+  for (ElementwiseKind op : kOps) {
     for (DType d : kAllDTypes) {
       for (const auto& [sa, sb] : cases) {
         absl::StatusOr<Shape> out = BroadcastShapes(sa, sb);
@@ -304,7 +298,7 @@ TEST_P(BackendConformanceTest, BinaryEveryOpDtypeAndBroadcast) {
                                  " , " + Describe(d, sb);
         Check(what, {Random(d, sa, seed++), Random(d, sb, seed++)}, d, *out,
               [op](Backend& b, Stream& s, std::vector<DeviceArray>& in,
-                   DeviceArray& o) { return b.Binary(s, op, in[0], in[1], o); });
+                   DeviceArray& o) { return b.Run(s, ElementwiseOp{op, {&in[0], &in[1]}, &o}); });
         if (!Accepted(op, d)) break;  // refusal checked once per pair is enough
       }
     }
@@ -313,23 +307,23 @@ TEST_P(BackendConformanceTest, BinaryEveryOpDtypeAndBroadcast) {
 
 TEST_P(BackendConformanceTest, BinaryInPlace) {
   for (DType d : kAllDTypes) {
-    for (BinaryOp op : kOps) {
+    for (ElementwiseKind op : kOps) {
       if (!Accepted(op, d)) continue;
       const Shape shape = {100003};
       // out aliases a; then out aliases b with b broadcast from a scalar-like a.
       Check(std::string("in-place a = a ") + OpName(op) + " b, " + DTypeName(d),
             {Random(d, shape, 7), Random(d, shape, 8)}, d, shape,
             [op](Backend& b, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
-              absl::Status st = b.Binary(s, op, in[0], in[1], in[0]);
+              absl::Status st = b.Run(s, ElementwiseOp{op, {&in[0], &in[1]}, &in[0]});
               if (!st.ok()) return st;
-              return b.Binary(s, BinaryOp::kAdd, in[0], in[0], o) ;
+              return b.Run(s, ElementwiseOp{ElementwiseKind::kAdd, {&in[0], &in[0]}, &o}) ;
             });
       Check(std::string("in-place b = scalar ") + OpName(op) + " b, " + DTypeName(d),
             {Random(d, {}, 9), Random(d, shape, 10)}, d, shape,
             [op](Backend& b, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
-              absl::Status st = b.Binary(s, op, in[0], in[1], in[1]);
+              absl::Status st = b.Run(s, ElementwiseOp{op, {&in[0], &in[1]}, &in[1]});
               if (!st.ok()) return st;
-              return b.Cast(s, in[1], o);
+              return b.Run(s, CastOp{&in[1], &o});
             });
     }
   }
@@ -340,15 +334,15 @@ TEST_P(BackendConformanceTest, NegativeEveryDtype) {
     for (const Shape& shape : std::vector<Shape>{{}, {0}, {1000}, {1 << 17}}) {
       Check("negative " + Describe(d, shape), {Random(d, shape, 11)}, d, shape,
             [](Backend& b, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
-              return b.Negative(s, in[0], o);
+              return b.Run(s, ElementwiseOp{ElementwiseKind::kNegative, {&in[0]}, &o});
             });
     }
     Check(std::string("negative in place ") + DTypeName(d), {Random(d, {4096}, 12)},
           d, {4096},
           [](Backend& b, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
-            absl::Status st = b.Negative(s, in[0], in[0]);
+            absl::Status st = b.Run(s, ElementwiseOp{ElementwiseKind::kNegative, {&in[0]}, &in[0]});
             if (!st.ok()) return st;
-            return b.Cast(s, in[0], o);
+            return b.Run(s, CastOp{&in[0], &o});
           });
   }
 }
@@ -358,7 +352,7 @@ TEST_P(BackendConformanceTest, CastEveryPair) {
     for (DType to : kAllDTypes) {
       const std::string name = std::string("cast ") + DTypeName(from) + " -> " + DTypeName(to);
       const OpFn cast = [](Backend& b, Stream& s, std::vector<DeviceArray>& in,
-                           DeviceArray& o) { return b.Cast(s, in[0], o); };
+                           DeviceArray& o) { return b.Run(s, CastOp{&in[0], &o}); };
       Check(name + " (70001,)", {Random(from, {70001}, 13)}, to, {70001}, cast);
       Check(name + " (3,1)->(3,5)", {Random(from, {3, 1}, 14)}, to, {3, 5}, cast);
       Check(name + " ()->(2,2)", {Random(from, {}, 15)}, to, {2, 2}, cast);
@@ -380,7 +374,7 @@ TEST_P(BackendConformanceTest, CastEveryPair) {
     Check(std::string("cast edge float64 -> ") + DTypeName(to), {edges}, to,
           edges.shape,
           [](Backend& b, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
-            return b.Cast(s, in[0], o);
+            return b.Run(s, CastOp{&in[0], &o});
           });
     Check(std::string("cast edge float64 -> float32 -> ") + DTypeName(to), {edges}, to,
           edges.shape,
@@ -391,9 +385,9 @@ TEST_P(BackendConformanceTest, CastEveryPair) {
             absl::StatusOr<std::shared_ptr<Buffer>> buf = b.Allocate(f32.nbytes(), s);
             if (!buf.ok()) return buf.status();
             f32.buffer = *buf;
-            absl::Status st = b.Cast(s, in[0], f32);
+            absl::Status st = b.Run(s, CastOp{&in[0], &f32});
             if (!st.ok()) return st;
-            return b.Cast(s, f32, o);
+            return b.Run(s, CastOp{&f32, &o});
           });
   }
 }
@@ -412,7 +406,7 @@ TEST_P(BackendConformanceTest, FillEveryDtype) {
       for (const Shape& shape : std::vector<Shape>{{}, {0}, {3, 5}, {(1 << 17) + 1}}) {
         Check("fill " + v.ToString() + " " + Describe(d, shape), {}, d, shape,
               [v](Backend& b, Stream& s, std::vector<DeviceArray>&, DeviceArray& o) {
-                return b.Fill(s, v, o);
+                return b.Run(s, FillOp{v, &o});
               });
       }
     }
@@ -436,7 +430,7 @@ TEST_P(BackendConformanceTest, ArangeEveryDtype) {
                   Describe(d, {n}),
               {}, d, {n},
               [start, delta](Backend& b, Stream& s, std::vector<DeviceArray>&,
-                             DeviceArray& o) { return b.Arange(s, start, delta, o); });
+                             DeviceArray& o) { return b.Run(s, ArangeOp{start, delta, &o}); });
       }
     }
   }
@@ -494,7 +488,7 @@ TEST_P(BackendConformanceTest, SumEveryDtype) {
                 (axis ? std::to_string(*axis) : std::string("None")),
             {a}, SumResultType(d), out_shape,
             [axis](Backend& b, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
-              return b.Sum(s, in[0], axis, o);
+              return b.Run(s, ReduceOp{ReduceKind::kSum, axis, &in[0], &o});
             },
             [a, axis] { return AbsSumScale(a, axis); });
     }
@@ -503,7 +497,7 @@ TEST_P(BackendConformanceTest, SumEveryDtype) {
 
 // --- Matmul --------------------------------------------------------------------
 
-std::vector<double> MatmulScale(const Backend::MatmulShape& sh, const HostArray& a,
+std::vector<double> MatmulScale(const MatmulShape& sh, const HostArray& a,
                                 const HostArray& b) {
   std::vector<double> s(sh.batch * sh.m * sh.n, 0.0);
   for (int64_t t = 0; t < sh.batch; ++t) {
@@ -534,7 +528,7 @@ TEST_P(BackendConformanceTest, MatmulEveryDtype) {
                         {1, 1, 300, 1, false, false}, {2, 33, 65, 17, false, false}};
   for (DType d : kAllDTypes) {
     for (const Case& c : cases) {
-      Backend::MatmulShape sh{c.batch, c.m, c.k, c.n, c.a_shared ? 0 : c.m * c.k,
+      MatmulShape sh{c.batch, c.m, c.k, c.n, c.a_shared ? 0 : c.m * c.k,
                               c.b_shared ? 0 : c.k * c.n};
       const HostArray a = Random(d, {c.a_shared ? 1 : c.batch, c.m, c.k}, 18, false);
       const HostArray b = Random(d, {c.b_shared ? 1 : c.batch, c.k, c.n}, 19, false);
@@ -544,7 +538,7 @@ TEST_P(BackendConformanceTest, MatmulEveryDtype) {
            << "," << sh.b_batch_stride;
       Check(what.str(), {a, b}, d, {c.batch, c.m, c.n},
             [sh](Backend& be, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
-              return be.Matmul(s, sh, in[0], in[1], o);
+              return be.Run(s, MatmulOp{sh, &in[0], &in[1], &o});
             },
             IsFloating(d) ? ScaleFn([sh, a, b] { return MatmulScale(sh, a, b); })
                           : ScaleFn());
@@ -578,7 +572,7 @@ TEST_P(BackendConformanceTest, TransposeEveryDtype) {
       Check("transpose " + Describe(d, c.shape) + " by (" + perm + ")",
             {Random(d, c.shape, 20)}, d, out,
             [pv](Backend& b, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
-              return b.Transpose(s, in[0], pv, o);
+              return b.Run(s, TransposeOp{pv, &in[0], &o});
             });
     }
   }
@@ -592,16 +586,16 @@ TEST_P(BackendConformanceTest, LargeArraysOver64MiB) {
   const HostArray b = Random(DType::kFloat64, shape, 22, false);
   Check("large add float64 (9Mi,)", {a, b}, DType::kFloat64, shape,
         [](Backend& be, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
-          return be.Binary(s, BinaryOp::kAdd, in[0], in[1], o);
+          return be.Run(s, ElementwiseOp{ElementwiseKind::kAdd, {&in[0], &in[1]}, &o});
         });
   Check("large sum float64 (9Mi,)", {a}, DType::kFloat64, {},
         [](Backend& be, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
-          return be.Sum(s, in[0], std::nullopt, o);
+          return be.Run(s, ReduceOp{ReduceKind::kSum, std::nullopt, &in[0], &o});
         },
         [a] { return AbsSumScale(a, std::nullopt); });
   Check("large cast float64 -> float32 (9Mi,)", {a}, DType::kFloat32, shape,
         [](Backend& be, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
-          return be.Cast(s, in[0], o);
+          return be.Run(s, CastOp{&in[0], &o});
         });
 }
 
@@ -628,17 +622,17 @@ TEST_P(BackendConformanceTest, AllocationsAndCopies) {
   ASSERT_TRUE(buf.ok());
   std::vector<uint8_t> host(64);
   for (int i = 0; i < 64; ++i) host[i] = static_cast<uint8_t>(i);
-  ASSERT_TRUE(b.CopyToDevice(s, host.data(), **buf, 0, 64).ok());
-  ASSERT_TRUE(b.CopyToDevice(s, host.data(), **buf, 60, 4).ok());
-  ASSERT_TRUE(b.Synchronize(s).ok());
+  ASSERT_TRUE(s.CopyToDevice(host.data(), **buf, 0, 64).ok());
+  ASSERT_TRUE(s.CopyToDevice(host.data(), **buf, 60, 4).ok());
+  ASSERT_TRUE(s.Synchronize().ok());
   std::vector<uint8_t> back(8);
-  ASSERT_TRUE(b.CopyToHost(s, **buf, 56, back.data(), 8).ok());
+  ASSERT_TRUE(s.CopyToHost(**buf, 56, back.data(), 8).ok());
   EXPECT_EQ(back, (std::vector<uint8_t>{56, 57, 58, 59, 0, 1, 2, 3}));
-  EXPECT_EQ(b.CopyToDevice(s, host.data(), **buf, 60, 5).code(),
+  EXPECT_EQ(s.CopyToDevice(host.data(), **buf, 60, 5).code(),
             absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(b.CopyToHost(s, **buf, 65, back.data(), 0).code(),
+  EXPECT_EQ(s.CopyToHost(**buf, 65, back.data(), 0).code(),
             absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(b.CopyToHost(s, **buf, -8, back.data(), 8).code(),
+  EXPECT_EQ(s.CopyToHost(**buf, -8, back.data(), 8).code(),
             absl::StatusCode::kInvalidArgument);
   const MemoryInfo m = b.memory();
   EXPECT_GT(m.total, 0);
@@ -649,7 +643,8 @@ TEST_P(BackendConformanceTest, AllocationsAndCopies) {
 // Fused loops (one pass, values in registers/cache across iterations) must
 // equal the reference bit for bit, casts, wrapping and specials included.
 TEST_P(BackendConformanceTest, FusedLoopsMatchTheReference) {
-  using K = FusedLoopSpec::Kind;
+  using E = ElementwiseKind;
+  using Step = FusedLoopSpec::Step;
   const int64_t n = 5000;
   // x (f64, carried), s (f32, one element), b (bool), k (int32).
   FusedLoopSpec f;
@@ -657,18 +652,18 @@ TEST_P(BackendConformanceTest, FusedLoopsMatchTheReference) {
   f.num_carried = 1;
   f.param_dtypes = {DType::kFloat64, DType::kFloat32, DType::kBool, DType::kInt32};
   f.param_scalar = {false, true, false, false};
-  f.steps = {{K::kCast, 1, -1, DType::kFloat64},     // 4 = f64(s)
-             {K::kMultiply, 0, 4, DType::kFloat64},  // 5 = x * s
-             {K::kCast, 2, -1, DType::kFloat64},     // 6 = f64(b)
-             {K::kAdd, 5, 6, DType::kFloat64},       // 7
-             {K::kCast, 3, -1, DType::kFloat64},     // 8 = f64(k)
-             {K::kDivide, 7, 8, DType::kFloat64},    // 9 (k may be 0)
-             {K::kNegative, 9, -1, DType::kFloat64}};
+  f.steps = {Step::Cast(1, DType::kFloat64),              // 4 = f64(s)
+             Step::Of(E::kMultiply, 0, 4, DType::kFloat64),  // 5 = x * s
+             Step::Cast(2, DType::kFloat64),              // 6 = f64(b)
+             Step::Of(E::kAdd, 5, 6, DType::kFloat64),       // 7
+             Step::Cast(3, DType::kFloat64),              // 8 = f64(k)
+             Step::Of(E::kDivide, 7, 8, DType::kFloat64),    // 9 (k may be 0)
+             Step::Of(E::kNegative, 9, -1, DType::kFloat64)};
   f.yields = {10};
   auto run = [](const FusedLoopSpec& spec) {
     return [spec](Backend& b, Stream& s, std::vector<DeviceArray>& in, DeviceArray& out) {
       std::vector<DeviceArray> outs{out};
-      return b.FusedLoop(s, spec, in, outs);
+      return b.Run(s, FusedLoopOp{&spec, in, outs});
     };
   };
   // The same spec op by op with the ordinary kernels, on whole arrays.
@@ -684,20 +679,19 @@ TEST_P(BackendConformanceTest, FusedLoopsMatchTheReference) {
           if (!buf.ok()) return buf.status();
           r.buffer = *buf;
           absl::Status status;
-          if (st.kind == K::kCast) status = b.Cast(s, slots[st.a], r);
-          else if (st.kind == K::kNegative) status = b.Negative(s, slots[st.a], r);
-          else {
-            const BinaryOp op = st.kind == K::kAdd ? BinaryOp::kAdd
-                              : st.kind == K::kSubtract ? BinaryOp::kSubtract
-                              : st.kind == K::kMultiply ? BinaryOp::kMultiply : BinaryOp::kDivide;
-            status = b.Binary(s, op, slots[st.a], slots[st.b], r);
+          if (!st.op) {
+            status = b.Run(s, CastOp{&slots[st.a], &r});
+          } else if (Arity(*st.op) == 1) {
+            status = b.Run(s, ElementwiseOp{*st.op, {&slots[st.a]}, &r});
+          } else {
+            status = b.Run(s, ElementwiseOp{*st.op, {&slots[st.a], &slots[st.b]}, &r});
           }
           if (!status.ok()) return status;
           slots.push_back(r);
         }
         for (int c = 0; c < spec.num_carried; ++c) slots[c] = slots[spec.yields[c]];
       }
-      return b.Cast(s, slots[0], out);
+      return b.Run(s, CastOp{&slots[0], &out});
     };
   };
   auto check_against_op_by_op = [&](const std::string& what, const std::vector<HostArray>& in,
@@ -722,8 +716,8 @@ TEST_P(BackendConformanceTest, FusedLoopsMatchTheReference) {
   g.num_carried = 1;
   g.param_dtypes = {DType::kInt32, DType::kInt32};
   g.param_scalar = {false, false};
-  g.steps = {{K::kMultiply, 0, 1, DType::kInt32}, {K::kNegative, 2, -1, DType::kInt32},
-             {K::kAdd, 3, 0, DType::kInt32}};
+  g.steps = {Step::Of(E::kMultiply, 0, 1, DType::kInt32),
+             Step::Of(E::kNegative, 2, -1, DType::kInt32), Step::Of(E::kAdd, 3, 0, DType::kInt32)};
   g.yields = {4};
   Check("int32 wrapping", {Random(DType::kInt32, {n}, 105), Random(DType::kInt32, {n}, 106)},
         DType::kInt32, {n}, run(g));
@@ -735,7 +729,7 @@ TEST_P(BackendConformanceTest, FusedLoopsMatchTheReference) {
   h.num_carried = 1;
   h.param_dtypes = {DType::kBool, DType::kBool};
   h.param_scalar = {false, false};
-  h.steps = {{K::kAdd, 0, 1, DType::kBool}};
+  h.steps = {Step::Of(E::kAdd, 0, 1, DType::kBool)};
   h.yields = {2};
   Check("bool or", {Random(DType::kBool, {n}, 107), Random(DType::kBool, {n}, 108)},
         DType::kBool, {n}, run(h));
@@ -757,16 +751,90 @@ TEST_P(BackendConformanceTest, BuffersFromTheBudgetedDevice) {
     ASSERT_TRUE(buf.ok()) << buf.status();
     a.buffer = *buf;
     EXPECT_EQ(device.budget().used(), 32);
-    ASSERT_TRUE(device.backend().Fill(*s, Scalar::Float(2.5), a).ok());
-    ASSERT_TRUE(device.backend().Binary(*s, BinaryOp::kAdd, a, a, a).ok());
-    ASSERT_TRUE(device.backend().Synchronize(*s).ok());
+    ASSERT_TRUE(device.backend().Run(*s, FillOp{Scalar::Float(2.5), &a}).ok());
+    ASSERT_TRUE(device.backend().Run(*s, ElementwiseOp{ElementwiseKind::kAdd, {&a, &a}, &a}).ok());
+    ASSERT_TRUE(s->Synchronize().ok());
     std::vector<double> back(4);
-    ASSERT_TRUE(device.backend().CopyToHost(*s, *a.buffer, 0, back.data(), 32).ok());
+    ASSERT_TRUE(s->CopyToHost(*a.buffer, 0, back.data(), 32).ok());
     EXPECT_EQ(back, (std::vector<double>{5.0, 5.0, 5.0, 5.0}));
   }
   EXPECT_EQ(device.budget().used(), 0);
   EXPECT_EQ(device.Allocate(int64_t{2} << 30, *s).status().code(),
             absl::StatusCode::kResourceExhausted);
+}
+
+// An array larger than its buffer is INVALID_ARGUMENT on every op, never a
+// write past the buffer (on a GPU: an illegal address that poisons it).
+TEST_P(BackendConformanceTest, ArrayLargerThanItsBufferIsRefused) {
+  Backend& b = *test_.backend;
+  Stream& s = *test_.stream;
+  absl::StatusOr<std::shared_ptr<Buffer>> buf = b.Allocate(800, s);
+  ASSERT_TRUE(buf.ok()) << buf.status();
+  const DeviceArray fits{*buf, DType::kFloat64, {100}};
+  const DeviceArray big{*buf, DType::kFloat64, {1000}};
+  EXPECT_EQ(b.Run(s, FillOp{Scalar::Float(1), &big}).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(b.Run(s, ElementwiseOp{ElementwiseKind::kAdd, {&fits, &fits}, &big}).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(b.Run(s, CastOp{&big, &fits}).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_FALSE(b.poisoned());
+  EXPECT_TRUE(b.Run(s, FillOp{Scalar::Float(1), &fits}).ok());
+  EXPECT_TRUE(s.Synchronize().ok());
+}
+
+// Buffers outlive the stream they were allocated on and may be used on
+// another stream; freeing one then waits for that stream's work.
+TEST_P(BackendConformanceTest, BuffersOutliveTheirStreamAndMoveBetweenStreams) {
+  Backend& b = *test_.backend;
+  const int64_t n = 1 << 18;
+  std::shared_ptr<Buffer> survivor;
+  {
+    std::unique_ptr<Stream> first = b.NewStream();
+    absl::StatusOr<std::shared_ptr<Buffer>> buf = b.Allocate(n * 4, *first);
+    ASSERT_TRUE(buf.ok()) << buf.status();
+    survivor = *buf;
+    const DeviceArray x{survivor, DType::kFloat32, {n}};
+    ASSERT_TRUE(b.Run(*first, FillOp{Scalar::Float(2.5), &x}).ok());
+    ASSERT_TRUE(first->Synchronize().ok());
+  }  // the first stream is gone; its buffer is not
+  {
+    std::unique_ptr<Stream> second = b.NewStream();
+    const DeviceArray x{survivor, DType::kFloat32, {n}};
+    ASSERT_TRUE(b.Run(*second, ElementwiseOp{ElementwiseKind::kAdd, {&x, &x}, &x}).ok());
+    std::vector<float> back(n);
+    ASSERT_TRUE(second->CopyToHost(*survivor, 0, back.data(), n * 4).ok());
+    EXPECT_EQ(back.front(), 5.0f);
+    EXPECT_EQ(back.back(), 5.0f);
+    // Still queued when the last owner lets go: the free waits for it.
+    ASSERT_TRUE(b.Run(*second, ElementwiseOp{ElementwiseKind::kAdd, {&x, &x}, &x}).ok());
+    survivor.reset();
+    EXPECT_TRUE(second->Synchronize().ok());
+  }
+  EXPECT_TRUE(test_.stream->Synchronize().ok());
+  EXPECT_FALSE(b.poisoned());
+}
+
+// A stream or a buffer of another device is INVALID_ARGUMENT. (A CPU stream
+// holds no device state, so the CPU backend takes any stream.)
+TEST_P(BackendConformanceTest, StreamsAndBuffersOfAnotherDeviceAreRefused) {
+  if (GetParam() == "cpu") GTEST_SKIP() << "CPU streams and buffers are host memory";
+  Backend& b = *test_.backend;
+  std::unique_ptr<Stream> foreign_stream = ref_backend_->NewStream();
+  EXPECT_EQ(b.Allocate(64, *foreign_stream).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  absl::StatusOr<std::shared_ptr<Buffer>> mine = b.Allocate(64, *test_.stream);
+  ASSERT_TRUE(mine.ok()) << mine.status();
+  const DeviceArray x{*mine, DType::kFloat64, {8}};
+  EXPECT_EQ(b.Run(*foreign_stream, FillOp{Scalar::Float(1), &x}).code(),
+            absl::StatusCode::kInvalidArgument);
+  absl::StatusOr<std::shared_ptr<Buffer>> host = ref_backend_->Allocate(64, *ref_.stream);
+  ASSERT_TRUE(host.ok()) << host.status();
+  const DeviceArray h{*host, DType::kFloat64, {8}};
+  EXPECT_EQ(b.Run(*test_.stream, CastOp{&h, &x}).code(), absl::StatusCode::kInvalidArgument);
+  std::vector<uint8_t> bytes(64);
+  EXPECT_EQ(test_.stream->CopyToDevice(bytes.data(), **host, 0, 64).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_FALSE(b.poisoned());
 }
 
 TEST_P(BackendConformanceTest, BadArgumentsAreRefused) {
@@ -775,37 +843,37 @@ TEST_P(BackendConformanceTest, BadArgumentsAreRefused) {
   // Each must fail on the reference, and Check demands the same of the test.
   Check("binary dtype mismatch", {f, i}, DType::kFloat64, {2, 3},
         [](Backend& b, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
-          return b.Binary(s, BinaryOp::kAdd, in[0], in[1], o);
+          return b.Run(s, ElementwiseOp{ElementwiseKind::kAdd, {&in[0], &in[1]}, &o});
         });
   Check("binary shapes do not broadcast", {f, Random(DType::kFloat64, {4}, 25)},
         DType::kFloat64, {2, 3},
         [](Backend& b, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
-          return b.Binary(s, BinaryOp::kAdd, in[0], in[1], o);
+          return b.Run(s, ElementwiseOp{ElementwiseKind::kAdd, {&in[0], &in[1]}, &o});
         });
   Check("negative dtype mismatch", {f}, DType::kFloat32, {2, 3},
         [](Backend& b, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
-          return b.Negative(s, in[0], o);
+          return b.Run(s, ElementwiseOp{ElementwiseKind::kNegative, {&in[0]}, &o});
         });
   Check("sum bad axis", {f}, DType::kFloat64, {2},
         [](Backend& b, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
-          return b.Sum(s, in[0], 2, o);
+          return b.Run(s, ReduceOp{ReduceKind::kSum, 2, &in[0], &o});
         });
   Check("sum wrong result dtype", {i}, DType::kInt32, {},
         [](Backend& b, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
-          return b.Sum(s, in[0], std::nullopt, o);
+          return b.Run(s, ReduceOp{ReduceKind::kSum, std::nullopt, &in[0], &o});
         });
   Check("transpose bad perm", {f}, DType::kFloat64, {3, 2},
         [](Backend& b, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
           const int perm[] = {1, 1};
-          return b.Transpose(s, in[0], perm, o);
+          return b.Run(s, TransposeOp{perm, &in[0], &o});
         });
   Check("matmul shape does not fit", {f, f}, DType::kFloat64, {2, 2},
         [](Backend& b, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
-          return b.Matmul(s, Backend::MatmulShape{1, 3, 3, 2, 0, 0}, in[0], in[1], o);
+          return b.Run(s, MatmulOp{MatmulShape{1, 3, 3, 2, 0, 0}, &in[0], &in[1], &o});
         });
   Check("arange of bool", {}, DType::kBool, {4},
         [](Backend& b, Stream& s, std::vector<DeviceArray>&, DeviceArray& o) {
-          return b.Arange(s, Scalar::Int(0), Scalar::Int(1), o);
+          return b.Run(s, ArangeOp{Scalar::Int(0), Scalar::Int(1), &o});
         });
 }
 

@@ -37,8 +37,7 @@ inline HandleResolver ResolveWithBuffers(Device& device, Stream& stream, int64_t
     if (a.nbytes() > max_bytes) return a;
     ASSIGN_OR_RETURN(a.buffer, device.backend().Allocate(a.nbytes(), stream));
     const std::string bytes = EdgeValues(a.dtype, a.num_elements());
-    RETURN_IF_ERROR(device.backend().CopyToDevice(stream, bytes.data(), *a.buffer, 0,
-                                                  a.nbytes()));
+    RETURN_IF_ERROR(stream.CopyToDevice(bytes.data(), *a.buffer, 0, a.nbytes()));
     return a;
   };
 }
@@ -75,8 +74,7 @@ inline absl::StatusOr<std::vector<std::string>> RunWithinBound(
     }
     std::string host(static_cast<size_t>(a.nbytes()), '\0');
     if (!host.empty()) {
-      RETURN_IF_ERROR(device.backend().CopyToHost(stream, *a.buffer, 0, host.data(),
-                                                  a.nbytes()));
+      RETURN_IF_ERROR(stream.CopyToHost(*a.buffer, 0, host.data(), a.nbytes()));
     }
     bytes.push_back(std::move(host));
   }

@@ -73,7 +73,7 @@ std::vector<std::string> RunProgram(bool fuse, int* fused_calls) {
   k.buffer = device.Allocate(k.nbytes(), *stream).value();
   std::vector<int32_t> host(n);
   for (int64_t i = 0; i < n; ++i) host[i] = static_cast<int32_t>(i % 7) - 3;  // zeros too
-  EXPECT_TRUE(device.backend().CopyToDevice(*stream, host.data(), *k.buffer, 0, k.nbytes()).ok());
+  EXPECT_TRUE(stream->CopyToDevice(host.data(), *k.buffer, 0, k.nbytes()).ok());
   const HandleId kh = HandleId::Random();
   HandleResolver resolve = [&](const HandleId& h) -> absl::StatusOr<DeviceArray> {
     if (h == kh) return k;
@@ -90,7 +90,7 @@ std::vector<std::string> RunProgram(bool fuse, int* fused_calls) {
   std::vector<std::string> bytes;
   for (const DeviceArray& a : *out) {
     std::string b(static_cast<size_t>(a.nbytes()), '\0');
-    EXPECT_TRUE(device.backend().CopyToHost(*stream, *a.buffer, 0, b.data(), a.nbytes()).ok());
+    EXPECT_TRUE(stream->CopyToHost(*a.buffer, 0, b.data(), a.nbytes()).ok());
     bytes.push_back(std::move(b));
   }
   if (fusing != nullptr) *fused_calls = fusing->fused_calls;

@@ -1,17 +1,18 @@
 // The CPU backend: adapts DeviceArrays to the kernels in kernels/cpu/, checks
 // every argument against its buffer, and runs ops synchronously (a CPU stream
-// is only a token). Owns its thread pool and host allocator; nothing global.
+// only copies). Owns its thread pool and host allocator; nothing global.
 #include "server/device/cpu/cpu_backend.h"
-#include "server/device/cpu/fused_loop.h"
 
 #include <unistd.h>
 
 #include <cstring>
 #include <memory>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
 #include "kernels/cpu/array_view.h"
 #include "kernels/cpu/convert.h"
 #include "kernels/cpu/elementwise.h"
@@ -19,13 +20,34 @@
 #include "kernels/cpu/reduce.h"
 #include "kernels/cpu/thread_pool.h"
 #include "kernels/cpu/transpose.h"
-#include "core/status_macros.h"
+#include "server/device/cpu/fused_loop.h"
 #include "server/device/cpu/host_allocator.h"
 
 namespace resident {
 namespace {
 
-class CpuStream final : public Stream {};
+// Host memory is the device's: a copy is a memcpy, complete on return.
+class CpuStream final : public Stream {
+ public:
+  absl::Status CopyToDevice(const void* src, Buffer& dst, int64_t offset,
+                            int64_t bytes) override {
+    RETURN_IF_ERROR(CheckCopy("CopyToDevice", dst, offset, bytes, src));
+    if (bytes > 0) {
+      std::memcpy(static_cast<char*>(dst.data()) + offset, src, static_cast<size_t>(bytes));
+    }
+    return absl::OkStatus();
+  }
+  absl::Status CopyToHost(const Buffer& src, int64_t offset, void* dst,
+                          int64_t bytes) override {
+    RETURN_IF_ERROR(CheckCopy("CopyToHost", src, offset, bytes, dst));
+    if (bytes > 0) {
+      std::memcpy(dst, static_cast<const char*>(src.data()) + offset,
+                  static_cast<size_t>(bytes));
+    }
+    return absl::OkStatus();
+  }
+  absl::Status Synchronize() override { return absl::OkStatus(); }
+};
 
 int64_t PhysicalBytes(int name) {
   const long pages = sysconf(name);
@@ -33,30 +55,8 @@ int64_t PhysicalBytes(int name) {
   return pages > 0 && page_size > 0 ? int64_t{pages} * page_size : 0;
 }
 
-// OK when `array` is well formed and its buffer holds all its bytes.
-absl::Status CheckArray(const DeviceArray& array, absl::string_view role) {
-  absl::StatusOr<int64_t> n = CheckedNumElements(array.shape);
-  if (!n.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat(role, ": ", n.status().message()));
-  }
-  absl::StatusOr<int64_t> bytes = CheckedNumBytes(*n, ItemSize(array.dtype));
-  if (!bytes.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(role, ": ", bytes.status().message()));
-  }
-  const int64_t have = array.buffer ? array.buffer->size() : 0;
-  if (*bytes > have) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        role, ": ", cpu::NameOf(array.dtype), ShapeString(array.shape),
-        " needs ", *bytes, " bytes but its buffer holds ", have));
-  }
-  return absl::OkStatus();
-}
-
-cpu::ConstView View(const DeviceArray& a) {
-  return {a.data(), a.dtype, a.shape};
-}
-cpu::MutView MutableView(DeviceArray& a) { return {a.data(), a.dtype, a.shape}; }
+cpu::ConstView View(const DeviceArray& a) { return {a.data(), a.dtype, a.shape}; }
+cpu::MutView MutableView(const DeviceArray& a) { return {a.data(), a.dtype, a.shape}; }
 
 // Whether the bytes of x and y overlap.
 bool Overlaps(const DeviceArray& x, const DeviceArray& y) {
@@ -80,10 +80,10 @@ bool SafeAlias(const DeviceArray& in, const DeviceArray& out) {
 // hand out a dead input's buffer, and kernels assume no other overlap.
 template <typename Kernel>
 absl::Status WithOutput(std::initializer_list<const DeviceArray*> inputs,
-                        bool elementwise, DeviceArray& out, Kernel&& kernel) {
+                        bool elementwise, const DeviceArray& out, Kernel&& kernel) {
   bool scratch = false;
   for (const DeviceArray* in : inputs) {
-    if (Overlaps(*in, out) && !(elementwise && SafeAlias(*in, out))) {
+    if (in != nullptr && Overlaps(*in, out) && !(elementwise && SafeAlias(*in, out))) {
       scratch = true;
     }
   }
@@ -116,95 +116,51 @@ class CpuBackend final : public Backend {
     info.cached = allocator_->cached();
     return info;
   }
-
-  std::unique_ptr<Stream> NewStream() override {
-    return std::make_unique<CpuStream>();
+  bool poisoned() const override { return false; }
+  bool Supports(DeviceOpKind kind, DType dtype) const override {
+    // Fused loops are implemented (the reference the CUDA fused kernels are
+    // checked against) but not preferred: op by op, in place, measured
+    // faster on CPUs.
+    return kind != DeviceOpKind::kFusedLoop && DefinedFor(kind, dtype);
   }
-  absl::Status Synchronize(Stream&) override { return absl::OkStatus(); }
 
-  absl::StatusOr<std::shared_ptr<Buffer>> Allocate(int64_t bytes,
-                                                   Stream&) override {
+  std::unique_ptr<Stream> NewStream() override { return std::make_unique<CpuStream>(); }
+  absl::StatusOr<std::shared_ptr<Buffer>> Allocate(int64_t bytes, Stream&) override {
     return allocator_->Allocate(bytes);
   }
   void Trim() override { allocator_->Trim(); }
 
-  absl::Status CopyToDevice(Stream&, const void* src, Buffer& dst,
-                            int64_t offset, int64_t bytes) override {
-    RETURN_IF_ERROR(CheckRange("copy to device", dst, offset, bytes));
-    if (bytes > 0) {
-      if (src == nullptr) return absl::InvalidArgumentError("null source");
-      std::memcpy(static_cast<char*>(dst.data()) + offset, src,
-                  static_cast<size_t>(bytes));
-    }
-    return absl::OkStatus();
-  }
-  absl::Status CopyToHost(Stream&, const Buffer& src, int64_t offset,
-                          void* dst, int64_t bytes) override {
-    RETURN_IF_ERROR(CheckRange("copy to host", src, offset, bytes));
-    if (bytes > 0) {
-      if (dst == nullptr) return absl::InvalidArgumentError("null destination");
-      std::memcpy(dst, static_cast<const char*>(src.data()) + offset,
-                  static_cast<size_t>(bytes));
-    }
-    return absl::OkStatus();
+  // The one dispatch point: common checks, then one Do() per op struct.
+  absl::Status Run(Stream&, const DeviceOp& op) override {
+    RETURN_IF_ERROR(CheckOperands(op));
+    return std::visit([this](const auto& o) { return Do(o); }, op);
   }
 
-  // Implemented (the reference the CUDA fused kernels are checked against)
-  // but not preferred: op by op, in place, measured faster on CPUs.
-  bool SupportsFusedLoop() const override { return false; }
-  absl::Status FusedLoop(Stream&, const FusedLoopSpec& spec,
-                         const std::vector<DeviceArray>& params,
-                         std::vector<DeviceArray>& outs) override {
-    for (const DeviceArray& p : params) RETURN_IF_ERROR(CheckArray(p, "fused loop param"));
-    for (DeviceArray& o : outs) RETURN_IF_ERROR(CheckArray(o, "fused loop out"));
-    return cpu::RunFusedLoop(&pool_, spec, params, outs);
+ private:
+  absl::Status Do(const FillOp& op) {
+    return cpu::Fill(&pool_, op.value, MutableView(*op.out));
   }
-
-  absl::Status Fill(Stream&, const Scalar& value, DeviceArray& out) override {
-    RETURN_IF_ERROR(CheckArray(out, "fill out"));
-    return cpu::Fill(&pool_, value, MutableView(out));
+  absl::Status Do(const ArangeOp& op) {
+    return cpu::Arange(&pool_, op.start, op.delta, MutableView(*op.out));
   }
-  absl::Status Arange(Stream&, const Scalar& start, const Scalar& delta,
-                      DeviceArray& out) override {
-    RETURN_IF_ERROR(CheckArray(out, "arange out"));
-    return cpu::Arange(&pool_, start, delta, MutableView(out));
+  absl::Status Do(const ElementwiseOp& op) {
+    const int arity = Arity(op.kind);
+    const cpu::ConstView in[2] = {View(*op.in[0]),
+                                  arity == 2 ? View(*op.in[1]) : cpu::ConstView{}};
+    return WithOutput({op.in[0], arity == 2 ? op.in[1] : nullptr}, true, *op.out,
+                      [&](const cpu::MutView& o) {
+                        return cpu::Elementwise(&pool_, op.kind,
+                                                absl::MakeConstSpan(in, arity), o);
+                      });
   }
-  absl::Status Binary(Stream&, BinaryOp op, const DeviceArray& a,
-                      const DeviceArray& b, DeviceArray& out) override {
-    RETURN_IF_ERROR(CheckArray(a, "binary a"));
-    RETURN_IF_ERROR(CheckArray(b, "binary b"));
-    RETURN_IF_ERROR(CheckArray(out, "binary out"));
-    cpu::ArithOp k = cpu::ArithOp::kAdd;
-    switch (op) {
-      case BinaryOp::kAdd: k = cpu::ArithOp::kAdd; break;
-      case BinaryOp::kSubtract: k = cpu::ArithOp::kSubtract; break;
-      case BinaryOp::kMultiply: k = cpu::ArithOp::kMultiply; break;
-      case BinaryOp::kDivide: k = cpu::ArithOp::kDivide; break;
-    }
-    return WithOutput({&a, &b}, true, out, [&](const cpu::MutView& o) {
-      return cpu::Binary(&pool_, k, View(a), View(b), o);
+  absl::Status Do(const CastOp& op) {
+    return WithOutput({op.in}, true, *op.out, [&](const cpu::MutView& o) {
+      return cpu::Cast(&pool_, View(*op.in), o);
     });
   }
-  absl::Status Negative(Stream&, const DeviceArray& a,
-                        DeviceArray& out) override {
-    RETURN_IF_ERROR(CheckArray(a, "negative a"));
-    RETURN_IF_ERROR(CheckArray(out, "negative out"));
-    return WithOutput({&a}, true, out, [&](const cpu::MutView& o) {
-      return cpu::Negative(&pool_, View(a), o);
-    });
-  }
-  absl::Status Cast(Stream&, const DeviceArray& a, DeviceArray& out) override {
-    RETURN_IF_ERROR(CheckArray(a, "cast a"));
-    RETURN_IF_ERROR(CheckArray(out, "cast out"));
-    return WithOutput({&a}, true, out, [&](const cpu::MutView& o) {
-      return cpu::Cast(&pool_, View(a), o);
-    });
-  }
-  absl::Status Matmul(Stream&, const MatmulShape& shape, const DeviceArray& a,
-                      const DeviceArray& b, DeviceArray& out) override {
-    RETURN_IF_ERROR(CheckArray(a, "matmul a"));
-    RETURN_IF_ERROR(CheckArray(b, "matmul b"));
-    RETURN_IF_ERROR(CheckArray(out, "matmul out"));
+  absl::Status Do(const MatmulOp& op) {
+    const DeviceArray &a = *op.a, &b = *op.b, &out = *op.out;
+    const MatmulShape& shape = op.shape;
     if (a.dtype != out.dtype || b.dtype != out.dtype) {
       return absl::InvalidArgumentError(absl::StrCat(
           "matmul needs one dtype, got ", cpu::NameOf(a.dtype), " @ ",
@@ -228,34 +184,22 @@ class CpuBackend final : public Backend {
       return cpu::Matmul(&pool_, out.dtype, dims, a.data(), b.data(), o.data);
     });
   }
-  absl::Status Sum(Stream&, const DeviceArray& a, std::optional<int> axis,
-                   DeviceArray& out) override {
-    RETURN_IF_ERROR(CheckArray(a, "sum a"));
-    RETURN_IF_ERROR(CheckArray(out, "sum out"));
-    return WithOutput({&a}, false, out, [&](const cpu::MutView& o) {
-      return cpu::Sum(&pool_, View(a), axis, o);
-    });
-  }
-  absl::Status Transpose(Stream&, const DeviceArray& a,
-                         absl::Span<const int> perm,
-                         DeviceArray& out) override {
-    RETURN_IF_ERROR(CheckArray(a, "transpose a"));
-    RETURN_IF_ERROR(CheckArray(out, "transpose out"));
-    return WithOutput({&a}, false, out, [&](const cpu::MutView& o) {
-      return cpu::Transpose(&pool_, View(a), perm, o);
-    });
-  }
-
- private:
-  static absl::Status CheckRange(absl::string_view what, const Buffer& buffer,
-                                 int64_t offset, int64_t bytes) {
-    if (offset < 0 || bytes < 0 || offset > buffer.size() ||
-        bytes > buffer.size() - offset) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          what, ": range [", offset, ", +", bytes, ") outside buffer of ",
-          buffer.size(), " bytes"));
+  absl::Status Do(const ReduceOp& op) {
+    switch (op.kind) {
+      case ReduceKind::kSum:
+        return WithOutput({op.in}, false, *op.out, [&](const cpu::MutView& o) {
+          return cpu::Sum(&pool_, View(*op.in), op.axis, o);
+        });
     }
-    return absl::OkStatus();
+    return absl::UnimplementedError("unknown reduction");
+  }
+  absl::Status Do(const TransposeOp& op) {
+    return WithOutput({op.in}, false, *op.out, [&](const cpu::MutView& o) {
+      return cpu::Transpose(&pool_, View(*op.in), op.perm, o);
+    });
+  }
+  absl::Status Do(const FusedLoopOp& op) {
+    return cpu::RunFusedLoop(&pool_, *op.spec, op.params, op.outs);
   }
 
   cpu::ThreadPool pool_;

@@ -1,5 +1,9 @@
 // The CPU backend: the reference implementation of every op, threaded for
-// large arrays, dot/matmul through OpenBLAS for float dtypes.
+// large arrays, dot/matmul through OpenBLAS for float dtypes. Ops run
+// synchronously inside Run; a stream only copies (memcpy).
+//
+//   std::unique_ptr<Backend> cpu = NewCpuBackend(/*threads=*/2);
+//   std::unique_ptr<Stream> stream = cpu->NewStream();
 #ifndef RESIDENT_SERVER_DEVICE_CPU_CPU_BACKEND_H_
 #define RESIDENT_SERVER_DEVICE_CPU_CPU_BACKEND_H_
 
@@ -9,7 +13,8 @@
 
 namespace resident {
 
-// threads <= 0: one per hardware thread.
+// A CPU backend with its own thread pool of `threads` (<= 0: one per
+// hardware thread) and host allocator. Never fails.
 std::unique_ptr<Backend> NewCpuBackend(int threads = 0);
 
 }  // namespace resident

@@ -17,20 +17,11 @@ namespace {
 // costs little, small enough that a few slots stay in L2 (256 KiB for f64).
 constexpr int64_t kBlock = int64_t{1} << 15;
 
-ArithOp ToArith(FusedLoopSpec::Kind k) {
-  switch (k) {
-    case FusedLoopSpec::Kind::kSubtract: return ArithOp::kSubtract;
-    case FusedLoopSpec::Kind::kMultiply: return ArithOp::kMultiply;
-    case FusedLoopSpec::Kind::kDivide: return ArithOp::kDivide;
-    default: return ArithOp::kAdd;
-  }
-}
-
 }  // namespace
 
 absl::Status RunFusedLoop(ThreadPool* pool, const FusedLoopSpec& spec,
-                          const std::vector<DeviceArray>& params,
-                          std::vector<DeviceArray>& outs) {
+                          absl::Span<const DeviceArray> params,
+                          absl::Span<const DeviceArray> outs) {
   const int np = static_cast<int>(spec.param_dtypes.size());
   if (static_cast<int>(params.size()) != np || spec.num_carried <= 0 ||
       static_cast<int>(outs.size()) != spec.num_carried) {
@@ -88,15 +79,17 @@ absl::Status RunFusedLoop(ThreadPool* pool, const FusedLoopSpec& spec,
           absl::Span<const int64_t> sa;
           view_of(st.a, &da, &sa);
           ConstView a{da, dtype[st.a], sa};
-          if (st.kind == FusedLoopSpec::Kind::kCast) {
+          if (!st.op.has_value()) {
             status = Cast(nullptr, a, out);
-          } else if (st.kind == FusedLoopSpec::Kind::kNegative) {
-            status = Negative(nullptr, a, out);
+          } else if (Arity(*st.op) == 1) {
+            const ConstView in[] = {a};
+            status = Elementwise(nullptr, *st.op, in, out);
           } else {
             const void* db = nullptr;
             absl::Span<const int64_t> sb;
             view_of(st.b, &db, &sb);
-            status = Binary(nullptr, ToArith(st.kind), a, ConstView{db, dtype[st.b], sb}, out);
+            const ConstView in[] = {a, ConstView{db, dtype[st.b], sb}};
+            status = Elementwise(nullptr, *st.op, in, out);
           }
         }
         // Next carried values (yields may name each other: copy via scratch).

@@ -5,17 +5,19 @@
 #ifndef RESIDENT_SERVER_DEVICE_CPU_FUSED_LOOP_H_
 #define RESIDENT_SERVER_DEVICE_CPU_FUSED_LOOP_H_
 
-#include <vector>
-
 #include "absl/status/status.h"
+#include "absl/types/span.h"
 #include "kernels/cpu/thread_pool.h"
-#include "server/device/backend.h"
+#include "server/device/device_op.h"
 
 namespace resident::cpu {
 
+// Runs FusedLoopOp's contract (device_op.h) for arrays the backend has
+// checked; INVALID_ARGUMENT when params or outs do not match the spec, or
+// for a step the kernels refuse.
 absl::Status RunFusedLoop(ThreadPool* pool, const FusedLoopSpec& spec,
-                          const std::vector<DeviceArray>& params,
-                          std::vector<DeviceArray>& outs);
+                          absl::Span<const DeviceArray> params,
+                          absl::Span<const DeviceArray> outs);
 
 }  // namespace resident::cpu
 

@@ -221,10 +221,15 @@ std::unique_ptr<Stream> CudaBackend::NewStream() {
     // (Resolve rejects a stream without a CUDA stream).
     RESIDENT_LOG(kError, "cudaStreamCreateWithFlags: ", cudaGetErrorString(e));
     (void)Check(e, "cudaStreamCreateWithFlags");
-    return std::make_unique<CudaStream>(nullptr);
+    return std::make_unique<CudaStream>(device_, nullptr);
   }
-  return std::make_unique<CudaStream>(
-      std::make_shared<StreamState>(device_, stream));
+  return std::make_unique<CudaStream>(device_,
+                                      std::make_shared<StreamState>(device_, stream));
+}
+
+bool CudaBackend::Supports(DeviceOpKind kind, DType dtype) const {
+  // Every op, fused loops included (NVRTC-compiled, one pass: fused_loop.cc).
+  return DefinedFor(kind, dtype);
 }
 
 absl::StatusOr<std::shared_ptr<StreamState>> CudaBackend::Resolve(
@@ -237,12 +242,6 @@ absl::StatusOr<std::shared_ptr<StreamState>> CudaBackend::Resolve(
         absl::StrCat("stream does not belong to ", name()));
   }
   return cuda_stream->state();
-}
-
-absl::Status CudaBackend::Synchronize(Stream& stream) {
-  ASSIGN_OR_RETURN(auto s, Resolve(stream));
-  DeviceGuard guard(device_->ordinal);
-  return Check(cudaStreamSynchronize(s->stream()), "cudaStreamSynchronize");
 }
 
 absl::StatusOr<std::shared_ptr<CudaBuffer>> CudaBackend::AllocateOn(
@@ -291,114 +290,87 @@ void CudaBackend::Trim() {
   (void)Check(cudaMemPoolTrimTo(device_->pool, 0), "cudaMemPoolTrimTo");
 }
 
-absl::Status CudaBackend::CheckBuffer(const Buffer& buffer,
-                                      const std::shared_ptr<StreamState>& stream,
-                                      absl::string_view what) const {
+absl::Status CheckDeviceBuffer(const DeviceState& device, const Buffer& buffer,
+                               const std::shared_ptr<StreamState>& stream,
+                               absl::string_view what) {
   const auto* cuda_buffer = dynamic_cast<const CudaBuffer*>(buffer.backing());
-  if (cuda_buffer == nullptr || cuda_buffer->ordinal() != device_->ordinal) {
+  if (cuda_buffer == nullptr || cuda_buffer->ordinal() != device.ordinal) {
     return absl::InvalidArgumentError(
-        absl::StrCat(what, ": buffer is not memory of ", name()));
+        absl::StrCat(what, ": buffer is not memory of cuda:", device.ordinal));
   }
   cuda_buffer->NoteUse(stream);
   return absl::OkStatus();
 }
 
-absl::Status CudaBackend::CheckArray(const DeviceArray& array,
-                                     const std::shared_ptr<StreamState>& stream,
-                                     absl::string_view what) const {
+absl::Status CudaBackend::CheckOnDevice(const DeviceArray& array, const StreamRef& stream,
+                                        absl::string_view op,
+                                        absl::string_view role) const {
   if (array.shape.size() > static_cast<size_t>(kMaxRank)) {
-    return absl::InvalidArgumentError(absl::StrCat(what, ": too many dimensions"));
+    return absl::InvalidArgumentError(absl::StrCat(op, " ", role, ": too many dimensions"));
   }
-  absl::StatusOr<int64_t> n = CheckedNumElements(array.shape);
-  if (!n.ok()) {
-    return absl::Status(n.status().code(), absl::StrCat(what, ": ", n.status().message()));
-  }
-  absl::StatusOr<int64_t> bytes = CheckedNumBytes(*n, ItemSize(array.dtype));
-  if (!bytes.ok()) {
-    return absl::Status(bytes.status().code(),
-                        absl::StrCat(what, ": ", bytes.status().message()));
-  }
-  if (array.buffer == nullptr) {
-    if (*bytes == 0) return absl::OkStatus();
-    return absl::InvalidArgumentError(absl::StrCat(what, ": no buffer"));
-  }
-  RETURN_IF_ERROR(CheckBuffer(*array.buffer, stream, what));
-  if (*bytes > array.buffer->size()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        what, ": ", std::string(DTypeName(array.dtype)), ShapeString(array.shape), " needs ",
-        *bytes, " bytes but its buffer holds ", array.buffer->size()));
-  }
-  return absl::OkStatus();
+  // A null buffer passed CheckHeld only for an array of no bytes.
+  if (array.buffer == nullptr) return absl::OkStatus();
+  return CheckDeviceBuffer(*device_, *array.buffer, stream, absl::StrCat(op, " ", role));
 }
+
+// --- CudaStream ----------------------------------------------------------------
 
 // Copies of pageable host memory this large go through pinned staging:
 // pageable DMA runs at a fraction of pinned speed.
 constexpr int64_t kStageAbove = int64_t{256} << 10;
 
-absl::Status CudaBackend::CopyToDevice(Stream& stream, const void* src,
-                                       Buffer& dst, int64_t offset,
-                                       int64_t bytes) {
-  ASSIGN_OR_RETURN(auto s, Resolve(stream));
-  RETURN_IF_ERROR(CheckBuffer(dst, s, "CopyToDevice destination"));
-  if (offset < 0 || bytes < 0 || offset > dst.size() ||
-      bytes > dst.size() - offset) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("CopyToDevice: [", offset, ", +", bytes,
-                     ") is outside a buffer of ", dst.size(), " bytes"));
+absl::Status CudaStream::Live() const {
+  if (device_->poisoned.load()) return PoisonedStatus();
+  if (state_ == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "this stream of cuda:", device_->ordinal, " has no CUDA stream (its creation failed)"));
   }
-  if (bytes == 0) return absl::OkStatus();
-  if (src == nullptr) return absl::InvalidArgumentError("CopyToDevice: null source");
-  DeviceGuard guard(device_->ordinal);
-  if (bytes >= kStageAbove) {
-    return s->staging().ToDevice(s->stream(), static_cast<const char*>(src),
-                                 static_cast<char*>(dst.data()) + offset, bytes);
-  }
-  return Check(cudaMemcpyAsync(static_cast<char*>(dst.data()) + offset, src,
-                               static_cast<size_t>(bytes),
-                               cudaMemcpyHostToDevice, s->stream()),
-               "cudaMemcpyAsync(HostToDevice)");
+  return absl::OkStatus();
 }
 
-absl::Status CudaBackend::CopyToHost(Stream& stream, const Buffer& src,
-                                     int64_t offset, void* dst, int64_t bytes) {
-  ASSIGN_OR_RETURN(auto s, Resolve(stream));
-  RETURN_IF_ERROR(CheckBuffer(src, s, "CopyToHost source"));
-  if (offset < 0 || bytes < 0 || offset > src.size() ||
-      bytes > src.size() - offset) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("CopyToHost: [", offset, ", +", bytes,
-                     ") is outside a buffer of ", src.size(), " bytes"));
-  }
+absl::Status CudaStream::CheckCopyOf(absl::string_view what, const Buffer& buffer,
+                                     int64_t offset, int64_t bytes, const void* host) const {
+  RETURN_IF_ERROR(Live());
+  RETURN_IF_ERROR(CheckDeviceBuffer(*device_, buffer, state_, what));
+  return CheckCopy(what, buffer, offset, bytes, host);
+}
+
+absl::Status CudaStream::CopyToDevice(const void* src, Buffer& dst, int64_t offset,
+                                      int64_t bytes) {
+  RETURN_IF_ERROR(CheckCopyOf("CopyToDevice", dst, offset, bytes, src));
   if (bytes == 0) return absl::OkStatus();
-  if (dst == nullptr) return absl::InvalidArgumentError("CopyToHost: null destination");
   DeviceGuard guard(device_->ordinal);
   if (bytes >= kStageAbove) {
-    return s->staging().ToHost(s->stream(), static_cast<const char*>(src.data()) + offset,
-                               static_cast<char*>(dst), bytes);
+    return state_->staging().ToDevice(state_->stream(), static_cast<const char*>(src),
+                                      static_cast<char*>(dst.data()) + offset, bytes);
   }
-  RETURN_IF_ERROR(Check(
+  return device_->Check(cudaMemcpyAsync(static_cast<char*>(dst.data()) + offset, src,
+                                        static_cast<size_t>(bytes), cudaMemcpyHostToDevice,
+                                        state_->stream()),
+                        "cudaMemcpyAsync(HostToDevice)");
+}
+
+absl::Status CudaStream::CopyToHost(const Buffer& src, int64_t offset, void* dst,
+                                    int64_t bytes) {
+  RETURN_IF_ERROR(CheckCopyOf("CopyToHost", src, offset, bytes, dst));
+  if (bytes == 0) return absl::OkStatus();
+  DeviceGuard guard(device_->ordinal);
+  if (bytes >= kStageAbove) {
+    return state_->staging().ToHost(state_->stream(),
+                                    static_cast<const char*>(src.data()) + offset,
+                                    static_cast<char*>(dst), bytes);
+  }
+  RETURN_IF_ERROR(device_->Check(
       cudaMemcpyAsync(dst, static_cast<const char*>(src.data()) + offset,
-                      static_cast<size_t>(bytes), cudaMemcpyDeviceToHost,
-                      s->stream()),
+                      static_cast<size_t>(bytes), cudaMemcpyDeviceToHost, state_->stream()),
       "cudaMemcpyAsync(DeviceToHost)"));
-  return Check(cudaStreamSynchronize(s->stream()), "cudaStreamSynchronize");
+  return device_->Check(cudaStreamSynchronize(state_->stream()), "cudaStreamSynchronize");
 }
 
-cuda_kernels::ElemType ToElemType(DType d) {
-  using E = cuda_kernels::ElemType;
-  switch (d) {
-    case DType::kBool:
-      return E::kBool;
-    case DType::kInt32:
-      return E::kInt32;
-    case DType::kInt64:
-      return E::kInt64;
-    case DType::kFloat32:
-      return E::kFloat32;
-    case DType::kFloat64:
-      return E::kFloat64;
-  }
-  return E::kFloat64;
+absl::Status CudaStream::Synchronize() {
+  RETURN_IF_ERROR(Live());
+  DeviceGuard guard(device_->ordinal);
+  return device_->Check(cudaStreamSynchronize(state_->stream()), "cudaStreamSynchronize");
 }
 
 }  // namespace cuda_internal

@@ -1,5 +1,6 @@
 // The CUDA backend's classes, shared by cuda_backend.cc (device, memory,
-// streams, copies) and cuda_ops.cc (the ops). Internal to this folder.
+// streams, copies), cuda_ops.cc (Run and the ops) and fused_loop.cc.
+// Internal to this folder.
 //
 // Lifetimes. Buffers and streams can outlive the Backend object and each
 // other (a named array outlives the session whose stream allocated it), so:
@@ -93,13 +94,30 @@ class StreamState {
   std::unique_ptr<Staging> staging_;
 };
 
+// A session's stream: the copies and Synchronize run on its cudaStream_t.
+// `state` is null when the CUDA stream could not be created; everything on
+// such a stream is INVALID_ARGUMENT.
 class CudaStream final : public Stream {
  public:
-  explicit CudaStream(std::shared_ptr<StreamState> state)
-      : state_(std::move(state)) {}
+  CudaStream(std::shared_ptr<DeviceState> device, std::shared_ptr<StreamState> state)
+      : device_(std::move(device)), state_(std::move(state)) {}
   const std::shared_ptr<StreamState>& state() const { return state_; }
 
+  absl::Status CopyToDevice(const void* src, Buffer& dst, int64_t offset,
+                            int64_t bytes) override;
+  absl::Status CopyToHost(const Buffer& src, int64_t offset, void* dst,
+                          int64_t bytes) override;
+  absl::Status Synchronize() override;
+
  private:
+  // OK while the device works and this stream has a CUDA stream.
+  absl::Status Live() const;
+  // What every copy checks: Live, `buffer` is memory of this device (its use
+  // here noted), the range lies inside it, `host` is not null.
+  absl::Status CheckCopyOf(absl::string_view what, const Buffer& buffer, int64_t offset,
+                           int64_t bytes, const void* host) const;
+
+  std::shared_ptr<DeviceState> device_;
   std::shared_ptr<StreamState> state_;
 };
 
@@ -128,6 +146,12 @@ class CudaBuffer final : public Buffer {
   mutable std::vector<std::shared_ptr<StreamState>> other_streams_;
 };
 
+// OK when `buffer` is memory of `device`, and notes its use on `stream` (so
+// its free waits for that stream); INVALID_ARGUMENT naming `what` otherwise.
+absl::Status CheckDeviceBuffer(const DeviceState& device, const Buffer& buffer,
+                               const std::shared_ptr<StreamState>& stream,
+                               absl::string_view what);
+
 class CudaBackend final : public Backend {
  public:
   CudaBackend(std::shared_ptr<DeviceState> device, std::string description);
@@ -135,55 +159,43 @@ class CudaBackend final : public Backend {
   std::string name() const override;
   std::string description() const override { return description_; }
   MemoryInfo memory() const override;
-  std::unique_ptr<Stream> NewStream() override;
-  absl::Status Synchronize(Stream& stream) override;
   bool poisoned() const override { return device_->poisoned.load(); }
+  bool Supports(DeviceOpKind kind, DType dtype) const override;
+  std::unique_ptr<Stream> NewStream() override;
   absl::StatusOr<std::shared_ptr<Buffer>> Allocate(int64_t bytes,
                                                    Stream& stream) override;
   void Trim() override;
-  absl::Status CopyToDevice(Stream& stream, const void* src, Buffer& dst,
-                            int64_t offset, int64_t bytes) override;
-  absl::Status CopyToHost(Stream& stream, const Buffer& src, int64_t offset,
-                          void* dst, int64_t bytes) override;
-
-  // cuda_ops.cc
-  absl::Status Fill(Stream& stream, const Scalar& value,
-                    DeviceArray& out) override;
-  absl::Status Arange(Stream& stream, const Scalar& start, const Scalar& delta,
-                      DeviceArray& out) override;
-  absl::Status Binary(Stream& stream, BinaryOp op, const DeviceArray& a,
-                      const DeviceArray& b, DeviceArray& out) override;
-  absl::Status Negative(Stream& stream, const DeviceArray& a,
-                        DeviceArray& out) override;
-  absl::Status Cast(Stream& stream, const DeviceArray& a,
-                    DeviceArray& out) override;
-  absl::Status Matmul(Stream& stream, const MatmulShape& shape,
-                      const DeviceArray& a, const DeviceArray& b,
-                      DeviceArray& out) override;
-  absl::Status Sum(Stream& stream, const DeviceArray& a,
-                   std::optional<int> axis, DeviceArray& out) override;
-  absl::Status Transpose(Stream& stream, const DeviceArray& a,
-                         absl::Span<const int> perm,
-                         DeviceArray& out) override;
-
-  // fused_loop.cc
-  bool SupportsFusedLoop() const override { return true; }
-  absl::Status FusedLoop(Stream& stream, const FusedLoopSpec& spec,
-                         const std::vector<DeviceArray>& params,
-                         std::vector<DeviceArray>& outs) override;
+  // cuda_ops.cc: the stream and every operand checked once, then one Do()
+  // per op struct.
+  absl::Status Run(Stream& stream, const DeviceOp& op) override;
 
  private:
+  using StreamRef = std::shared_ptr<StreamState>;
+  // cuda_ops.cc; each runs with the device current and its operands checked.
+  absl::Status Do(const StreamRef& s, const FillOp& op);
+  absl::Status Do(const StreamRef& s, const ArangeOp& op);
+  absl::Status Do(const StreamRef& s, const ElementwiseOp& op);
+  absl::Status Do(const StreamRef& s, const CastOp& op);
+  absl::Status Do(const StreamRef& s, const MatmulOp& op);
+  absl::Status Do(const StreamRef& s, const ReduceOp& op);
+  absl::Status Do(const StreamRef& s, const TransposeOp& op);
+  absl::Status Do(const StreamRef& s, const FusedLoopOp& op);  // fused_loop.cc
+  absl::Status Binary(const StreamRef& s, ElementwiseKind kind, const DeviceArray& a,
+                      const DeviceArray& b, const DeviceArray& out);
+  absl::Status Negative(const StreamRef& s, const DeviceArray& a, const DeviceArray& out);
+  absl::Status Sum(const StreamRef& s, const DeviceArray& a, std::optional<int> axis,
+                   const DeviceArray& out);
+  absl::Status MatmulFloat(const StreamRef& s, const MatmulShape& shape,
+                           const DeviceArray& a, const DeviceArray& b,
+                           const DeviceArray& out);
+
   // The stream's state, INVALID_ARGUMENT for a stream of another backend or
   // device, UNAVAILABLE once poisoned.
-  absl::StatusOr<std::shared_ptr<StreamState>> Resolve(Stream& stream) const;
-  // Checks that `array` lives on this device, that its shape is valid and
-  // its buffer holds it, and notes its use on `stream`.
-  absl::Status CheckArray(const DeviceArray& array,
-                          const std::shared_ptr<StreamState>& stream,
-                          absl::string_view what) const;
-  absl::Status CheckBuffer(const Buffer& buffer,
-                           const std::shared_ptr<StreamState>& stream,
-                           absl::string_view what) const;
+  absl::StatusOr<StreamRef> Resolve(Stream& stream) const;
+  // Checks that `array` (already CheckHeld) lives on this device and has a
+  // rank the kernels take, and notes its use on `stream`.
+  absl::Status CheckOnDevice(const DeviceArray& array, const StreamRef& stream,
+                             absl::string_view op, absl::string_view role) const;
   // A stream-ordered block on `stream` (trim and retry once on OOM).
   absl::StatusOr<std::shared_ptr<CudaBuffer>> AllocateOn(
       const std::shared_ptr<StreamState>& stream, int64_t bytes);
@@ -193,17 +205,10 @@ class CudaBackend final : public Backend {
   absl::Status Check(cudaError_t e, absl::string_view where) const {
     return device_->Check(e, where);
   }
-  absl::Status MatmulFloat(const std::shared_ptr<StreamState>& s, const MatmulShape& shape,
-                           const DeviceArray& a, const DeviceArray& b,
-                           DeviceArray& out);
-
   std::shared_ptr<DeviceState> device_;
   std::string description_;
   std::unique_ptr<FusedKernelCache> fused_kernels_;
 };
-
-// resident::DType -> the kernels' ElemType.
-cuda_kernels::ElemType ToElemType(DType d);
 
 }  // namespace resident::cuda_internal
 

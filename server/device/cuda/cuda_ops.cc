@@ -1,6 +1,8 @@
-// The CUDA backend's ops: validation (every op checks what the executor
-// should already have made right, so a bug upstream is INVALID_ARGUMENT, not
-// a poisoned device), then kernel selection and launch. Kernels are in
+// The CUDA backend's ops: Run checks the stream and every operand once
+// (CheckOperands, then device and rank), then one Do() per op struct checks
+// what is particular to that op (every op checks what the executor should
+// already have made right, so a bug upstream is INVALID_ARGUMENT, not a
+// poisoned device) and picks and launches the kernel. Kernels are in
 // kernels/cuda; float matmul goes through cuBLAS.
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
@@ -10,6 +12,7 @@
 #include <cstring>
 #include <limits>
 #include <optional>
+#include <variant>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -100,22 +103,27 @@ absl::StatusOr<int64_t> MatmulExtent(int64_t batch, int64_t stride,
 
 }  // namespace
 
-absl::Status CudaBackend::Fill(Stream& stream, const Scalar& value,
-                               DeviceArray& out) {
-  ASSIGN_OR_RETURN(auto s, Resolve(stream));
-  RETURN_IF_ERROR(CheckArray(out, s, "Fill output"));
+absl::Status CudaBackend::Run(Stream& stream, const DeviceOp& op) {
+  ASSIGN_OR_RETURN(StreamRef s, Resolve(stream));
+  RETURN_IF_ERROR(CheckOperands(op));
+  for (const OpOperand& o : Operands(op)) {
+    RETURN_IF_ERROR(CheckOnDevice(*o.array, s, OpLabel(op), o.role));
+  }
   DeviceGuard guard(device_->ordinal);
+  return std::visit([&](const auto& o) { return Do(s, o); }, op);
+}
+
+absl::Status CudaBackend::Do(const StreamRef& s, const FillOp& op) {
+  const DeviceArray& out = *op.out;
   return LaunchStatus(
       *device_,
       k::FillBits(Launch(*s), out.data(), static_cast<int>(ItemSize(out.dtype)),
-                  ScalarBits(value, out.dtype), out.num_elements()),
+                  ScalarBits(op.value, out.dtype), out.num_elements()),
       "Fill");
 }
 
-absl::Status CudaBackend::Arange(Stream& stream, const Scalar& start,
-                                 const Scalar& delta, DeviceArray& out) {
-  ASSIGN_OR_RETURN(auto s, Resolve(stream));
-  RETURN_IF_ERROR(CheckArray(out, s, "Arange output"));
+absl::Status CudaBackend::Do(const StreamRef& s, const ArangeOp& op) {
+  const DeviceArray& out = *op.out;
   if (out.shape.size() != 1) {
     return absl::InvalidArgumentError(
         absl::StrCat("Arange: output must be 1-D, not ", Describe(out)));
@@ -123,46 +131,52 @@ absl::Status CudaBackend::Arange(Stream& stream, const Scalar& start,
   if (out.dtype == DType::kBool) {
     return absl::InvalidArgumentError("Arange: does not fill bool arrays");
   }
-  DeviceGuard guard(device_->ordinal);
   const int64_t n = out.num_elements();
   cudaError_t e;
   if (IsFloating(out.dtype)) {
-    e = k::ArangeFloat(Launch(*s), ToElemType(out.dtype), start.as_double(),
-                       delta.as_double(), out.data(), n);
+    e = k::ArangeFloat(Launch(*s), out.dtype, op.start.as_double(), op.delta.as_double(),
+                       out.data(), n);
   } else {
-    e = k::ArangeInt(Launch(*s), ToElemType(out.dtype), start.as_int64(),
-                     delta.as_int64(), out.data(), n);
+    e = k::ArangeInt(Launch(*s), out.dtype, op.start.as_int64(), op.delta.as_int64(),
+                     out.data(), n);
   }
   return LaunchStatus(*device_, e, "Arange");
 }
 
-absl::Status CudaBackend::Binary(Stream& stream, BinaryOp op,
+absl::Status CudaBackend::Do(const StreamRef& s, const ElementwiseOp& op) {
+  const DeviceArray& out = *op.out;
+  const char* name = ElementwiseName(op.kind);
+  for (int i = 0; i < Arity(op.kind); ++i) {
+    if (op.in[i]->dtype != out.dtype) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          name, ": dtypes differ: ", Describe(*op.in[i]), " -> ", Describe(out)));
+    }
+  }
+  if (!ElementwiseAccepts(op.kind, out.dtype)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, ": not supported for ", TypeName(out.dtype)));
+  }
+  // Binary kinds share one path (the kernels switch on the kind); of the
+  // unary kinds only negative has a kernel so far.
+  if (Arity(op.kind) == 2) return Binary(s, op.kind, *op.in[0], *op.in[1], out);
+  if (op.kind == ElementwiseKind::kNegative) return Negative(s, *op.in[0], out);
+  return absl::UnimplementedError(absl::StrCat(name, " has no CUDA kernel"));
+}
+
+absl::Status CudaBackend::Binary(const StreamRef& s, ElementwiseKind kind,
                                  const DeviceArray& a, const DeviceArray& b,
-                                 DeviceArray& out) {
-  ASSIGN_OR_RETURN(auto s, Resolve(stream));
-  RETURN_IF_ERROR(CheckArray(a, s, "Binary operand a"));
-  RETURN_IF_ERROR(CheckArray(b, s, "Binary operand b"));
-  RETURN_IF_ERROR(CheckArray(out, s, "Binary output"));
-  if (a.dtype != out.dtype || b.dtype != out.dtype) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("Binary: dtypes differ: ", Describe(a), ", ", Describe(b),
-                     " -> ", Describe(out)));
-  }
-  if ((out.dtype == DType::kBool && op == BinaryOp::kSubtract) ||
-      (op == BinaryOp::kDivide && !IsFloating(out.dtype))) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("Binary: operation not supported for ", TypeName(out.dtype)));
-  }
+                                 const DeviceArray& out) {
+  const char* name = ElementwiseName(kind);
   for (const DeviceArray* in : {&a, &b}) {
     if (!BroadcastsTo(in->shape, out.shape)) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "Binary: ", Describe(*in), " does not broadcast to ", Describe(out)));
+          name, ": ", Describe(*in), " does not broadcast to ", Describe(out)));
     }
     // In-place is allowed only for an input of out's own shape.
     if (in->data() != nullptr && in->data() == out.data() &&
         in->num_elements() != out.num_elements()) {
       return absl::InvalidArgumentError(
-          "Binary: output shares a buffer with a broadcast input");
+          absl::StrCat(name, ": output shares a buffer with a broadcast input"));
     }
   }
   const int64_t n = out.num_elements();
@@ -170,52 +184,37 @@ absl::Status CudaBackend::Binary(Stream& stream, BinaryOp op,
   const std::vector<int64_t> strides[2] = {BroadcastStrides(a.shape, out.shape),
                                            BroadcastStrides(b.shape, out.shape)};
   const k::StridedLayout layout = CollapseLayout(out.shape, strides);
-  const k::ElemType t = ToElemType(out.dtype);
-  const k::BinaryOpKind kop = static_cast<k::BinaryOpKind>(static_cast<int>(op));
-  DeviceGuard guard(device_->ordinal);
+  const DType t = out.dtype;
   cudaError_t e;
   const int64_t sa = layout.rank == 0 ? 1 : layout.stride[0][0];
   const int64_t sb = layout.rank == 0 ? 1 : layout.stride[1][0];
   if (layout.rank <= 1 && sa == 1 && sb == 1) {
-    e = k::BinaryContiguous(Launch(*s), t, kop, a.data(), b.data(), out.data(), n);
+    e = k::BinaryContiguous(Launch(*s), t, kind, a.data(), b.data(), out.data(), n);
   } else if (layout.rank <= 1 && sa == 1 && sb == 0) {
-    e = k::BinaryScalar(Launch(*s), t, kop, a.data(), b.data(),
+    e = k::BinaryScalar(Launch(*s), t, kind, a.data(), b.data(),
                         /*scalar_on_left=*/false, out.data(), n);
   } else if (layout.rank <= 1 && sa == 0 && sb == 1) {
-    e = k::BinaryScalar(Launch(*s), t, kop, b.data(), a.data(),
+    e = k::BinaryScalar(Launch(*s), t, kind, b.data(), a.data(),
                         /*scalar_on_left=*/true, out.data(), n);
   } else {
-    e = k::BinaryStrided(Launch(*s), t, kop, a.data(), b.data(), out.data(),
-                         layout);
+    e = k::BinaryStrided(Launch(*s), t, kind, a.data(), b.data(), out.data(), layout);
   }
-  return LaunchStatus(*device_, e, "Binary");
+  return LaunchStatus(*device_, e, name);
 }
 
-absl::Status CudaBackend::Negative(Stream& stream, const DeviceArray& a,
-                                   DeviceArray& out) {
-  ASSIGN_OR_RETURN(auto s, Resolve(stream));
-  RETURN_IF_ERROR(CheckArray(a, s, "Negative input"));
-  RETURN_IF_ERROR(CheckArray(out, s, "Negative output"));
-  if (a.dtype != out.dtype || a.dtype == DType::kBool) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "Negative: not supported for ", Describe(a), " -> ", Describe(out)));
-  }
+absl::Status CudaBackend::Negative(const StreamRef& s, const DeviceArray& a,
+                                   const DeviceArray& out) {
   if (a.shape != out.shape) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "Negative: shapes differ: ", Describe(a), " -> ", Describe(out)));
+        "negative: shapes differ: ", Describe(a), " -> ", Describe(out)));
   }
-  DeviceGuard guard(device_->ordinal);
   return LaunchStatus(*device_,
-                      k::Negate(Launch(*s), ToElemType(a.dtype), a.data(),
-                                out.data(), out.num_elements()),
-                      "Negative");
+                      k::Negate(Launch(*s), a.dtype, a.data(), out.data(), out.num_elements()),
+                      "negative");
 }
 
-absl::Status CudaBackend::Cast(Stream& stream, const DeviceArray& a,
-                               DeviceArray& out) {
-  ASSIGN_OR_RETURN(auto s, Resolve(stream));
-  RETURN_IF_ERROR(CheckArray(a, s, "Cast input"));
-  RETURN_IF_ERROR(CheckArray(out, s, "Cast output"));
+absl::Status CudaBackend::Do(const StreamRef& s, const CastOp& op) {
+  const DeviceArray &a = *op.in, &out = *op.out;
   if (!BroadcastsTo(a.shape, out.shape)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "Cast: ", Describe(a), " does not broadcast to ", Describe(out)));
@@ -229,31 +228,23 @@ absl::Status CudaBackend::Cast(Stream& stream, const DeviceArray& a,
   }
   const std::vector<int64_t> strides[1] = {BroadcastStrides(a.shape, out.shape)};
   const k::StridedLayout layout = CollapseLayout(out.shape, strides);
-  DeviceGuard guard(device_->ordinal);
   cudaError_t e;
   if (layout.rank == 0 || (layout.rank == 1 && layout.stride[0][0] == 1)) {
-    e = k::CastContiguous(Launch(*s), ToElemType(a.dtype), ToElemType(out.dtype),
-                          a.data(), out.data(), n);
+    e = k::CastContiguous(Launch(*s), a.dtype, out.dtype, a.data(), out.data(), n);
   } else {
-    e = k::CastStrided(Launch(*s), ToElemType(a.dtype), ToElemType(out.dtype),
-                       a.data(), out.data(), layout);
+    e = k::CastStrided(Launch(*s), a.dtype, out.dtype, a.data(), out.data(), layout);
   }
   return LaunchStatus(*device_, e, "Cast");
 }
 
-absl::Status CudaBackend::Matmul(Stream& stream, const MatmulShape& shape,
-                                 const DeviceArray& a, const DeviceArray& b,
-                                 DeviceArray& out) {
-  ASSIGN_OR_RETURN(auto s, Resolve(stream));
-  RETURN_IF_ERROR(CheckArray(a, s, "Matmul operand a"));
-  RETURN_IF_ERROR(CheckArray(b, s, "Matmul operand b"));
-  RETURN_IF_ERROR(CheckArray(out, s, "Matmul output"));
+absl::Status CudaBackend::Do(const StreamRef& s, const MatmulOp& op) {
+  const DeviceArray &a = *op.a, &b = *op.b, &out = *op.out;
   if (a.dtype != out.dtype || b.dtype != out.dtype) {
     return absl::InvalidArgumentError(
         absl::StrCat("Matmul: dtypes differ: ", Describe(a), ", ", Describe(b),
                      " -> ", Describe(out)));
   }
-  const auto& [batch, m, kk, n, a_stride, b_stride] = shape;
+  const auto& [batch, m, kk, n, a_stride, b_stride] = op.shape;
   if (batch < 0 || m < 0 || kk < 0 || n < 0 || a_stride < 0 || b_stride < 0) {
     return absl::InvalidArgumentError("Matmul: negative dimension or stride");
   }
@@ -275,8 +266,7 @@ absl::Status CudaBackend::Matmul(Stream& stream, const MatmulShape& shape,
   if (out.data() == a.data() || out.data() == b.data()) {
     return absl::InvalidArgumentError("Matmul: output shares a buffer with an input");
   }
-  DeviceGuard guard(device_->ordinal);
-  if (IsFloating(out.dtype) && kk > 0) return MatmulFloat(s, shape, a, b, out);
+  if (IsFloating(out.dtype) && kk > 0) return MatmulFloat(s, op.shape, a, b, out);
   // Integers and bool, and k == 0 for every dtype (the kernel writes zeros).
   if (IsFloating(out.dtype)) {
     return LaunchStatus(*device_,
@@ -286,9 +276,8 @@ absl::Status CudaBackend::Matmul(Stream& stream, const MatmulShape& shape,
                         "Matmul (k = 0)");
   }
   return LaunchStatus(*device_,
-                      k::MatmulInt(Launch(*s), ToElemType(out.dtype), a.data(),
-                                   b.data(), out.data(), batch, m, kk, n,
-                                   a_stride, b_stride),
+                      k::MatmulInt(Launch(*s), out.dtype, a.data(), b.data(), out.data(),
+                                   batch, m, kk, n, a_stride, b_stride),
                       "Matmul");
 }
 
@@ -296,10 +285,9 @@ absl::Status CudaBackend::Matmul(Stream& stream, const MatmulShape& shape,
 // first operand (n x k, leading dimension n) and A second (k x m, leading
 // dimension k), and writes C^T (n x m, leading dimension n), which is C in
 // row-major. 64-bit cuBLAS entry points, so no dimension limit below 2^63.
-absl::Status CudaBackend::MatmulFloat(const std::shared_ptr<StreamState>& s,
-                                      const MatmulShape& shape,
+absl::Status CudaBackend::MatmulFloat(const StreamRef& s, const MatmulShape& shape,
                                       const DeviceArray& a, const DeviceArray& b,
-                                      DeviceArray& out) {
+                                      const DeviceArray& out) {
   ASSIGN_OR_RETURN(cublasHandle_t handle, s->Cublas());
   const auto& [batch, m, kk, n, a_stride, b_stride] = shape;
   cublasStatus_t st;
@@ -330,11 +318,16 @@ absl::Status CudaBackend::MatmulFloat(const std::shared_ptr<StreamState>& s,
   return LaunchStatus(*device_, cudaPeekAtLastError(), "cuBLAS gemm launch");
 }
 
-absl::Status CudaBackend::Sum(Stream& stream, const DeviceArray& a,
-                              std::optional<int> axis, DeviceArray& out) {
-  ASSIGN_OR_RETURN(auto s, Resolve(stream));
-  RETURN_IF_ERROR(CheckArray(a, s, "Sum input"));
-  RETURN_IF_ERROR(CheckArray(out, s, "Sum output"));
+absl::Status CudaBackend::Do(const StreamRef& s, const ReduceOp& op) {
+  switch (op.kind) {
+    case ReduceKind::kSum:
+      return Sum(s, *op.in, op.axis, *op.out);
+  }
+  return absl::UnimplementedError("unknown reduction");
+}
+
+absl::Status CudaBackend::Sum(const StreamRef& s, const DeviceArray& a,
+                              std::optional<int> axis, const DeviceArray& out) {
   if (out.dtype != SumResultType(a.dtype)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "Sum: output of ", Describe(a), " must be ",
@@ -362,9 +355,8 @@ absl::Status CudaBackend::Sum(Stream& stream, const DeviceArray& a,
         ShapeString(expected)));
   }
   if (outer * inner == 0) return absl::OkStatus();
-  DeviceGuard guard(device_->ordinal);
   const k::LaunchContext ctx = Launch(*s);
-  const k::ElemType t = ToElemType(a.dtype);
+  const DType t = a.dtype;
   const size_t temp_bytes = k::SumAxisTempBytes(ctx, t, outer, len, inner);
   std::shared_ptr<CudaBuffer> temp;
   if (temp_bytes > 0) {
@@ -378,12 +370,9 @@ absl::Status CudaBackend::Sum(Stream& stream, const DeviceArray& a,
       "Sum");
 }
 
-absl::Status CudaBackend::Transpose(Stream& stream, const DeviceArray& a,
-                                    absl::Span<const int> perm,
-                                    DeviceArray& out) {
-  ASSIGN_OR_RETURN(auto s, Resolve(stream));
-  RETURN_IF_ERROR(CheckArray(a, s, "Transpose input"));
-  RETURN_IF_ERROR(CheckArray(out, s, "Transpose output"));
+absl::Status CudaBackend::Do(const StreamRef& s, const TransposeOp& op) {
+  const DeviceArray &a = *op.in, &out = *op.out;
+  const absl::Span<const int> perm = op.perm;
   const size_t rank = a.shape.size();
   if (a.dtype != out.dtype || perm.size() != rank || out.shape.size() != rank) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -410,9 +399,8 @@ absl::Status CudaBackend::Transpose(Stream& stream, const DeviceArray& a,
   std::vector<int64_t> strides[1] = {std::vector<int64_t>(rank)};
   for (size_t i = 0; i < rank; ++i) strides[0][i] = in_strides[perm[i]];
   const k::StridedLayout l = CollapseLayout(out.shape, strides);
-  const k::ElemType t = ToElemType(a.dtype);
+  const DType t = a.dtype;
   const int item = static_cast<int>(ItemSize(a.dtype));
-  DeviceGuard guard(device_->ordinal);
   cudaError_t e;
   if (l.rank == 0 || (l.rank == 1 && l.stride[0][0] == 1)) {
     e = k::CastContiguous(Launch(*s), t, t, a.data(), out.data(), n);

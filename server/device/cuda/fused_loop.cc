@@ -2,6 +2,7 @@
 
 #include <nvrtc.h>
 
+#include <type_traits>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -12,11 +13,11 @@
 namespace resident::cuda_internal {
 namespace {
 
-using Kind = FusedLoopSpec::Kind;
-
+// The generated code's element types: StorageType<D> spelled for NVRTC (bool
+// is its storage byte, as in every other kernel, never C++'s bool).
 const char* CType(DType d) {
   switch (d) {
-    case DType::kBool: return "bool";
+    case DType::kBool: return "unsigned char";
     case DType::kInt32: return "int";
     case DType::kInt64: return "long long";
     case DType::kFloat32: return "float";
@@ -24,6 +25,11 @@ const char* CType(DType d) {
   }
   return "?";
 }
+static_assert(std::is_same_v<StorageType<DType::kBool>, unsigned char>);
+static_assert(sizeof(int) == ItemSize(DType::kInt32) &&
+              sizeof(long long) == ItemSize(DType::kInt64));
+static_assert(std::is_same_v<StorageType<DType::kFloat32>, float> &&
+              std::is_same_v<StorageType<DType::kFloat64>, double>);
 
 const char* UType(DType d) {
   return d == DType::kInt32 ? "unsigned int" : "unsigned long long";
@@ -40,21 +46,57 @@ std::string CastExpr(const std::string& x, DType from, DType to) {
   return absl::StrCat("((", CType(to), ")", x, ")");
 }
 
-std::string BinaryExpr(Kind kind, const std::string& a, const std::string& b, DType t) {
-  if (t == DType::kBool) {
-    return absl::StrCat("(", a, kind == Kind::kAdd ? " || " : " && ", b, ")");
+// C's operator for a binary kind; nullptr for kNegative (unary).
+const char* BinaryOperator(ElementwiseKind kind) {
+  switch (kind) {
+    case ElementwiseKind::kAdd: return " + ";
+    case ElementwiseKind::kSubtract: return " - ";
+    case ElementwiseKind::kMultiply: return " * ";
+    case ElementwiseKind::kDivide: return " / ";
+    case ElementwiseKind::kNegative: return nullptr;
   }
-  const char* op = kind == Kind::kAdd ? " + " : kind == Kind::kSubtract ? " - "
-                 : kind == Kind::kMultiply ? " * " : " / ";
+  return nullptr;
+}
+
+std::string BinaryExpr(ElementwiseKind kind, const std::string& a, const std::string& b,
+                       DType t) {
+  if (t == DType::kBool) {
+    return absl::StrCat("(", a, kind == ElementwiseKind::kAdd ? " || " : " && ", b, ")");
+  }
+  const char* op = BinaryOperator(kind);
   if (IsInteger(t)) {  // wrapping, as the elementwise kernels
     return absl::StrCat("((", CType(t), ")((", UType(t), ")", a, op, "(", UType(t), ")", b, "))");
   }
   return absl::StrCat("(", a, op, b, ")");
 }
 
+std::string NegativeExpr(const std::string& a, DType t) {
+  if (IsInteger(t)) {
+    return absl::StrCat("((", CType(t), ")((", UType(t), ")0 - (", UType(t), ")", a, "))");
+  }
+  return absl::StrCat("(-", a, ")");
+}
+
 std::string Slot(const FusedLoopSpec& spec, int slot) {
   const int params = static_cast<int>(spec.param_dtypes.size());
   return slot < params ? absl::StrCat("p", slot) : absl::StrCat("s", slot);
+}
+
+// The expression of one step: a cast, or an elementwise op (no default: a
+// new ElementwiseKind fails to compile until it has an expression here).
+std::string StepExpr(const FusedLoopSpec& spec, const FusedLoopSpec::Step& st,
+                     const std::vector<DType>& dtypes) {
+  if (!st.op.has_value()) return CastExpr(Slot(spec, st.a), dtypes[st.a], st.dtype);
+  switch (*st.op) {
+    case ElementwiseKind::kAdd:
+    case ElementwiseKind::kSubtract:
+    case ElementwiseKind::kMultiply:
+    case ElementwiseKind::kDivide:
+      return BinaryExpr(*st.op, Slot(spec, st.a), Slot(spec, st.b), st.dtype);
+    case ElementwiseKind::kNegative:
+      return NegativeExpr(Slot(spec, st.a), st.dtype);
+  }
+  return "0";
 }
 
 absl::Status Nvrtc(nvrtcResult r, const char* where) {
@@ -95,17 +137,7 @@ std::string FusedLoopSource(const FusedLoopSpec& spec) {
   for (size_t i = 0; i < spec.steps.size(); ++i) {
     const FusedLoopSpec::Step& st = spec.steps[i];
     const int slot = params + static_cast<int>(i);
-    std::string expr;
-    if (st.kind == Kind::kCast) {
-      expr = CastExpr(Slot(spec, st.a), dtypes[st.a], st.dtype);
-    } else if (st.kind == Kind::kNegative) {
-      expr = IsInteger(st.dtype)
-                 ? absl::StrCat("((", CType(st.dtype), ")((", UType(st.dtype), ")0 - (",
-                                UType(st.dtype), ")", Slot(spec, st.a), "))")
-                 : absl::StrCat("(-", Slot(spec, st.a), ")");
-    } else {
-      expr = BinaryExpr(st.kind, Slot(spec, st.a), Slot(spec, st.b), st.dtype);
-    }
+    const std::string expr = StepExpr(spec, st, dtypes);
     absl::StrAppend(&src, "      const ", CType(st.dtype), " s", slot, " = ", expr, ";\n");
     dtypes.push_back(st.dtype);
   }
@@ -172,12 +204,11 @@ absl::StatusOr<cudaKernel_t> FusedKernelCache::Get(const std::string& source) {
   return kernel;
 }
 
-// --- CudaBackend::FusedLoop ----------------------------------------------------
+// --- CudaBackend::Do(FusedLoopOp) ----------------------------------------------
 
-absl::Status CudaBackend::FusedLoop(Stream& stream, const FusedLoopSpec& spec,
-                                    const std::vector<DeviceArray>& params,
-                                    std::vector<DeviceArray>& outs) {
-  ASSIGN_OR_RETURN(auto s, Resolve(stream));
+absl::Status CudaBackend::Do(const StreamRef& s, const FusedLoopOp& op) {
+  const FusedLoopSpec& spec = *op.spec;
+  const absl::Span<const DeviceArray> params = op.params, outs = op.outs;
   const size_t np = spec.param_dtypes.size();
   if (params.size() != np || outs.size() != static_cast<size_t>(spec.num_carried) ||
       spec.yields.size() != outs.size() || spec.num_carried <= 0) {
@@ -186,20 +217,17 @@ absl::Status CudaBackend::FusedLoop(Stream& stream, const FusedLoopSpec& spec,
   const Shape& shape = params[0].shape;
   const int64_t n = NumElements(shape);
   for (size_t p = 0; p < np; ++p) {
-    RETURN_IF_ERROR(CheckArray(params[p], s, "FusedLoop param"));
     const bool ok = params[p].dtype == spec.param_dtypes[p] &&
                     (spec.param_scalar[p] ? params[p].num_elements() == 1
                                           : params[p].shape == shape);
     if (!ok) return absl::InvalidArgumentError(absl::StrCat("FusedLoop: param ", p, " does not match the spec"));
   }
   for (size_t c = 0; c < outs.size(); ++c) {
-    RETURN_IF_ERROR(CheckArray(outs[c], s, "FusedLoop out"));
     if (outs[c].dtype != spec.param_dtypes[c] || outs[c].shape != shape) {
       return absl::InvalidArgumentError(absl::StrCat("FusedLoop: out ", c, " does not match"));
     }
   }
   if (n == 0) return absl::OkStatus();
-  DeviceGuard guard(device_->ordinal);
   ASSIGN_OR_RETURN(cudaKernel_t kernel, fused_kernels_->Get(FusedLoopSource(spec)));
   std::vector<const void*> pointers;
   for (const DeviceArray& a : params) pointers.push_back(a.data());

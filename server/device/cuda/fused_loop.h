@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "server/device/backend.h"
+#include "server/device/device_op.h"
 
 namespace resident::cuda_internal {
 

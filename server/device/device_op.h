@@ -1,0 +1,206 @@
+// The ops a backend runs: a small vocabulary, one struct per kind, carried to
+// the backend's single entry point, Backend::Run(Stream&, const DeviceOp&).
+//
+// A new elementwise op is a new ElementwiseKind (core/elementwise_kind.h)
+// plus kernels; a new kind of op is a new struct here, added to DeviceOp and
+// DeviceOpKind together (the static_asserts below check that they agree).
+// A backend answers UNIMPLEMENTED for what it does not run.
+//
+// Ops borrow their arrays: every pointer is the caller's and must stay valid
+// for the Run call (build the op in the call's argument list). Each op writes
+// every element of its output and reads only its inputs, so no op exposes
+// memory it did not write. Dtypes are already made to agree by the program
+// layer (it inserts casts where NumPy promotes); each struct says what it
+// accepts, and anything else is INVALID_ARGUMENT.
+//
+//   RETURN_IF_ERROR(backend.Run(stream, ElementwiseOp{ElementwiseKind::kAdd, {&a, &b}, &out}));
+//   RETURN_IF_ERROR(backend.Run(stream, ReduceOp{ReduceKind::kSum, 0, &a, &row_sums}));
+#ifndef RESIDENT_SERVER_DEVICE_DEVICE_OP_H_
+#define RESIDENT_SERVER_DEVICE_DEVICE_OP_H_
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <type_traits>
+#include <variant>
+#include <vector>
+
+#include "absl/container/inlined_vector.h"
+#include "absl/status/status.h"
+#include "absl/types/span.h"
+#include "core/dtype.h"
+#include "core/elementwise_kind.h"
+#include "core/scalar.h"
+#include "server/device/buffer.h"
+
+namespace resident {
+
+// out[...] = value, converted to out's dtype as numpy.full would.
+struct FillOp {
+  Scalar value;
+  const DeviceArray* out = nullptr;
+};
+
+// out is 1-D: out[i] = start + T(i) * delta evaluated in T = out's dtype's
+// own arithmetic (float32 math for float32, wrapping for integers), start and
+// delta first converted to T: NumPy's arange fill (the program layer computes
+// start and delta as NumPy does). Not for bool.
+struct ArangeOp {
+  Scalar start, delta;
+  const DeviceArray* out = nullptr;
+};
+
+// out = in[0] op in[1] (binary kinds) or op in[0] (kNegative; in[1] null),
+// with NumPy broadcasting of the inputs to out's shape. Inputs and out have
+// one dtype, which ElementwiseAccepts(kind, dtype) must allow. Integer
+// arithmetic wraps; bool add/multiply are logical or/and. out may share a
+// buffer with an input of out's own shape (in place).
+struct ElementwiseOp {
+  ElementwiseKind kind = ElementwiseKind::kAdd;
+  std::array<const DeviceArray*, 2> in = {nullptr, nullptr};
+  const DeviceArray* out = nullptr;
+};
+
+// out = in converted to out's dtype, broadcasting in to out's shape. Float
+// to integer truncates toward zero; NaN and out-of-range give the integer's
+// minimum (what NumPy gives on x86). Anything to bool is `!= 0`. Also the
+// backends' broadcast copy (same dtype).
+struct CastOp {
+  const DeviceArray* in = nullptr;
+  const DeviceArray* out = nullptr;
+};
+
+// Batched row-major matrix product, all of one dtype:
+// out[i] (m x n) = a[i] (m x k) @ b[i] (k x n) for i < batch, where a[i]
+// starts at element i * a_batch_stride (0 broadcasts one matrix), likewise b.
+struct MatmulShape {
+  int64_t batch = 1, m = 0, k = 0, n = 0;
+  int64_t a_batch_stride = 0, b_batch_stride = 0;
+};
+// Bool is or-of-ands, integers wrap; out must not share a buffer with a or b.
+struct MatmulOp {
+  MatmulShape shape;
+  const DeviceArray* a = nullptr;
+  const DeviceArray* b = nullptr;
+  const DeviceArray* out = nullptr;
+};
+
+enum class ReduceKind : uint8_t { kSum };
+// Reduction over `axis` (removed from the shape; negative counts from the
+// end, as in NumPy) or over all elements (out is 0-d). kSum: out's dtype is
+// SumResultType(in's); empty sums are 0.
+struct ReduceOp {
+  ReduceKind kind = ReduceKind::kSum;
+  std::optional<int> axis;
+  const DeviceArray* in = nullptr;
+  const DeviceArray* out = nullptr;
+};
+
+// out = in with axes permuted: out.shape[i] = in.shape[perm[i]]. out must
+// not share in's buffer.
+struct TransposeOp {
+  absl::Span<const int> perm;
+  const DeviceArray* in = nullptr;
+  const DeviceArray* out = nullptr;
+};
+
+// A loop whose body is elementwise over arrays of one shape, described so a
+// backend can run it in one pass: each element's values go through every
+// iteration in registers, and memory is read and written once. Slots are
+// numbered params first (carried values, then invariants), then one per step.
+struct FusedLoopSpec {
+  struct Step {
+    // The elementwise op of slot a (and b, for binary kinds); nullopt: a cast
+    // of slot a to `dtype`.
+    std::optional<ElementwiseKind> op;
+    int a = -1, b = -1;
+    DType dtype = DType::kFloat64;  // the result's; binary operands have it too
+
+    static Step Of(ElementwiseKind kind, int a, int b, DType dtype) {
+      return {kind, a, b, dtype};
+    }
+    static Step Cast(int a, DType dtype) { return {std::nullopt, a, -1, dtype}; }
+  };
+  int64_t trip_count = 0;
+  int num_carried = 0;
+  std::vector<DType> param_dtypes;
+  std::vector<bool> param_scalar;  // one element, broadcast to every index
+  std::vector<Step> steps;
+  std::vector<int> yields;  // per carried value: the slot it becomes
+};
+// Runs `spec` over params (carried values first, all of one shape, then
+// invariants, full-shape or one element) into outs (one per carried value,
+// the carried shape; an out may share a carried input's buffer). Results
+// equal running the body op by op, bit for bit.
+struct FusedLoopOp {
+  const FusedLoopSpec* spec = nullptr;
+  absl::Span<const DeviceArray> params;
+  absl::Span<const DeviceArray> outs;
+};
+
+using DeviceOp = std::variant<FillOp, ArangeOp, ElementwiseOp, CastOp, MatmulOp,
+                              ReduceOp, TransposeOp, FusedLoopOp>;
+
+// The kind of a DeviceOp, for Backend::Supports: the variant's index.
+enum class DeviceOpKind : uint8_t {
+  kFill,
+  kArange,
+  kElementwise,
+  kCast,
+  kMatmul,
+  kReduce,
+  kTranspose,
+  kFusedLoop,
+};
+inline constexpr int kNumDeviceOpKinds = 8;
+
+namespace device_op_internal {
+template <DeviceOpKind K, typename Op>
+inline constexpr bool kIs =
+    std::is_same_v<std::variant_alternative_t<static_cast<size_t>(K), DeviceOp>, Op>;
+}  // namespace device_op_internal
+static_assert(std::variant_size_v<DeviceOp> == kNumDeviceOpKinds);
+static_assert(device_op_internal::kIs<DeviceOpKind::kFill, FillOp>);
+static_assert(device_op_internal::kIs<DeviceOpKind::kArange, ArangeOp>);
+static_assert(device_op_internal::kIs<DeviceOpKind::kElementwise, ElementwiseOp>);
+static_assert(device_op_internal::kIs<DeviceOpKind::kCast, CastOp>);
+static_assert(device_op_internal::kIs<DeviceOpKind::kMatmul, MatmulOp>);
+static_assert(device_op_internal::kIs<DeviceOpKind::kReduce, ReduceOp>);
+static_assert(device_op_internal::kIs<DeviceOpKind::kTranspose, TransposeOp>);
+static_assert(device_op_internal::kIs<DeviceOpKind::kFusedLoop, FusedLoopOp>);
+
+inline DeviceOpKind KindOf(const DeviceOp& op) {
+  return static_cast<DeviceOpKind>(op.index());
+}
+
+// Whether ops of `kind` exist for `dtype` at all (arange has no bool; the
+// rest take every dtype; which elementwise kinds a dtype allows is
+// ElementwiseAccepts). Backends' Supports build on it.
+bool DefinedFor(DeviceOpKind kind, DType dtype);
+
+// "fill", "arange", "elementwise", "cast", "matmul", "reduce", "transpose",
+// "fused loop".
+const char* DeviceOpName(DeviceOpKind kind);
+// The op's name for messages: ElementwiseName for elementwise ops ("add"),
+// "sum" for a sum, else DeviceOpName.
+const char* OpLabel(const DeviceOp& op);
+
+// One array an op reads or writes, with its role for messages.
+struct OpOperand {
+  const DeviceArray* array;
+  const char* role;  // "operand a", "operand b", "output", "param", "out"
+};
+// Every array of `op`, inputs first (an elementwise op lists Arity(kind)
+// inputs). Pointers are as the caller set them: CheckOperands refuses null
+// ones, so after it every entry may be dereferenced.
+absl::InlinedVector<OpOperand, 4> Operands(const DeviceOp& op);
+
+// What every backend checks before running `op`: no array pointer is null,
+// an elementwise op has exactly Arity(kind) inputs, a fused loop its spec,
+// and each array passes CheckHeld. INVALID_ARGUMENT naming the op and role
+// ("add operand b: ...") otherwise.
+absl::Status CheckOperands(const DeviceOp& op);
+
+}  // namespace resident
+
+#endif  // RESIDENT_SERVER_DEVICE_DEVICE_OP_H_
