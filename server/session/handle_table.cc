@@ -75,21 +75,20 @@ std::optional<HandleEntry> HandleTable::Erase(const HandleId& handle) {
   return e;
 }
 
-std::vector<HandleEntry> HandleTable::EraseSession(const HandleId& session) {
-  std::vector<HandleEntry> out;
+void HandleTable::EraseSession(const HandleId& session,
+                               absl::FunctionRef<void(HandleEntry)> gone) {
   auto s = by_session_.find(session);
-  if (s == by_session_.end()) return out;
-  out.reserve(s->second.size());
+  if (s == by_session_.end()) return;
   set_bytes_ -= SlotBytes(s->second);
   for (const HandleId& h : s->second) {
     auto it = entries_.find(h);
     if (it == entries_.end()) continue;
     entry_heap_bytes_ -= EntryHeap(it->second);
-    out.push_back(std::move(it->second));
+    HandleEntry e = std::move(it->second);
     entries_.erase(it);
+    gone(std::move(e));
   }
   by_session_.erase(s);
-  return out;
 }
 
 std::pair<int64_t, int64_t> HandleTable::SessionTotals(const HandleId& session) const {

@@ -14,7 +14,7 @@
 //   RETURN_IF_ERROR(handles.CheckRoom(session, 1));
 //   HandleId h = handles.Insert(HandleEntry{"alice", session, array, ""});
 //   if (const HandleEntry* e = handles.Find("alice", h)) ... e->array ...
-//   for (HandleEntry& e : handles.EraseSession(session)) ... free e.array later ...
+//   handles.EraseSession(session, [&](HandleEntry e) { ... free e.array later ... });
 #ifndef RESIDENT_SERVER_SESSION_HANDLE_TABLE_H_
 #define RESIDENT_SERVER_SESSION_HANDLE_TABLE_H_
 
@@ -63,8 +63,9 @@ class HandleTable {
 
   // Takes one handle out; nullopt if there is none (already released).
   std::optional<HandleEntry> Erase(const HandleId& handle);
-  // Takes every handle of the session out (the session is closing).
-  std::vector<HandleEntry> EraseSession(const HandleId& session);
+  // Takes every handle of the session out (the session is closing), each
+  // passed to `gone`.
+  void EraseSession(const HandleId& session, absl::FunctionRef<void(HandleEntry)> gone);
 
   // The session's handles and their bytes (a shared buffer counts twice).
   std::pair<int64_t, int64_t> SessionTotals(const HandleId& session) const;

@@ -39,49 +39,42 @@ absl::StatusOr<DeviceArray> NamedArrays::Find(const std::string& tenant,
   return it->second.array;
 }
 
-absl::Status NamedArrays::CheckFree(const std::string& tenant, const std::string& name) const {
-  const Names* names = NamesOf(tenant);
-  if (names == nullptr || !names->contains(name)) return absl::OkStatus();
-  return absl::AlreadyExistsError(absl::StrCat("this tenant already has an array named '", name,
-                                               "'; delete it first (resident rm ", name,
-                                               ") or pick another name"));
+absl::Status NamedArrays::BeginKeep(const std::string& tenant, const std::string& name,
+                                    const DeviceArray& array,
+                                    absl::FunctionRef<absl::Status()> fits) {
+  Names& names = tenants_[tenant];
+  if (names.contains(name)) {
+    return absl::AlreadyExistsError(absl::StrCat("this tenant already has an array named '",
+                                                 name, "'; delete it first (resident rm ", name,
+                                                 ") or pick another name"));
+  }
+  RETURN_IF_ERROR(fits());
+  const int64_t n = static_cast<int64_t>(names.size());
+  if (n >= max_per_tenant_) {
+    return TenantLimitReached(tenant, n, "named arrays", "the server's limit",
+                              "--max-names-per-tenant", "delete some first");
+  }
+  names.emplace(name, Named{array, /*pending=*/true});
+  ++total_;
+  return absl::OkStatus();
 }
 
-absl::Status NamedArrays::CheckRoom(const std::string& tenant) const {
-  const int64_t n = Count(tenant);
-  if (n < max_per_tenant_) return absl::OkStatus();
-  return TenantLimitReached(tenant, n, "named arrays", "the server's limit",
-                            "--max-names-per-tenant", "delete some first");
-}
-
-void NamedArrays::Put(const std::string& tenant, const std::string& name,
-                      const DeviceArray& array, bool pending) {
-  if (tenants_[tenant].insert_or_assign(name, Named{array, pending}).second) ++total_;
-}
-
-void NamedArrays::AddPending(const std::string& tenant, const std::string& name,
-                             const DeviceArray& array) {
-  Put(tenant, name, array, /*pending=*/true);
+void NamedArrays::EndKeep(const std::string& tenant, const std::string& name, bool kept) {
+  auto t = tenants_.find(tenant);
+  if (t == tenants_.end()) return;
+  auto it = t->second.find(name);
+  if (it == t->second.end()) return;
+  if (kept) {
+    it->second.pending = false;
+  } else {
+    t->second.erase(it);
+    --total_;
+  }
 }
 
 void NamedArrays::AddLoaded(const std::string& tenant, const std::string& name,
                             const DeviceArray& array) {
-  Put(tenant, name, array, /*pending=*/false);
-}
-
-void NamedArrays::Commit(const std::string& tenant, const std::string& name) {
-  auto t = tenants_.find(tenant);
-  if (t == tenants_.end()) return;
-  if (auto it = t->second.find(name); it != t->second.end()) it->second.pending = false;
-}
-
-DeviceArray NamedArrays::Remove(const std::string& tenant, const std::string& name) {
-  auto t = tenants_.find(tenant);
-  if (t == tenants_.end()) return DeviceArray();
-  auto node = t->second.extract(name);
-  if (node.empty()) return DeviceArray();
-  --total_;
-  return std::move(node.mapped().array);
+  if (tenants_[tenant].insert_or_assign(name, Named{array, /*pending=*/false}).second) ++total_;
 }
 
 absl::Status NamedArrays::BeginDelete(const std::string& tenant,
@@ -99,12 +92,10 @@ absl::Status NamedArrays::BeginDelete(const std::string& tenant,
   return absl::OkStatus();
 }
 
-std::vector<DeviceArray> NamedArrays::EndDelete(const std::string& tenant,
-                                                const std::vector<std::string>& names,
-                                                bool deleted) {
-  std::vector<DeviceArray> gone;
+void NamedArrays::EndDelete(const std::string& tenant, const std::vector<std::string>& names,
+                            bool deleted, absl::FunctionRef<void(DeviceArray)> gone) {
   auto t = tenants_.find(tenant);
-  if (t == tenants_.end()) return gone;
+  if (t == tenants_.end()) return;
   for (const std::string& n : names) {
     auto it = t->second.find(n);
     if (it == t->second.end()) continue;  // listed twice
@@ -112,11 +103,11 @@ std::vector<DeviceArray> NamedArrays::EndDelete(const std::string& tenant,
       it->second.pending = false;
       continue;
     }
-    gone.push_back(std::move(it->second.array));
+    DeviceArray array = std::move(it->second.array);
     t->second.erase(it);
     --total_;
+    gone(std::move(array));
   }
-  return gone;
 }
 
 bool NamedArrays::Shows(const std::string& tenant, const std::string& name,

@@ -7,7 +7,7 @@
 // answered. So a keep or a delete either happens whole, durably, or not at
 // all:
 //
-//   keep:   CheckFree, CheckRoom, AddPending -> PersistKeep -> Commit (or Remove)
+//   keep:   BeginKeep -> PersistKeep -> EndKeep(kept = its status.ok())
 //   delete: BeginDelete -> PersistDelete -> EndDelete(deleted = its status.ok())
 //
 // Thread-safety: the table (every method but the Persist ones and
@@ -17,9 +17,9 @@
 // anything else runs.
 //
 //   NamedArrays names(limits.max_names_per_tenant);
-//   { lock; RETURN_IF_ERROR(names.CheckFree("alice", "w")); names.AddPending("alice", "w", a); }
+//   { lock; RETURN_IF_ERROR(names.BeginKeep("alice", "w", a, [&] { return quota_check(); })); }
 //   absl::Status put = names.PersistKeep("alice", "w", a, host_bytes);
-//   { lock; if (put.ok()) names.Commit("alice", "w"); else names.Remove("alice", "w"); }
+//   { lock; names.EndKeep("alice", "w", put.ok()); }
 #ifndef RESIDENT_SERVER_SESSION_NAMED_ARRAYS_H_
 #define RESIDENT_SERVER_SESSION_NAMED_ARRAYS_H_
 
@@ -52,29 +52,25 @@ class NamedArrays {
   // The tenant's array under `name`; NameNotFound() if it has none or the
   // name is pending.
   absl::StatusOr<DeviceArray> Find(const std::string& tenant, const std::string& name) const;
-  // ALREADY_EXISTS if the tenant has the name, pending or not (names are
-  // never silently replaced).
-  absl::Status CheckFree(const std::string& tenant, const std::string& name) const;
-  // RESOURCE_EXHAUSTED if the tenant has max_names_per_tenant names.
-  absl::Status CheckRoom(const std::string& tenant) const;
-
-  // A keep begins: the name counts from now on, pending.
-  void AddPending(const std::string& tenant, const std::string& name, const DeviceArray& array);
-  // The keep is durable: the name can be used.
-  void Commit(const std::string& tenant, const std::string& name);
+  // A keep begins, if the tenant does not have the name yet (pending or
+  // not: ALREADY_EXISTS, names are never silently replaced), `fits` (the
+  // caller's quota check) is OK, and the tenant has fewer than
+  // max_names_per_tenant names (RESOURCE_EXHAUSTED), checked in that
+  // order. The name counts from then on, pending.
+  absl::Status BeginKeep(const std::string& tenant, const std::string& name,
+                         const DeviceArray& array, absl::FunctionRef<absl::Status()> fits);
+  // The keep is over: if `kept`, the name can be used; else it goes.
+  void EndKeep(const std::string& tenant, const std::string& name, bool kept);
   // A name loaded from the data dir: usable at once.
   void AddLoaded(const std::string& tenant, const std::string& name, const DeviceArray& array);
-  // Takes the name out (a keep that failed); its array, to be freed outside
-  // the lock.
-  DeviceArray Remove(const std::string& tenant, const std::string& name);
 
   // A delete begins: NameNotFound() (and nothing marked) unless the tenant
   // has every name and none is pending; then all are marked pending.
   absl::Status BeginDelete(const std::string& tenant, const std::vector<std::string>& names);
-  // The delete is over: if `deleted`, the names go and their arrays are
-  // returned (a name listed twice, once); else they are usable again.
-  std::vector<DeviceArray> EndDelete(const std::string& tenant,
-                                     const std::vector<std::string>& names, bool deleted);
+  // The delete is over: if `deleted`, the names go, each array passed to
+  // `gone` (a name listed twice, once); else they are usable again.
+  void EndDelete(const std::string& tenant, const std::vector<std::string>& names, bool deleted,
+                 absl::FunctionRef<void(DeviceArray)> gone);
 
   // True if `name` is the tenant's, not pending, and on `buffer` (so a
   // handle attached from it, or kept as it, shows the name).
@@ -107,8 +103,6 @@ class NamedArrays {
   };
   using Names = absl::flat_hash_map<std::string, Named>;
   const Names* NamesOf(const std::string& tenant) const;
-  void Put(const std::string& tenant, const std::string& name, const DeviceArray& array,
-           bool pending);
 
   const int64_t max_per_tenant_;
   absl::flat_hash_map<std::string, Names> tenants_;

@@ -59,7 +59,7 @@ absl::Status SessionManager::Close(const std::string& tenant, const HandleId& se
     // session (and so its stream) and its own references to its inputs, so
     // nothing it uses is freed under it.
     ASSIGN_OR_RETURN(s, sessions_.Remove(tenant, session));
-    for (HandleEntry& e : handles_.EraseSession(session)) Drop(std::move(e), doomed);
+    handles_.EraseSession(session, [&](HandleEntry e) { Drop(std::move(e), doomed); });
   }
   doomed.clear();  // outside the lock: freeing may wait for the device
   return absl::OkStatus();
@@ -244,10 +244,10 @@ absl::Status SessionManager::Release(const std::string& tenant, const HandleId& 
   if (!names.empty()) {
     const absl::Status deleted = names_.PersistDelete(tenant, names);
     std::lock_guard<std::mutex> lock(mu_);
-    for (DeviceArray& a : names_.EndDelete(tenant, names, deleted.ok())) {
+    names_.EndDelete(tenant, names, deleted.ok(), [&](DeviceArray a) {
       ledger_.DropRef(tenant, a);
       doomed.push_back(std::move(a));
-    }
+    });
     RETURN_IF_ERROR(deleted);
   }
   std::lock_guard<std::mutex> lock(mu_);
@@ -309,22 +309,19 @@ absl::StatusOr<ArrayDescription> SessionManager::Keep(const std::string& tenant,
   {
     std::lock_guard<std::mutex> lock(mu_);
     ASSIGN_OR_RETURN(array, handles_.Resolve(tenant, handle));
-    RETURN_IF_ERROR(names_.CheckFree(tenant, name));
-    RETURN_IF_ERROR(ledger_.Fits(tenant, 0, 1));
-    RETURN_IF_ERROR(names_.CheckRoom(tenant));
-    // The name counts from now on.
-    names_.AddPending(tenant, name, array);
+    // The name counts (pending) from now on, if it is free and fits.
+    RETURN_IF_ERROR(
+        names_.BeginKeep(tenant, name, array, [&] { return ledger_.Fits(tenant, 0, 1); }));
     ledger_.AddRef(tenant, array);
     handles_.SetName(handle, name);
   }
   const absl::Status durable = PersistKeep(*s, tenant, name, array);
   std::lock_guard<std::mutex> lock(mu_);
+  names_.EndKeep(tenant, name, durable.ok());
   if (!durable.ok()) {
-    names_.Remove(tenant, name);
     ledger_.DropRef(tenant, array);
     return durable;
   }
-  names_.Commit(tenant, name);
   ArrayDescription d = Describe(handle, array);
   d.name = name;
   return d;

@@ -25,8 +25,8 @@
 //      mu_, which may then be taken under it (registering the results).
 //   2. mu_: the one lock over SessionTable, HandleTable, TenantLedger and
 //      NamedArrays' table, which do not lock themselves. Held only for
-//      table work: never across device work, disk writes or frees of
-//      device memory (arrays dropped under it are freed after it).
+//      table work, never across device work or disk writes; arrays dropped
+//      under it are freed after it (only the destructor frees under it).
 //   3. Leaves, each held only for its own bookkeeping: TransferSlots' and
 //      Reaper's mutexes, the ArrayStore's (its disk writes run without mu_),
 //      the device's memory budget.
@@ -186,8 +186,8 @@ class SessionManager {
                                                  const HandleId& session,
                                                  std::vector<DeviceArray> arrays,
                                                  const std::string& name = "");
-  // Takes an entry's array out of its tenant's accounting, into `doomed`
-  // (freed once mu_ is dropped) (mu_ held).
+  // Takes a removed handle's array out of its tenant's accounting and into
+  // `doomed`, for the caller to free once mu_ is dropped (mu_ held).
   void Drop(HandleEntry entry, std::vector<DeviceArray>& doomed);
   // Writes a pending keep's array to the data dir (mu_ not held).
   absl::Status PersistKeep(Session& session, const std::string& tenant,

@@ -22,22 +22,27 @@ int64_t SessionHeap(const Session& s) {
 
 SessionTable::SessionTable(const TableLimits& limits) : limits_(limits) {}
 
-absl::Status SessionTable::CheckRoom(const std::string& tenant) const {
+absl::Status SessionTable::RoomFor(const std::string& tenant, int64_t open_of_tenant) const {
   if (size() >= limits_.max_sessions) {
     return ServerLimitReached("open sessions", limits_.max_sessions, "--max-sessions");
   }
-  auto n = per_tenant_.find(tenant);
-  if (n != per_tenant_.end() && n->second >= limits_.max_sessions_per_tenant) {
-    return TenantLimitReached(tenant, n->second, "open sessions",
+  if (open_of_tenant >= limits_.max_sessions_per_tenant) {
+    return TenantLimitReached(tenant, open_of_tenant, "open sessions",
                               "the server's limit per tenant", "--max-sessions-per-tenant",
                               "close some first");
   }
   return absl::OkStatus();
 }
 
+absl::Status SessionTable::CheckRoom(const std::string& tenant) const {
+  auto n = per_tenant_.find(tenant);
+  return RoomFor(tenant, n == per_tenant_.end() ? 0 : n->second);
+}
+
 absl::Status SessionTable::Insert(const HandleId& id, std::shared_ptr<Session> session) {
-  RETURN_IF_ERROR(CheckRoom(session->tenant));
-  ++per_tenant_[session->tenant];
+  int64_t& open = per_tenant_[session->tenant];
+  RETURN_IF_ERROR(RoomFor(session->tenant, open));
+  ++open;
   heap_bytes_ += SessionHeap(*session);
   sessions_.emplace(id, std::move(session));
   return absl::OkStatus();

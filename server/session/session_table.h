@@ -102,6 +102,8 @@ class SessionTable {
   void Clear();
 
  private:
+  // CheckRoom for a tenant with `open_of_tenant` sessions open.
+  absl::Status RoomFor(const std::string& tenant, int64_t open_of_tenant) const;
   // The tenant's session `id`; nullptr for any other.
   const std::shared_ptr<Session>* Find(const std::string& tenant, const HandleId& id) const;
 

@@ -47,11 +47,12 @@ class NamedArraysTest : public ::testing::Test {
   DeviceArrays arrays_;
 };
 
-TEST_F(NamedArraysTest, AKeepIsPendingUntilCommitted) {
+absl::Status Fits() { return absl::OkStatus(); }
+
+TEST_F(NamedArraysTest, AKeepIsPendingUntilItEnds) {
   NamedArrays names(100);
   const DeviceArray a = arrays_.F64(2);
-  ASSERT_TRUE(names.CheckFree("alice", "w").ok());
-  names.AddPending("alice", "w", a);
+  ASSERT_TRUE(names.BeginKeep("alice", "w", a, Fits).ok());
   // Counted, but no one can use it yet.
   EXPECT_EQ(names.Count("alice"), 1);
   EXPECT_EQ(names.Total(), 1);
@@ -60,31 +61,53 @@ TEST_F(NamedArraysTest, AKeepIsPendingUntilCommitted) {
   EXPECT_FALSE(names.Shows("alice", "w", a.buffer.get()));
   EXPECT_EQ(names.BeginDelete("alice", {"w"}), NameNotFound());
   // Nor take the name meanwhile.
-  absl::Status again = names.CheckFree("alice", "w");
+  absl::Status again = names.BeginKeep("alice", "w", arrays_.F64(1), Fits);
   EXPECT_EQ(again.code(), absl::StatusCode::kAlreadyExists);
   EXPECT_THAT(std::string(again.message()), HasSubstr("already has an array named 'w'"));
-  names.Commit("alice", "w");
+  names.EndKeep("alice", "w", /*kept=*/true);
   ASSERT_TRUE(names.Find("alice", "w").ok());
   EXPECT_EQ(names.Find("alice", "w")->buffer, a.buffer);
   EXPECT_EQ(Listed(names, "alice"), std::vector<std::string>{"w"});
   EXPECT_TRUE(names.Shows("alice", "w", a.buffer.get()));
   EXPECT_FALSE(names.Shows("alice", "w", arrays_.F64(2).buffer.get())) << "another buffer";
+  EXPECT_EQ(names.BeginKeep("alice", "w", a, Fits).code(), absl::StatusCode::kAlreadyExists);
 }
 
 TEST_F(NamedArraysTest, AFailedKeepLeavesNothing) {
   NamedArrays names(100);
-  names.AddPending("alice", "w", arrays_.F64(2));
-  DeviceArray back = names.Remove("alice", "w");
-  EXPECT_EQ(back.nbytes(), 16);
+  ASSERT_TRUE(names.BeginKeep("alice", "w", arrays_.F64(2), Fits).ok());
+  names.EndKeep("alice", "w", /*kept=*/false);
   EXPECT_EQ(names.Count("alice"), 0);
   EXPECT_EQ(names.Total(), 0);
-  EXPECT_TRUE(names.CheckFree("alice", "w").ok());
+  EXPECT_EQ(names.Find("alice", "w").status(), NameNotFound());
+  EXPECT_TRUE(names.BeginKeep("alice", "w", arrays_.F64(2), Fits).ok()) << "the name is free";
+}
+
+TEST_F(NamedArraysTest, AKeepChecksTheNameThenTheQuotaThenTheLimit) {
+  NamedArrays names(1);
+  names.AddLoaded("alice", "taken", arrays_.F64(1));
+  int asked = 0;
+  auto over_quota = [&] {
+    ++asked;
+    return absl::ResourceExhaustedError("over alice's quota");
+  };
+  // A name it has: ALREADY_EXISTS, before the quota is asked.
+  EXPECT_EQ(names.BeginKeep("alice", "taken", arrays_.F64(1), over_quota).code(),
+            absl::StatusCode::kAlreadyExists);
+  EXPECT_EQ(asked, 0);
+  // Over the quota and at the names limit: the quota's answer.
+  EXPECT_EQ(names.BeginKeep("alice", "new", arrays_.F64(1), over_quota).message(),
+            "over alice's quota");
+  EXPECT_EQ(asked, 1);
+  EXPECT_EQ(names.Count("alice"), 1) << "a refused keep adds nothing";
 }
 
 TEST_F(NamedArraysTest, ADeleteIsPendingAndEitherHappensOrIsUndone) {
   NamedArrays names(100);
   names.AddLoaded("alice", "a", arrays_.F64(1));
   names.AddLoaded("alice", "b", arrays_.F64(2));
+  std::vector<DeviceArray> gone;
+  auto collect = [&](DeviceArray a) { gone.push_back(std::move(a)); };
   // One unknown name: nothing is marked.
   EXPECT_EQ(names.BeginDelete("alice", {"a", "nope"}), NameNotFound());
   EXPECT_TRUE(names.Find("alice", "a").ok());
@@ -92,13 +115,14 @@ TEST_F(NamedArraysTest, ADeleteIsPendingAndEitherHappensOrIsUndone) {
   EXPECT_EQ(names.Find("alice", "a").status(), NameNotFound());
   EXPECT_EQ(names.BeginDelete("alice", {"b"}), NameNotFound()) << "already being deleted";
   // The store refused: both are usable again.
-  EXPECT_TRUE(names.EndDelete("alice", {"a", "b"}, /*deleted=*/false).empty());
+  names.EndDelete("alice", {"a", "b"}, /*deleted=*/false, collect);
+  EXPECT_TRUE(gone.empty());
   EXPECT_TRUE(names.Find("alice", "a").ok());
   EXPECT_TRUE(names.Find("alice", "b").ok());
   // The store agreed: both go, and their arrays come back (a name listed
   // twice, once).
   ASSERT_TRUE(names.BeginDelete("alice", {"a", "b", "a"}).ok());
-  std::vector<DeviceArray> gone = names.EndDelete("alice", {"a", "b", "a"}, /*deleted=*/true);
+  names.EndDelete("alice", {"a", "b", "a"}, /*deleted=*/true, collect);
   ASSERT_EQ(gone.size(), 2u);
   EXPECT_EQ(gone[0].nbytes() + gone[1].nbytes(), 24);
   EXPECT_EQ(names.Count("alice"), 0);
@@ -109,23 +133,24 @@ TEST_F(NamedArraysTest, NamesAreTheTenantsOwn) {
   NamedArrays names(100);
   names.AddLoaded("alice", "w", arrays_.F64(1));
   EXPECT_EQ(names.Find("bob", "w").status(), NameNotFound());
-  EXPECT_TRUE(names.CheckFree("bob", "w").ok());
   EXPECT_EQ(names.BeginDelete("bob", {"w"}), NameNotFound());
   EXPECT_TRUE(Listed(names, "bob").empty());
   EXPECT_EQ(names.Count("bob"), 0);
+  EXPECT_TRUE(names.BeginKeep("bob", "w", arrays_.F64(1), Fits).ok()) << "bob's own 'w'";
+  EXPECT_EQ(names.Total(), 2);
 }
 
 TEST_F(NamedArraysTest, NamesPerTenantAreBounded) {
   NamedArrays names(2);
   names.AddLoaded("alice", "a", arrays_.F64(1));
-  EXPECT_TRUE(names.CheckRoom("alice").ok());
-  names.AddPending("alice", "b", arrays_.F64(1));  // pending ones count
-  absl::Status s = names.CheckRoom("alice");
+  ASSERT_TRUE(names.BeginKeep("alice", "b", arrays_.F64(1), Fits).ok());  // pending ones count
+  absl::Status s = names.BeginKeep("alice", "c", arrays_.F64(1), Fits);
   EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted);
   EXPECT_EQ(s.message(),
             "tenant 'alice' has 2 named arrays, the server's limit (--max-names-per-tenant); "
             "delete some first");
-  EXPECT_TRUE(names.CheckRoom("bob").ok());
+  EXPECT_EQ(names.Count("alice"), 2);
+  EXPECT_TRUE(names.BeginKeep("bob", "c", arrays_.F64(1), Fits).ok());
 }
 
 TEST_F(NamedArraysTest, ValidNames) {
