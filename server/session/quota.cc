@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "core/byte_size.h"
 
 namespace resident {
 
@@ -19,25 +20,12 @@ const Quota& QuotaConfig::For(const std::string& tenant) const {
   return it == tenants.end() ? defaults : it->second;
 }
 
-bool ParseByteSize(absl::string_view text, int64_t* out) {
+bool ParseQuotaBytes(absl::string_view text, int64_t* out) {
   if (text == "unlimited") {
     *out = Quota::kUnlimited;
     return true;
   }
-  if (text.empty()) return false;
-  int64_t scale = 1;
-  switch (text.back()) {
-    case 'K': case 'k': scale = int64_t{1} << 10; break;
-    case 'M': case 'm': scale = int64_t{1} << 20; break;
-    case 'G': case 'g': scale = int64_t{1} << 30; break;
-    case 'T': case 't': scale = int64_t{1} << 40; break;
-    default: break;
-  }
-  if (scale != 1) text.remove_suffix(1);
-  int64_t v = 0;
-  if (!absl::SimpleAtoi(text, &v) || v < 0 || v > Quota::kUnlimited / scale) return false;
-  *out = v * scale;
-  return true;
+  return ParseByteSize(text, out);
 }
 
 absl::StatusOr<QuotaConfig> ParseQuotaConfig(absl::string_view text,
@@ -92,7 +80,7 @@ absl::StatusOr<QuotaConfig> ParseQuotaConfig(absl::string_view text,
           absl::StrSplit(words[i], absl::MaxSplits('=', 1));
       int64_t v = 0;
       if (kv.first == "bytes") {
-        if (!ParseByteSize(kv.second, &v)) {
+        if (!ParseQuotaBytes(kv.second, &v)) {
           return error(absl::StrCat("bad bytes '", kv.second,
                                     "' (a number with an optional K/M/G/T suffix, or unlimited)"));
         }

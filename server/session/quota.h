@@ -45,8 +45,9 @@ absl::StatusOr<QuotaConfig> ParseQuotaConfig(absl::string_view text,
 // Reads and parses a file; NOT_FOUND etc. (with the path) if it cannot be read.
 absl::StatusOr<QuotaConfig> LoadQuotaConfig(const std::string& path);
 
-// "8G" -> 8 << 30; "unlimited" -> Quota::kUnlimited. False for anything else.
-bool ParseByteSize(absl::string_view text, int64_t* out);
+// A byte size as core/byte_size.h reads it ("8G" -> 8 << 30), or
+// "unlimited" -> Quota::kUnlimited. False for anything else.
+bool ParseQuotaBytes(absl::string_view text, int64_t* out);
 
 }  // namespace resident
 
