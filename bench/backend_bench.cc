@@ -55,7 +55,10 @@ struct Result {
 class Bench {
  public:
   Bench(Backend& backend, int reps, int batch, std::vector<std::string> only)
-      : backend_(backend), stream_(backend.NewStream()), reps_(reps), batch_(batch),
+      : backend_(backend),
+        stream_(backend.NewStream()),
+        reps_(reps),
+        batch_(batch),
         only_(std::move(only)) {}
 
   // A new array of `shape` filled with `value`.
@@ -133,8 +136,7 @@ void RunAll(Bench& b, bool quick) {
   b.Time("add f64 " + nm + " in place (a = a + a)", 2 * nb, n,
          ElementwiseOp{E::kAdd, {&a, &a}, &a});
   b.Time("add f64 " + nm + " (c = a + c)", 3 * nb, n, ElementwiseOp{E::kAdd, {&a, &c}, &c});
-  b.Time("mul f64 " + nm + " by a scalar", 2 * nb, n,
-         ElementwiseOp{E::kMultiply, {&a, &s}, &c});
+  b.Time("mul f64 " + nm + " by a scalar", 2 * nb, n, ElementwiseOp{E::kMultiply, {&a, &s}, &c});
   b.Time("negative f64 " + nm, 2 * nb, n, ElementwiseOp{E::kNegative, {&a}, &c});
   b.Time("cast f64 -> f32 " + nm, 1.5 * nb, 0, CastOp{&a, &f32});
   b.Time("fill f64 " + nm, nb, 0, FillOp{Scalar::Float(1.5), &c});
@@ -207,8 +209,8 @@ int main(int argc, char** argv) {
     only = absl::StrSplit(absl::GetFlag(FLAGS_only), ',');
   }
   std::printf("resident-backend-bench: %s (%s), %s, median of %d rounds of %d ops\n",
-              backend.name().c_str(), backend.description().c_str(),
-              quick ? "quick" : "full", reps, batch);
+              backend.name().c_str(), backend.description().c_str(), quick ? "quick" : "full", reps,
+              batch);
   Bench bench(backend, reps, batch, std::move(only));
   RunAll(bench, quick);
   if (!absl::GetFlag(FLAGS_json).empty()) {

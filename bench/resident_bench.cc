@@ -36,8 +36,8 @@
 #include "absl/strings/str_split.h"
 #include "client/client.h"
 #include "client/client_core.h"
-#include "resident/v1/resident.grpc.pb.h"
 #include "core/flags_util.h"
+#include "resident/v1/resident.grpc.pb.h"
 
 ABSL_FLAG(std::string, server, "127.0.0.1:50051", "Resident server, HOST:PORT");
 ABSL_FLAG(std::string, json, "", "write machine-readable results to this file");
@@ -147,7 +147,7 @@ void Seed(int reps, Results& r) {
     Array x = fresh(*lazy);
     const auto t0 = Clock::now();
     for (int i = 0; i < adds; ++i) x = x + x;  // recorded
-    Ok(x.Evaluate(), "seed program");           // one request
+    Ok(x.Evaluate(), "seed program");          // one request
     const double ms = Since(t0);
     check(x, "program");
     return ms;
@@ -155,9 +155,8 @@ void Seed(int reps, Results& r) {
   const Stats l = Repeat(reps, [&] {
     Array x = fresh(*lazy);
     const auto t0 = Clock::now();
-    std::vector<Array> out = lazy->Loop(adds, {x}, [](const std::vector<Array>& c) {
-      return std::vector<Array>{c[0] + c[0]};
-    });
+    std::vector<Array> out = lazy->Loop(
+        adds, {x}, [](const std::vector<Array>& c) { return std::vector<Array>{c[0] + c[0]}; });
     Ok(out[0].Evaluate(), "seed loop");
     const double ms = Since(t0);
     check(out[0], "loop");
@@ -165,10 +164,10 @@ void Seed(int reps, Results& r) {
   });
   // Each add reads and writes the array: 2 x nbytes (128 MiB at full size).
   const double floor_ms = adds * 2 * nbytes / (absl::GetFlag(FLAGS_copy_bw_gbs) * 1e9) * 1e3;
-  std::printf("seed: %d x (x = x + x), x float64 %s (%.0f MiB), result sum = inf (checked)\n",
-              adds, resident::ShapeString(shape).c_str(), nbytes / (1 << 20));
-  for (auto [name, s] : {std::pair{"eager (1 request/add)", e}, {"one lazy program", p},
-                         {"Client::Loop", l}}) {
+  std::printf("seed: %d x (x = x + x), x float64 %s (%.0f MiB), result sum = inf (checked)\n", adds,
+              resident::ShapeString(shape).c_str(), nbytes / (1 << 20));
+  for (auto [name, s] :
+       {std::pair{"eager (1 request/add)", e}, {"one lazy program", p}, {"Client::Loop", l}}) {
     std::printf("  %-22s median %9.2f ms  min %9.2f ms  %8.2f us/add  %6.2fx floor\n", name,
                 s.median, s.min, s.median * 1e3 / adds, s.median / floor_ms);
   }
@@ -224,8 +223,10 @@ void Roundtrip(Results& r) {
   }
   const Stats p = Summarise(tp), q = Summarise(tn);
   std::printf("roundtrip (%d samples each, interleaved):\n", n);
-  std::printf("  tiny program (16-elt f32 add, kept)  p50 %7.1f us  p99 %7.1f us\n", p.median, p.p99);
-  std::printf("  no-op RPC (RenewSession)             p50 %7.1f us  p99 %7.1f us\n", q.median, q.p99);
+  std::printf("  tiny program (16-elt f32 add, kept)  p50 %7.1f us  p99 %7.1f us\n", p.median,
+              p.p99);
+  std::printf("  no-op RPC (RenewSession)             p50 %7.1f us  p99 %7.1f us\n", q.median,
+              q.p99);
   std::printf("  ratio p50 %.2f\n", p.median / q.median);
   r.Add("roundtrip.samples", n);
   r.Add("roundtrip.program_p50_us", p.median);
@@ -328,7 +329,8 @@ void Transfer(int reps, Results& r) {
   const int64_t n = absl::GetFlag(FLAGS_quick) ? int64_t{1} << 23 : int64_t{1} << 27;
   const double bytes = static_cast<double>(n) * 8;
   std::string host(static_cast<size_t>(n) * 8, '\0');
-  for (int64_t i = 0; i < n; ++i) reinterpret_cast<double*>(host.data())[i] = static_cast<double>(i);
+  for (int64_t i = 0; i < n; ++i)
+    reinterpret_cast<double*>(host.data())[i] = static_cast<double>(i);
   Array x;
   const Stats up = Repeat(reps, [&] {
     if (x.valid()) Ok(x.Release(), "release");  // one GiB copy at a time, untimed
@@ -351,8 +353,10 @@ void Transfer(int reps, Results& r) {
   const Stats tcp = Repeat(reps, [&] { return TcpCopy(host, down); });
   auto gbs = [&](const Stats& s) { return bytes / (s.median / 1e3) / 1e9; };
   std::printf("transfer %.0f MiB float64 (round trip checked):\n", bytes / (1 << 20));
-  std::printf("  upload    median %8.1f ms  %6.2f GB/s  (%.2fx TCP)\n", up.median, gbs(up), gbs(up) / gbs(tcp));
-  std::printf("  download  median %8.1f ms  %6.2f GB/s  (%.2fx TCP)\n", dn.median, gbs(dn), gbs(dn) / gbs(tcp));
+  std::printf("  upload    median %8.1f ms  %6.2f GB/s  (%.2fx TCP)\n", up.median, gbs(up),
+              gbs(up) / gbs(tcp));
+  std::printf("  download  median %8.1f ms  %6.2f GB/s  (%.2fx TCP)\n", dn.median, gbs(dn),
+              gbs(dn) / gbs(tcp));
   std::printf("  loopback TCP socket copy  %8.1f ms  %6.2f GB/s\n", tcp.median, gbs(tcp));
   r.Add("transfer.bytes", bytes);
   r.AddStats("transfer.upload_ms", up);
@@ -381,7 +385,8 @@ void FirstResult(Results& r) {
   const std::string server = "--server=" + absl::GetFlag(FLAGS_server);
   // This same binary, by its real path (the child must not depend on cwd).
   char path[4096] = {};
-  if (readlink("/proc/self/exe", path, sizeof path - 1) <= 0) Die("readlink", absl::InternalError("no /proc/self/exe"));
+  if (readlink("/proc/self/exe", path, sizeof path - 1) <= 0)
+    Die("readlink", absl::InternalError("no /proc/self/exe"));
   std::string self = path;
   std::vector<char*> argv = {self.data(), const_cast<char*>("--first_result"),
                              const_cast<char*>(server.c_str()), nullptr};
@@ -396,12 +401,15 @@ void FirstResult(Results& r) {
     }
     return Since(t0);
   });
-  std::printf("first_result: fresh process, connect, ones(16)+ones(16), download, exit: "
-              "median %.1f ms  min %.1f ms\n", s.median, s.min);
+  std::printf(
+      "first_result: fresh process, connect, ones(16)+ones(16), download, exit: "
+      "median %.1f ms  min %.1f ms\n",
+      s.median, s.min);
   r.AddStats("first_result.ms", s);
 }
 
-void WriteJson(const std::string& path, const Results& r, const resident::client::ServerInfo& info) {
+void WriteJson(const std::string& path, const Results& r,
+               const resident::client::ServerInfo& info) {
   FILE* f = std::fopen(path.c_str(), "w");
   if (!f) {
     std::perror(path.c_str());
@@ -419,9 +427,11 @@ void WriteJson(const std::string& path, const Results& r, const resident::client
                esc(absl::GetFlag(FLAGS_server)).c_str());
   std::fprintf(f, "  \"device\": \"%s\",\n  \"device_description\": \"%s\",\n",
                esc(info.device_name).c_str(), esc(info.device_description).c_str());
-  std::fprintf(f, "  \"quick\": %s,\n  \"metrics\": {", absl::GetFlag(FLAGS_quick) ? "true" : "false");
+  std::fprintf(f, "  \"quick\": %s,\n  \"metrics\": {",
+               absl::GetFlag(FLAGS_quick) ? "true" : "false");
   for (size_t i = 0; i < r.metrics.size(); ++i) {
-    std::fprintf(f, "%s\n    \"%s\": %.9g", i ? "," : "", r.metrics[i].first.c_str(), r.metrics[i].second);
+    std::fprintf(f, "%s\n    \"%s\": %.9g", i ? "," : "", r.metrics[i].first.c_str(),
+                 r.metrics[i].second);
   }
   std::fprintf(f, "\n  }\n}\n");
   std::fclose(f);
@@ -438,7 +448,8 @@ int main(int argc, char** argv) {
   absl::ParseCommandLine(argc, argv);
   if (absl::GetFlag(FLAGS_first_result)) return FirstResultChild();
 
-  const std::vector<std::string> all = {"seed", "roundtrip", "tiny_ops", "dot", "transfer", "first_result"};
+  const std::vector<std::string> all = {"seed", "roundtrip", "tiny_ops",
+                                        "dot",  "transfer",  "first_result"};
   std::set<std::string> only;
   for (absl::string_view w : absl::StrSplit(absl::GetFlag(FLAGS_only), ',', absl::SkipEmpty())) {
     if (std::find(all.begin(), all.end(), w) == all.end()) {

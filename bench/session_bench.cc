@@ -50,10 +50,9 @@ std::shared_ptr<const Program> OnesProgram() {
   return p;
 }
 
-HandleId RunOnes(SessionManager& m, const HandleId& s,
-                 const std::shared_ptr<const Program>& p) {
-  std::vector<ProgramResult> r = Must(
-      m.Run("bench", s, p, {OutputSpec{0, /*keep=*/true, false}}, {}), "run");
+HandleId RunOnes(SessionManager& m, const HandleId& s, const std::shared_ptr<const Program>& p) {
+  std::vector<ProgramResult> r =
+      Must(m.Run("bench", s, p, {OutputSpec{0, /*keep=*/true, false}}, {}), "run");
   return r[0].array.handle;
 }
 

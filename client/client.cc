@@ -17,8 +17,7 @@ namespace resident::client {
 
 absl::Status FromGrpc(const grpc::Status& status) {
   if (status.ok()) return absl::OkStatus();
-  return absl::Status(static_cast<absl::StatusCode>(status.error_code()),
-                      status.error_message());
+  return absl::Status(static_cast<absl::StatusCode>(status.error_code()), status.error_message());
 }
 
 namespace {
@@ -57,8 +56,7 @@ class BearerInterceptor final : public grpc::experimental::Interceptor {
   const std::string& header_;  // owned by the factory, which the channel keeps
 };
 
-class BearerFactory final
-    : public grpc::experimental::ClientInterceptorFactoryInterface {
+class BearerFactory final : public grpc::experimental::ClientInterceptorFactoryInterface {
  public:
   explicit BearerFactory(const std::string& token) : header_("Bearer " + token) {}
   grpc::experimental::Interceptor* CreateClientInterceptor(
@@ -108,8 +106,7 @@ absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> ChannelCredentials(
 // --- Node --------------------------------------------------------------------
 
 Node::~Node() {
-  if (kind == Kind::kMaterialized && core != nullptr && !handle.empty() &&
-      !borrowed) {
+  if (kind == Kind::kMaterialized && core != nullptr && !handle.empty() && !borrowed) {
     core->QueueRelease(handle);
   }
   // Unlink chains iteratively: a recorded loop of a million ops must not
@@ -207,8 +204,8 @@ absl::Status ClientCore::Flush(const std::vector<std::shared_ptr<Node>>& targets
   std::vector<std::shared_ptr<Node>> kept;
   for (const auto& n : builder.emitted()) {
     if (n->kind == Node::Kind::kOp && n->num_outputs != 1) continue;  // loop
-    const bool target = std::any_of(targets.begin(), targets.end(),
-                                    [&](const auto& t) { return t == n; });
+    const bool target =
+        std::any_of(targets.begin(), targets.end(), [&](const auto& t) { return t == n; });
     if (target || n->user_refs.load() > 0) {
       v1::Output* o = req.add_outputs();
       o->set_value(builder.ValueOf(n.get()));
@@ -229,8 +226,7 @@ absl::Status ClientCore::Flush(const std::vector<std::shared_ptr<Node>>& targets
   return absl::OkStatus();
 }
 
-std::shared_ptr<Node> ClientCore::NewOp(const char* op,
-                                        std::vector<std::shared_ptr<Node>> inputs) {
+std::shared_ptr<Node> ClientCore::NewOp(const char* op, std::vector<std::shared_ptr<Node>> inputs) {
   auto n = std::make_shared<Node>();
   n->core = shared_from_this();
   n->kind = Node::Kind::kOp;
@@ -277,8 +273,8 @@ Array& Array::operator=(Array&& other) noexcept {
 }
 
 absl::Status Array::WrongType(DType got, DType want) {
-  return absl::InvalidArgumentError(absl::StrCat(
-      "array is ", DTypeName(got), ", not ", DTypeName(want)));
+  return absl::InvalidArgumentError(
+      absl::StrCat("array is ", DTypeName(got), ", not ", DTypeName(want)));
 }
 
 absl::Status Array::Evaluate() const {
@@ -335,8 +331,8 @@ absl::StatusOr<HostData> Array::Download() const {
   if (absl::Status s = FromGrpc(reader->Finish()); !s.ok()) return s;
   const int64_t want = NumElements(out.shape) * ItemSize(out.dtype);
   if (first || static_cast<int64_t>(out.bytes.size()) != want) {
-    return absl::DataLossError(absl::StrCat("download carried ", out.bytes.size(),
-                                            " bytes, expected ", want));
+    return absl::DataLossError(
+        absl::StrCat("download carried ", out.bytes.size(), " bytes, expected ", want));
   }
   return out;
 }
@@ -368,13 +364,12 @@ absl::StatusOr<std::unique_ptr<Client>> Client::Connect(const std::string& targe
   absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials =
       ChannelCredentials(options);
   if (!credentials.ok()) return credentials.status();
-  std::vector<std::unique_ptr<grpc::experimental::ClientInterceptorFactoryInterface>>
-      interceptors;
+  std::vector<std::unique_ptr<grpc::experimental::ClientInterceptorFactoryInterface>> interceptors;
   if (!options.token.empty()) {
     interceptors.push_back(std::make_unique<BearerFactory>(options.token));
   }
-  auto channel = grpc::experimental::CreateCustomChannelWithInterceptors(
-      target, *credentials, args, std::move(interceptors));
+  auto channel = grpc::experimental::CreateCustomChannelWithInterceptors(target, *credentials, args,
+                                                                         std::move(interceptors));
   core->stub = v1::Resident::NewStub(channel);
   core->admin_stub = v1::Admin::NewStub(channel);
   std::unique_ptr<Client> client(new Client(core));
@@ -441,8 +436,7 @@ absl::StatusOr<std::vector<ArrayListing>> Client::List() {
   return out;
 }
 
-absl::StatusOr<Array> Client::Upload(DType dtype, const Shape& shape,
-                                     std::string_view bytes) {
+absl::StatusOr<Array> Client::Upload(DType dtype, const Shape& shape, std::string_view bytes) {
   grpc::ClientContext ctx;
   v1::ArrayInfo info;
   auto writer = core_->stub->Upload(&ctx, &info);
@@ -470,7 +464,9 @@ absl::StatusOr<Array> Client::Upload(DType dtype, const Shape& shape,
 
 absl::StatusOr<Array> Client::AttachHandle(const std::string& handle_hex) {
   std::optional<HandleId> h = HandleId::FromHex(handle_hex);
-  if (!h) return absl::InvalidArgumentError(absl::StrCat("'", handle_hex, "' is not a 32-digit hex handle"));
+  if (!h)
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", handle_hex, "' is not a 32-digit hex handle"));
   absl::StatusOr<std::vector<ArrayListing>> all = List();
   if (!all.ok()) return all.status();
   for (const ArrayListing& l : *all) {
@@ -524,7 +520,9 @@ absl::Status Client::Delete(const std::string& name) {
 
 absl::Status Client::ReleaseHandle(const std::string& handle_hex) {
   std::optional<HandleId> h = HandleId::FromHex(handle_hex);
-  if (!h) return absl::InvalidArgumentError(absl::StrCat("'", handle_hex, "' is not a 32-digit hex handle"));
+  if (!h)
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", handle_hex, "' is not a 32-digit hex handle"));
   v1::ReleaseRequest req;
   req.set_session(core_->session);
   req.add_handles(h->bytes());
@@ -542,8 +540,7 @@ absl::StatusOr<std::vector<SessionListing>> Client::ListSessions() {
   }
   std::vector<SessionListing> out;
   for (const v1::SessionSummary& s : resp.sessions()) {
-    out.push_back({Hex(s.session()), s.tenant(), s.age_ms(), s.idle_ms(), s.arrays(),
-                   s.bytes()});
+    out.push_back({Hex(s.session()), s.tenant(), s.age_ms(), s.idle_ms(), s.arrays(), s.bytes()});
   }
   return out;
 }
@@ -562,8 +559,7 @@ absl::StatusOr<std::string> Client::AdminCloseSession(const std::string& session
 absl::Status Client::EvaluateAll(absl::Span<const Array> arrays) {
   std::vector<std::shared_ptr<Node>> targets;
   for (const Array& a : arrays) {
-    if (a.node_ && (a.node_->kind == Node::Kind::kOp ||
-                    a.node_->kind == Node::Kind::kLoopOutput)) {
+    if (a.node_ && (a.node_->kind == Node::Kind::kOp || a.node_->kind == Node::Kind::kLoopOutput)) {
       targets.push_back(a.node_);
     }
   }

@@ -87,12 +87,28 @@ class Client;
 struct Node;
 struct ClientCore;
 
-template <typename T> constexpr DType DTypeOf();
-template <> constexpr DType DTypeOf<bool>() { return DType::kBool; }
-template <> constexpr DType DTypeOf<int32_t>() { return DType::kInt32; }
-template <> constexpr DType DTypeOf<int64_t>() { return DType::kInt64; }
-template <> constexpr DType DTypeOf<float>() { return DType::kFloat32; }
-template <> constexpr DType DTypeOf<double>() { return DType::kFloat64; }
+template <typename T>
+constexpr DType DTypeOf();
+template <>
+constexpr DType DTypeOf<bool>() {
+  return DType::kBool;
+}
+template <>
+constexpr DType DTypeOf<int32_t>() {
+  return DType::kInt32;
+}
+template <>
+constexpr DType DTypeOf<int64_t>() {
+  return DType::kInt64;
+}
+template <>
+constexpr DType DTypeOf<float>() {
+  return DType::kFloat32;
+}
+template <>
+constexpr DType DTypeOf<double>() {
+  return DType::kFloat64;
+}
 
 // An array on the server, or one recorded and not yet computed. Copies
 // share it; the server's copy is released when the last one goes.
@@ -144,8 +160,8 @@ class Array {
 class Client {
  public:
   // Connects to `target` ("host:port") and opens a session.
-  static absl::StatusOr<std::unique_ptr<Client>> Connect(
-      const std::string& target, ClientOptions options = {});
+  static absl::StatusOr<std::unique_ptr<Client>> Connect(const std::string& target,
+                                                         ClientOptions options = {});
   // Closes the session: the server frees every array of it.
   ~Client();
 
@@ -155,9 +171,9 @@ class Client {
   absl::StatusOr<Array> Upload(DType dtype, const Shape& shape, std::string_view bytes);
   template <typename T>
   absl::StatusOr<Array> Upload(const Shape& shape, absl::Span<const T> values) {
-    return Upload(DTypeOf<T>(), shape,
-                  std::string_view(reinterpret_cast<const char*>(values.data()),
-                                   values.size() * sizeof(T)));
+    return Upload(
+        DTypeOf<T>(), shape,
+        std::string_view(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(T)));
   }
   // An array of this tenant by its handle (e.g. from `resident put`).
   absl::StatusOr<Array> AttachHandle(const std::string& handle_hex);
@@ -181,8 +197,7 @@ class Client {
   // A server-side loop: body(carried) gives the next carried values; runs n
   // times in one program; returns the final carried values.
   std::vector<Array> Loop(int64_t n, std::vector<Array> carried,
-                          const std::function<std::vector<Array>(
-                              const std::vector<Array>&)>& body);
+                          const std::function<std::vector<Array>(const std::vector<Array>&)>& body);
 
   // Admin role only (PERMISSION_DENIED otherwise): every session on the
   // server, and closing any of them by id or a unique hex prefix of at
@@ -206,8 +221,7 @@ class Client {
 Array ones(Client& c, const Shape& shape, DType dtype = DType::kFloat64);
 Array zeros(Client& c, const Shape& shape, DType dtype = DType::kFloat64);
 // dtype defaults to the value's kind: bool, int64 or float64.
-Array full(Client& c, const Shape& shape, Scalar value,
-           std::optional<DType> dtype = std::nullopt);
+Array full(Client& c, const Shape& shape, Scalar value, std::optional<DType> dtype = std::nullopt);
 // numpy.arange(start, stop, step[, dtype]).
 Array arange(Client& c, Scalar start, Scalar stop, Scalar step = Scalar::Int(1),
              std::optional<DType> dtype = std::nullopt);

@@ -12,10 +12,7 @@ namespace resident::client {
 
 namespace {
 
-
-std::shared_ptr<ClientCore> CoreOf(const Array& a) {
-  return NodeOf(a) ? NodeOf(a)->core : nullptr;
-}
+std::shared_ptr<ClientCore> CoreOf(const Array& a) { return NodeOf(a) ? NodeOf(a)->core : nullptr; }
 
 Array Creation(Client& c, const char* op, const Shape& shape, std::optional<DType> dtype) {
   auto n = c.core()->NewOp(op, {});
@@ -38,10 +35,7 @@ Array BinaryOp(const char* op, const Array& a, const Array& b) {
 
 }  // namespace
 
-
-Array ones(Client& c, const Shape& shape, DType dtype) {
-  return Creation(c, "ones", shape, dtype);
-}
+Array ones(Client& c, const Shape& shape, DType dtype) { return Creation(c, "ones", shape, dtype); }
 Array zeros(Client& c, const Shape& shape, DType dtype) {
   return Creation(c, "zeros", shape, dtype);
 }
@@ -60,9 +54,7 @@ Array arange(Client& c, Scalar start, Scalar stop, Scalar step, std::optional<DT
   if (dtype) n->ins.set_dtype(EncodeDType(*dtype));
   return n->core->Finish(std::move(n));
 }
-Array arange(Client& c, int64_t stop) {
-  return arange(c, Scalar::Int(0), Scalar::Int(stop));
-}
+Array arange(Client& c, int64_t stop) { return arange(c, Scalar::Int(0), Scalar::Int(stop)); }
 
 Array add(const Array& a, const Array& b) { return BinaryOp("add", a, b); }
 Array subtract(const Array& a, const Array& b) { return BinaryOp("subtract", a, b); }
@@ -131,8 +123,8 @@ std::vector<Array> Client::Loop(
   ScopeBuilder builder(tag.get(), static_cast<int>(carried.size()));
   absl::Status built = builder.Build(yields, loop->ins.mutable_body());
   for (const auto& y : yields) {
-    absl::StatusOr<v1::Operand> o = y ? builder.OperandOf(y.get())
-                                      : absl::InvalidArgumentError("empty Array");
+    absl::StatusOr<v1::Operand> o =
+        y ? builder.OperandOf(y.get()) : absl::InvalidArgumentError("empty Array");
     if (!o.ok()) {
       built.Update(o.status());
       break;
@@ -141,8 +133,7 @@ std::vector<Array> Client::Loop(
   }
   if (next.size() != carried.size()) {
     built.Update(absl::InvalidArgumentError(absl::StrCat(
-        "loop body returned ", next.size(), " values for ", carried.size(),
-        " carried values")));
+        "loop body returned ", next.size(), " values for ", carried.size(), " carried values")));
   }
   loop->error = built;
   for (const Array& a : carried) loop->inputs.push_back(NodeOf(a));

@@ -114,8 +114,7 @@ absl::StatusOr<v1::Operand> ScopeBuilder::OperandOf(const Node* n) const {
   } else if (auto v = values_.find(n); v != values_.end()) {
     o.set_value(v->second);
   } else {
-    return absl::FailedPreconditionError(
-        "an array of a loop body was used outside its loop");
+    return absl::FailedPreconditionError("an array of a loop body was used outside its loop");
   }
   return o;
 }

@@ -16,12 +16,10 @@ class ScopeBuilder {
  public:
   // scope: the loop body's tag (its kParam nodes carry it), or nullptr for
   // the top level. num_carried: the body's carried parameters.
-  ScopeBuilder(const void* scope, int num_carried)
-      : scope_(scope), num_carried_(num_carried) {}
+  ScopeBuilder(const void* scope, int num_carried) : scope_(scope), num_carried_(num_carried) {}
 
   // Emits every pending node `targets` need into `out`, in dependency order.
-  absl::Status Build(const std::vector<std::shared_ptr<Node>>& targets,
-                     v1::Program* out);
+  absl::Status Build(const std::vector<std::shared_ptr<Node>>& targets, v1::Program* out);
   // The operand that names `node` inside this scope (after Build).
   absl::StatusOr<v1::Operand> OperandOf(const Node* node) const;
 

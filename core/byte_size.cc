@@ -10,11 +10,24 @@ bool ParseByteSize(absl::string_view text, int64_t* out) {
   if (text.empty()) return false;
   int64_t scale = 1;
   switch (text.back()) {
-    case 'K': case 'k': scale = int64_t{1} << 10; break;
-    case 'M': case 'm': scale = int64_t{1} << 20; break;
-    case 'G': case 'g': scale = int64_t{1} << 30; break;
-    case 'T': case 't': scale = int64_t{1} << 40; break;
-    default: break;
+    case 'K':
+    case 'k':
+      scale = int64_t{1} << 10;
+      break;
+    case 'M':
+    case 'm':
+      scale = int64_t{1} << 20;
+      break;
+    case 'G':
+    case 'g':
+      scale = int64_t{1} << 30;
+      break;
+    case 'T':
+    case 't':
+      scale = int64_t{1} << 40;
+      break;
+    default:
+      break;
   }
   if (scale != 1) text.remove_suffix(1);
   int64_t v = 0;

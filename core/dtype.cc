@@ -4,11 +4,16 @@ namespace resident {
 
 const char* DTypeName(DType dtype) {
   switch (dtype) {
-    case DType::kBool: return "bool";
-    case DType::kInt32: return "int32";
-    case DType::kInt64: return "int64";
-    case DType::kFloat32: return "float32";
-    case DType::kFloat64: return "float64";
+    case DType::kBool:
+      return "bool";
+    case DType::kInt32:
+      return "int32";
+    case DType::kInt64:
+      return "int64";
+    case DType::kFloat32:
+      return "float32";
+    case DType::kFloat64:
+      return "float64";
   }
   return "?";
 }

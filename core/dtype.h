@@ -20,8 +20,7 @@ namespace resident {
 
 enum class DType : uint8_t { kBool, kInt32, kInt64, kFloat32, kFloat64 };
 
-inline constexpr DType kAllDTypes[] = {DType::kBool, DType::kInt32,
-                                       DType::kInt64, DType::kFloat32,
+inline constexpr DType kAllDTypes[] = {DType::kBool, DType::kInt32, DType::kInt64, DType::kFloat32,
                                        DType::kFloat64};
 
 // The C++ type one element of a buffer of dtype D is stored as. Bool is
@@ -96,12 +95,8 @@ const char* DTypeName(DType dtype);
 // Inverse of DTypeName; nullopt for anything else.
 std::optional<DType> ParseDType(std::string_view name);
 
-constexpr bool IsFloating(DType d) {
-  return d == DType::kFloat32 || d == DType::kFloat64;
-}
-constexpr bool IsInteger(DType d) {
-  return d == DType::kInt32 || d == DType::kInt64;
-}
+constexpr bool IsFloating(DType d) { return d == DType::kFloat32 || d == DType::kFloat64; }
+constexpr bool IsInteger(DType d) { return d == DType::kInt32 || d == DType::kInt64; }
 
 // numpy.result_type(a, b) for two arrays of these dtypes (NumPy 2 rules):
 // bool < int32 < int64, float32 < float64, int32+float32 -> float64,

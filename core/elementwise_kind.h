@@ -44,11 +44,16 @@ constexpr int Arity(ElementwiseKind kind) {
 // NumPy's name: "add", "subtract", "multiply", "divide", "negative".
 constexpr const char* ElementwiseName(ElementwiseKind kind) {
   switch (kind) {
-    case ElementwiseKind::kAdd: return "add";
-    case ElementwiseKind::kSubtract: return "subtract";
-    case ElementwiseKind::kMultiply: return "multiply";
-    case ElementwiseKind::kDivide: return "divide";
-    case ElementwiseKind::kNegative: return "negative";
+    case ElementwiseKind::kAdd:
+      return "add";
+    case ElementwiseKind::kSubtract:
+      return "subtract";
+    case ElementwiseKind::kMultiply:
+      return "multiply";
+    case ElementwiseKind::kDivide:
+      return "divide";
+    case ElementwiseKind::kNegative:
+      return "negative";
   }
   return "?";
 }

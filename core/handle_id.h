@@ -29,9 +29,7 @@ class HandleId {
   }
   std::string ToHex() const;
 
-  friend bool operator==(const HandleId& a, const HandleId& b) {
-    return a.bytes_ == b.bytes_;
-  }
+  friend bool operator==(const HandleId& a, const HandleId& b) { return a.bytes_ == b.bytes_; }
   template <typename H>
   friend H AbslHashValue(H h, const HandleId& id) {
     return H::combine_contiguous(std::move(h), id.bytes_.data(), kSize);

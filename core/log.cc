@@ -27,10 +27,9 @@ struct Line {
 
 void Write(const Line& line) {
   const std::time_t t = std::chrono::system_clock::to_time_t(line.when);
-  const int ms = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                      line.when.time_since_epoch())
-                                      .count() %
-                                  1000);
+  const int ms = static_cast<int>(
+      std::chrono::duration_cast<std::chrono::milliseconds>(line.when.time_since_epoch()).count() %
+      1000);
   std::tm tm;
   gmtime_r(&t, &tm);
   char stamp[32];
@@ -119,11 +118,16 @@ class Writer {
 void SetLogLevel(LogLevel level) { g_level = static_cast<int>(level); }
 
 bool ParseLogLevel(std::string_view name, LogLevel* level) {
-  if (name == "debug") *level = LogLevel::kDebug;
-  else if (name == "info") *level = LogLevel::kInfo;
-  else if (name == "warning" || name == "warn") *level = LogLevel::kWarning;
-  else if (name == "error") *level = LogLevel::kError;
-  else return false;
+  if (name == "debug")
+    *level = LogLevel::kDebug;
+  else if (name == "info")
+    *level = LogLevel::kInfo;
+  else if (name == "warning" || name == "warn")
+    *level = LogLevel::kWarning;
+  else if (name == "error")
+    *level = LogLevel::kError;
+  else
+    return false;
   return true;
 }
 

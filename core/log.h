@@ -24,11 +24,10 @@ void FlushLog();
 
 }  // namespace resident
 
-#define RESIDENT_LOG(level, ...)                                        \
-  do {                                                                  \
-    if (::resident::LogEnabled(::resident::LogLevel::level))            \
-      ::resident::LogLine(::resident::LogLevel::level,                  \
-                          ::absl::StrCat(__VA_ARGS__));                 \
+#define RESIDENT_LOG(level, ...)                                                     \
+  do {                                                                               \
+    if (::resident::LogEnabled(::resident::LogLevel::level))                         \
+      ::resident::LogLine(::resident::LogLevel::level, ::absl::StrCat(__VA_ARGS__)); \
   } while (0)
 
 #endif  // RESIDENT_CORE_LOG_H_

@@ -22,8 +22,7 @@
 // HostArray::bytes is little-endian and '=' in a descr means the writer's
 // native order; both are taken as-is, which is right only on little-endian
 // hosts.
-static_assert(std::endian::native == std::endian::little,
-              "npy.cc assumes a little-endian host");
+static_assert(std::endian::native == std::endian::little, "npy.cc assumes a little-endian host");
 
 namespace resident {
 namespace {
@@ -43,8 +42,7 @@ constexpr int64_t kMaxHeaderBytes = int64_t{1} << 20;
 // File I/O moves at most this much per fread/fwrite call.
 constexpr size_t kIoChunkBytes = size_t{64} << 20;
 
-constexpr absl::string_view kSupportedDTypes =
-    "supported: bool, int32, int64, float32, float64";
+constexpr absl::string_view kSupportedDTypes = "supported: bool, int32, int64, float32, float64";
 
 // --- Preamble: magic, version, header length ---------------------------------
 
@@ -64,43 +62,41 @@ absl::StatusOr<int64_t> PreambleSize(absl::string_view start) {
         "\"\\x93NUMPY\"");
   }
   if (start.size() < kVersionedMagicBytes) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("truncated .npy file: it ends after ", start.size(),
-                     " bytes, inside the magic string and version"));
+    return absl::InvalidArgumentError(absl::StrCat("truncated .npy file: it ends after ",
+                                                   start.size(),
+                                                   " bytes, inside the magic string and version"));
   }
   const int major = static_cast<unsigned char>(start[6]);
   const int minor = static_cast<unsigned char>(start[7]);
-  if (major == 1 && minor == 0) return 10;  // uint16 header length
+  if (major == 1 && minor == 0) return 10;                  // uint16 header length
   if ((major == 2 || major == 3) && minor == 0) return 12;  // uint32
-  return absl::InvalidArgumentError(
-      absl::StrCat("unsupported .npy format version ", major, ".", minor,
-                   "; supported: 1.0, 2.0, 3.0"));
+  return absl::InvalidArgumentError(absl::StrCat("unsupported .npy format version ", major, ".",
+                                                 minor, "; supported: 1.0, 2.0, 3.0"));
 }
 
 absl::StatusOr<Preamble> ParsePreamble(absl::string_view start) {
   ASSIGN_OR_RETURN(const int64_t size, PreambleSize(start));
   if (static_cast<int64_t>(start.size()) < size) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("truncated .npy file: it ends after ", start.size(),
-                     " bytes, inside the header length field"));
+    return absl::InvalidArgumentError(absl::StrCat("truncated .npy file: it ends after ",
+                                                   start.size(),
+                                                   " bytes, inside the header length field"));
   }
   int64_t header_len = 0;
-  for (int64_t i = size - 1; i >= static_cast<int64_t>(kVersionedMagicBytes);
-       --i) {
+  for (int64_t i = size - 1; i >= static_cast<int64_t>(kVersionedMagicBytes); --i) {
     header_len = header_len * 256 + static_cast<unsigned char>(start[i]);
   }
   if (header_len > kMaxHeaderBytes) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("the .npy header length field says ", header_len,
-                     " bytes; this reader accepts at most ", kMaxHeaderBytes));
+    return absl::InvalidArgumentError(absl::StrCat("the .npy header length field says ", header_len,
+                                                   " bytes; this reader accepts at most ",
+                                                   kMaxHeaderBytes));
   }
   return Preamble{size, header_len};
 }
 
 absl::Status TruncatedHeaderError(const Preamble& pre, int64_t header_bytes) {
-  return absl::InvalidArgumentError(absl::StrCat(
-      "truncated .npy header: it should be ", pre.header_len,
-      " bytes but the file ends after ", header_bytes, " of them"));
+  return absl::InvalidArgumentError(absl::StrCat("truncated .npy header: it should be ",
+                                                 pre.header_len, " bytes but the file ends after ",
+                                                 header_bytes, " of them"));
 }
 
 // --- Header: the Python dict literal ----------------------------------------
@@ -129,10 +125,10 @@ class HeaderParser {
       if (key == "descr") {
         RETURN_IF_ERROR(CheckDuplicate(key, have_descr));
         if (Peek() == '[') {
-          return absl::InvalidArgumentError(absl::StrCat(
-              "structured dtypes (a descr that lists fields) are not "
-              "supported; ",
-              kSupportedDTypes));
+          return absl::InvalidArgumentError(
+              absl::StrCat("structured dtypes (a descr that lists fields) are not "
+                           "supported; ",
+                           kSupportedDTypes));
         }
         ASSIGN_OR_RETURN(fields.descr, ParseString("the descr string"));
       } else if (key == "fortran_order") {
@@ -153,18 +149,18 @@ class HeaderParser {
     SkipSpace();
     if (pos_ != text_.size()) return Error("unexpected text after the dict");
     if (!have_descr || !have_fortran || !have_shape) {
-      return Error(absl::StrCat(
-          "missing key '",
-          !have_descr ? "descr" : !have_fortran ? "fortran_order" : "shape",
-          "'"));
+      return Error(absl::StrCat("missing key '",
+                                !have_descr     ? "descr"
+                                : !have_fortran ? "fortran_order"
+                                                : "shape",
+                                "'"));
     }
     return fields;
   }
 
  private:
   static bool IsSpace(char c) {
-    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' ||
-           c == '\v';
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
   }
   static bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
@@ -195,9 +191,9 @@ class HeaderParser {
     constexpr size_t kShown = 200;
     absl::string_view shown = text_.substr(0, kShown);
     while (!shown.empty() && IsSpace(shown.back())) shown.remove_suffix(1);
-    return absl::InvalidArgumentError(absl::StrCat(
-        "cannot parse the .npy header at byte ", pos_, ": ", what,
-        "; header: ", shown, text_.size() > kShown ? "..." : ""));
+    return absl::InvalidArgumentError(absl::StrCat("cannot parse the .npy header at byte ", pos_,
+                                                   ": ", what, "; header: ", shown,
+                                                   text_.size() > kShown ? "..." : ""));
   }
 
   absl::StatusOr<std::string> ParseString(absl::string_view what) {
@@ -208,8 +204,9 @@ class HeaderParser {
     const size_t start = ++pos_;
     while (pos_ < text_.size() && text_[pos_] != quote) {
       if (text_[pos_] == '\\' || text_[pos_] == '\n') {
-        return Error("escape sequences and line breaks in strings are not "
-                     "supported");
+        return Error(
+            "escape sequences and line breaks in strings are not "
+            "supported");
       }
       ++pos_;
     }
@@ -243,8 +240,7 @@ class HeaderParser {
     for (; pos_ < text_.size() && IsDigit(text_[pos_]); ++pos_) {
       const int digit = text_[pos_] - '0';
       if (value > (std::numeric_limits<int64_t>::max() - digit) / 10) {
-        return Error(absl::StrCat("dimension ",
-                                  text_.substr(start, pos_ + 1 - start),
+        return Error(absl::StrCat("dimension ", text_.substr(start, pos_ + 1 - start),
                                   "... does not fit in 64 bits"));
       }
       value = value * 10 + digit;
@@ -289,39 +285,43 @@ class HeaderParser {
 // NumPy's name for a descr's type code, for error messages.
 absl::string_view NumPyTypeName(absl::string_view code) {
   static constexpr std::pair<absl::string_view, absl::string_view> kNames[] = {
-      {"b1", "bool"},        {"i1", "int8"},         {"i2", "int16"},
-      {"i4", "int32"},       {"i8", "int64"},        {"u1", "uint8"},
-      {"u2", "uint16"},      {"u4", "uint32"},       {"u8", "uint64"},
-      {"f2", "float16"},     {"f4", "float32"},      {"f8", "float64"},
-      {"f12", "float96"},    {"f16", "float128"},    {"c8", "complex64"},
-      {"c16", "complex128"}, {"c24", "complex192"},  {"c32", "complex256"},
+      {"b1", "bool"},        {"i1", "int8"},        {"i2", "int16"},     {"i4", "int32"},
+      {"i8", "int64"},       {"u1", "uint8"},       {"u2", "uint16"},    {"u4", "uint32"},
+      {"u8", "uint64"},      {"f2", "float16"},     {"f4", "float32"},   {"f8", "float64"},
+      {"f12", "float96"},    {"f16", "float128"},   {"c8", "complex64"}, {"c16", "complex128"},
+      {"c24", "complex192"}, {"c32", "complex256"},
   };
   for (const auto& [c, name] : kNames) {
     if (c == code) return name;
   }
   switch (code.empty() ? '\0' : code[0]) {
-    case 'U': return "str";
-    case 'S': case 'a': return "bytes";
-    case 'V': return "void";
-    case 'M': return "datetime64";
-    case 'm': return "timedelta64";
-    default: return "unknown type";
+    case 'U':
+      return "str";
+    case 'S':
+    case 'a':
+      return "bytes";
+    case 'V':
+      return "void";
+    case 'M':
+      return "datetime64";
+    case 'm':
+      return "timedelta64";
+    default:
+      return "unknown type";
   }
 }
 
 absl::StatusOr<DType> DTypeFromDescr(absl::string_view descr) {
   char order = '=';
   absl::string_view code = descr;
-  if (!code.empty() && absl::string_view("<>|=").find(code[0]) !=
-                           absl::string_view::npos) {
+  if (!code.empty() && absl::string_view("<>|=").find(code[0]) != absl::string_view::npos) {
     order = code[0];
     code.remove_prefix(1);
   }
   if (code == "O" || code == "O8" || code == "O4") {
     return absl::InvalidArgumentError(absl::StrCat(
         "object arrays (dtype '", descr,
-        "') are not supported: their data is pickled Python objects; ",
-        kSupportedDTypes));
+        "') are not supported: their data is pickled Python objects; ", kSupportedDTypes));
   }
   std::optional<DType> dtype;
   if (code == "b1") dtype = DType::kBool;
@@ -330,21 +330,23 @@ absl::StatusOr<DType> DTypeFromDescr(absl::string_view descr) {
   if (code == "f4") dtype = DType::kFloat32;
   if (code == "f8") dtype = DType::kFloat64;
   if (!dtype) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("dtype '", descr, "' (", NumPyTypeName(code),
-                     ") is not supported; ", kSupportedDTypes));
+    return absl::InvalidArgumentError(absl::StrCat("dtype '", descr, "' (", NumPyTypeName(code),
+                                                   ") is not supported; ", kSupportedDTypes));
   }
   // Byte order means nothing for one-byte types.
   if (ItemSize(*dtype) > 1) {
     if (order == '>') {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "big-endian dtype '", descr, "' is not supported; convert with "
-          "a.astype('<", code, "')"));
+      return absl::InvalidArgumentError(absl::StrCat("big-endian dtype '", descr,
+                                                     "' is not supported; convert with "
+                                                     "a.astype('<",
+                                                     code, "')"));
     }
     if (order == '|') {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "dtype '", descr, "' has no byte order ('|'), which a multi-byte "
-          "type needs; write '<", code, "'"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("dtype '", descr,
+                       "' has no byte order ('|'), which a multi-byte "
+                       "type needs; write '<",
+                       code, "'"));
     }
   }
   return *dtype;
@@ -365,8 +367,8 @@ absl::StatusOr<ArrayInfo> ParseHeader(absl::string_view header) {
   ASSIGN_OR_RETURN(info.num_bytes, CheckedNumBytes(n, ItemSize(info.dtype)));
   // Fortran order differs from C order only when two dimensions exceed 1.
   if (fields.fortran_order && n > 0 &&
-      std::count_if(fields.shape.begin(), fields.shape.end(),
-                    [](int64_t d) { return d > 1; }) > 1) {
+      std::count_if(fields.shape.begin(), fields.shape.end(), [](int64_t d) { return d > 1; }) >
+          1) {
     return absl::InvalidArgumentError(
         "Fortran-ordered arrays are not supported; save with "
         "np.ascontiguousarray");
@@ -376,17 +378,16 @@ absl::StatusOr<ArrayInfo> ParseHeader(absl::string_view header) {
 }
 
 std::string Describe(const ArrayInfo& info) {
-  return absl::StrCat("shape ", ShapeString(info.shape), " of ",
-                      std::string(DTypeName(info.dtype)), " needs ", info.num_bytes,
-                      " bytes");
+  return absl::StrCat("shape ", ShapeString(info.shape), " of ", std::string(DTypeName(info.dtype)),
+                      " needs ", info.num_bytes, " bytes");
 }
 
 // `have` bytes follow the header where info.num_bytes should.
 absl::Status DataSizeError(const ArrayInfo& info, int64_t have) {
   if (have < info.num_bytes) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("truncated .npy data: ", Describe(info),
-                     " but the file has only ", have, " after the header"));
+    return absl::InvalidArgumentError(absl::StrCat("truncated .npy data: ", Describe(info),
+                                                   " but the file has only ", have,
+                                                   " after the header"));
   }
   return absl::InvalidArgumentError(
       absl::StrCat(".npy data is longer than its shape says: ", Describe(info),
@@ -397,20 +398,24 @@ absl::Status DataSizeError(const ArrayInfo& info, int64_t have) {
 
 absl::string_view Descr(DType dtype) {
   switch (dtype) {
-    case DType::kBool: return "|b1";
-    case DType::kInt32: return "<i4";
-    case DType::kInt64: return "<i8";
-    case DType::kFloat32: return "<f4";
-    case DType::kFloat64: return "<f8";
+    case DType::kBool:
+      return "|b1";
+    case DType::kInt32:
+      return "<i4";
+    case DType::kInt64:
+      return "<i8";
+    case DType::kFloat32:
+      return "<f4";
+    case DType::kFloat64:
+      return "<f8";
   }
   return "";
 }
 
 // numpy.lib.format._write_array_header and _wrap_header, NumPy >= 1.23.
 std::string SerializeHeader(DType dtype, absl::Span<const int64_t> shape) {
-  std::string dict =
-      absl::StrCat("{'descr': '", Descr(dtype), "', 'fortran_order': False, ",
-                   "'shape': ", ShapeString(shape), ", }");
+  std::string dict = absl::StrCat("{'descr': '", Descr(dtype), "', 'fortran_order': False, ",
+                                  "'shape': ", ShapeString(shape), ", }");
   if (!shape.empty()) {
     const int64_t digits = absl::StrCat(shape[0]).size();
     dict.append(std::max<int64_t>(0, kGrowthAxisMaxDigits - digits), ' ');
@@ -430,8 +435,7 @@ std::string SerializeHeader(DType dtype, absl::Span<const int64_t> shape) {
   std::string out(kMagic);
   out.push_back(static_cast<char>(major));
   out.push_back('\0');
-  for (int64_t i = 0; i < preamble - static_cast<int64_t>(kVersionedMagicBytes);
-       ++i) {
+  for (int64_t i = 0; i < preamble - static_cast<int64_t>(kVersionedMagicBytes); ++i) {
     out.push_back(static_cast<char>((total >> (8 * i)) & 0xFF));
   }
   out += dict;
@@ -454,8 +458,7 @@ absl::Status IoError(absl::string_view what, const std::string& path) {
 
 // Reads up to n bytes into dst, stopping early only at end of file; returns
 // how many were read.
-absl::StatusOr<int64_t> ReadUpTo(std::FILE* f, char* dst, int64_t n,
-                                 const std::string& path) {
+absl::StatusOr<int64_t> ReadUpTo(std::FILE* f, char* dst, int64_t n, const std::string& path) {
   int64_t done = 0;
   while (done < n) {
     const size_t want = std::min<uint64_t>(n - done, kIoChunkBytes);
@@ -470,8 +473,7 @@ absl::StatusOr<int64_t> ReadUpTo(std::FILE* f, char* dst, int64_t n,
   return done;
 }
 
-absl::Status WriteAll(std::FILE* f, absl::string_view data,
-                      const std::string& path) {
+absl::Status WriteAll(std::FILE* f, absl::string_view data, const std::string& path) {
   while (!data.empty()) {
     const size_t chunk = std::min(data.size(), kIoChunkBytes);
     errno = 0;
@@ -495,8 +497,7 @@ absl::StatusOr<HostArray> ReadNpyFile(std::FILE* f, const std::string& path) {
 
   // Magic and version, then the length field whose size the version sets.
   std::string start(12, '\0');
-  ASSIGN_OR_RETURN(int64_t got,
-                   ReadUpTo(f, start.data(), kVersionedMagicBytes, path));
+  ASSIGN_OR_RETURN(int64_t got, ReadUpTo(f, start.data(), kVersionedMagicBytes, path));
   start.resize(got);
   ASSIGN_OR_RETURN(const int64_t preamble_size, PreambleSize(start));
   start.resize(preamble_size);
@@ -518,16 +519,14 @@ absl::StatusOr<HostArray> ReadNpyFile(std::FILE* f, const std::string& path) {
   try {
     array.bytes.resize(info.num_bytes);
   } catch (const std::bad_alloc&) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "cannot allocate ", info.num_bytes, " bytes for the data of ", path));
+    return absl::ResourceExhaustedError(
+        absl::StrCat("cannot allocate ", info.num_bytes, " bytes for the data of ", path));
   }
-  ASSIGN_OR_RETURN(got,
-                   ReadUpTo(f, array.bytes.data(), info.num_bytes, path));
+  ASSIGN_OR_RETURN(got, ReadUpTo(f, array.bytes.data(), info.num_bytes, path));
   if (got < info.num_bytes) return DataSizeError(info, got);
   if (std::fgetc(f) != EOF) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(".npy data is longer than its shape says: ",
-                     Describe(info), " but the file has more"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        ".npy data is longer than its shape says: ", Describe(info), " but the file has more"));
   }
   return array;
 }
@@ -541,9 +540,8 @@ absl::StatusOr<HostArray> ParseNpy(std::string_view contents) {
   if (size < pre.data_offset()) {
     return TruncatedHeaderError(pre, size - pre.header_offset);
   }
-  ASSIGN_OR_RETURN(
-      ArrayInfo info,
-      ParseHeader(file_contents.substr(pre.header_offset, pre.header_len)));
+  ASSIGN_OR_RETURN(ArrayInfo info,
+                   ParseHeader(file_contents.substr(pre.header_offset, pre.header_len)));
   if (size - pre.data_offset() != info.num_bytes) {
     return DataSizeError(info, size - pre.data_offset());
   }
@@ -563,8 +561,8 @@ absl::StatusOr<HostArray> ReadNpy(const std::string& path) {
   return array;
 }
 
-absl::Status WriteNpy(const std::string& path, DType dtype,
-                      absl::Span<const int64_t> shape, std::string_view bytes) {
+absl::Status WriteNpy(const std::string& path, DType dtype, absl::Span<const int64_t> shape,
+                      std::string_view bytes) {
   absl::StatusOr<int64_t> n = CheckedNumElements(shape);
   if (!n.ok()) return Annotate(n.status(), absl::StrCat("cannot write ", path));
   absl::StatusOr<int64_t> num_bytes = CheckedNumBytes(*n, ItemSize(dtype));
@@ -572,10 +570,10 @@ absl::Status WriteNpy(const std::string& path, DType dtype,
     return Annotate(num_bytes.status(), absl::StrCat("cannot write ", path));
   }
   if (static_cast<int64_t>(bytes.size()) != *num_bytes) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "cannot write ", path, ": shape ", ShapeString(shape), " of ",
-        std::string(DTypeName(dtype)), " needs ", *num_bytes, " bytes but ", bytes.size(),
-        " were given"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot write ", path, ": shape ", ShapeString(shape), " of ",
+                     std::string(DTypeName(dtype)), " needs ", *num_bytes, " bytes but ",
+                     bytes.size(), " were given"));
   }
   errno = 0;
   std::FILE* f = std::fopen(path.c_str(), "wb");
@@ -596,8 +594,7 @@ absl::Status WriteNpy(const std::string& path, DType dtype,
   return status;
 }
 
-std::string SerializeNpy(DType dtype, absl::Span<const int64_t> shape,
-                         std::string_view bytes) {
+std::string SerializeNpy(DType dtype, absl::Span<const int64_t> shape, std::string_view bytes) {
   std::string out = SerializeHeader(dtype, shape);
   out.reserve(out.size() + bytes.size());
   out += bytes;

@@ -56,15 +56,14 @@ absl::StatusOr<HostArray> ParseNpy(std::string_view file_contents);
 // NumElements(shape) * ItemSize(dtype); the errno-derived code with the path
 // and strerror when the file cannot be created or written (a partly written
 // regular file is removed).
-absl::Status WriteNpy(const std::string& path, DType dtype,
-                      absl::Span<const int64_t> shape, std::string_view bytes);
+absl::Status WriteNpy(const std::string& path, DType dtype, absl::Span<const int64_t> shape,
+                      std::string_view bytes);
 
 // The .npy file NumPy's np.save writes for this array, byte for byte: format
 // 1.0 (2.0 only if the header would not fit in 65535 bytes), the data
 // 64-byte aligned. Precondition: `shape` is valid and bytes.size() is
 // NumElements(shape) * ItemSize(dtype); WriteNpy checks this, this does not.
-std::string SerializeNpy(DType dtype, absl::Span<const int64_t> shape,
-                         std::string_view bytes);
+std::string SerializeNpy(DType dtype, absl::Span<const int64_t> shape, std::string_view bytes);
 
 }  // namespace resident
 

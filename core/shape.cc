@@ -11,16 +11,15 @@ namespace resident {
 
 absl::StatusOr<int64_t> CheckedNumElements(absl::Span<const int64_t> shape) {
   if (shape.size() > static_cast<size_t>(kMaxRank)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("shape has ", shape.size(), " dimensions; at most ",
-                     kMaxRank, " are supported"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "shape has ", shape.size(), " dimensions; at most ", kMaxRank, " are supported"));
   }
   int64_t n = 1;
   bool zero = false;
   for (int64_t d : shape) {
     if (d < 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "negative dimension ", d, " in shape ", ShapeString(shape)));
+      return absl::InvalidArgumentError(
+          absl::StrCat("negative dimension ", d, " in shape ", ShapeString(shape)));
     }
     if (d == 0) zero = true;
   }
@@ -28,8 +27,7 @@ absl::StatusOr<int64_t> CheckedNumElements(absl::Span<const int64_t> shape) {
     if (d == 0) continue;
     if (n > std::numeric_limits<int64_t>::max() / d) {
       return absl::InvalidArgumentError(
-          absl::StrCat("shape ", ShapeString(shape),
-                       " has more elements than fit in 64 bits"));
+          absl::StrCat("shape ", ShapeString(shape), " has more elements than fit in 64 bits"));
     }
     n *= d;
   }
@@ -42,18 +40,16 @@ int64_t NumElements(absl::Span<const int64_t> shape) {
   return n;
 }
 
-absl::StatusOr<int64_t> CheckedNumBytes(int64_t num_elements,
-                                        int64_t item_size) {
+absl::StatusOr<int64_t> CheckedNumBytes(int64_t num_elements, int64_t item_size) {
   if (num_elements < 0 || item_size <= 0 ||
       num_elements > std::numeric_limits<int64_t>::max() / item_size) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        num_elements, " elements of ", item_size, " bytes overflow 64 bits"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(num_elements, " elements of ", item_size, " bytes overflow 64 bits"));
   }
   return num_elements * item_size;
 }
 
-absl::StatusOr<Shape> BroadcastShapes(absl::Span<const int64_t> a,
-                                      absl::Span<const int64_t> b) {
+absl::StatusOr<Shape> BroadcastShapes(absl::Span<const int64_t> a, absl::Span<const int64_t> b) {
   const size_t rank = std::max(a.size(), b.size());
   Shape out(rank);
   for (size_t i = 0; i < rank; ++i) {
@@ -65,8 +61,8 @@ absl::StatusOr<Shape> BroadcastShapes(absl::Span<const int64_t> a,
       out[i] = db;
     } else {
       return absl::InvalidArgumentError(
-          absl::StrCat("operands could not be broadcast together with shapes ",
-                       ShapeString(a), " ", ShapeString(b)));
+          absl::StrCat("operands could not be broadcast together with shapes ", ShapeString(a), " ",
+                       ShapeString(b)));
     }
   }
   return out;

@@ -26,8 +26,7 @@ absl::StatusOr<int64_t> CheckedNumBytes(int64_t num_elements, int64_t item_size)
 
 // NumPy broadcasting of two shapes; INVALID_ARGUMENT naming both when they
 // do not broadcast.
-absl::StatusOr<Shape> BroadcastShapes(absl::Span<const int64_t> a,
-                                      absl::Span<const int64_t> b);
+absl::StatusOr<Shape> BroadcastShapes(absl::Span<const int64_t> a, absl::Span<const int64_t> b);
 
 // "(1024, 512, 4, 4)", "()" and "(3,)" as NumPy prints them.
 std::string ShapeString(absl::Span<const int64_t> shape);

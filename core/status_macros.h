@@ -13,7 +13,8 @@ namespace resident {
 // The same status with "context: " before its message.
 inline absl::Status Annotate(const absl::Status& s, std::string_view context) {
   if (s.ok() || context.empty()) return s;
-  return absl::Status(s.code(), absl::StrCat(absl::string_view(context.data(), context.size()), ": ", s.message()));
+  return absl::Status(
+      s.code(), absl::StrCat(absl::string_view(context.data(), context.size()), ": ", s.message()));
 }
 
 }  // namespace resident
@@ -22,9 +23,9 @@ inline absl::Status Annotate(const absl::Status& s, std::string_view context) {
 #define RESIDENT_CONCAT_(a, b) RESIDENT_CONCAT_INNER_(a, b)
 
 // Returns the status of `expr` from the enclosing function unless it is OK.
-#define RETURN_IF_ERROR(expr)                                  \
-  do {                                                         \
-    if (::absl::Status _st = (expr); !_st.ok()) return _st;    \
+#define RETURN_IF_ERROR(expr)                               \
+  do {                                                      \
+    if (::absl::Status _st = (expr); !_st.ok()) return _st; \
   } while (0)
 
 // `lhs = value of expr`, or returns its error.

@@ -7,6 +7,7 @@ packages=(
   libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev libopenblas-dev libssl-dev libmicrohttpd-dev openssl
   python3 python3-venv
   clang libclang-rt-14-dev  # scripts/fuzz.sh: libFuzzer, ASan and UBSan runtimes
+  clang-format clang-tidy  # scripts/format.sh and scripts/tidy.sh
 )
 missing=()
 for p in "${packages[@]}"; do

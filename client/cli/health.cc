@@ -54,7 +54,7 @@ std::string EncodeRequest(const std::string& service) {
   std::string out;
   if (service.empty()) return out;
   out.push_back(0x0a);
-  for (size_t n = service.size(); ; n >>= 7) {  // varint length
+  for (size_t n = service.size();; n >>= 7) {  // varint length
     if (n < 0x80) {
       out.push_back(static_cast<char>(n));
       break;
@@ -124,10 +124,14 @@ absl::StatusOr<std::string> CheckHealth(const HealthOptions& o) {
   absl::StatusOr<int> status = DecodeStatus(bytes);
   if (!status.ok()) return status.status();
   switch (*status) {
-    case 1: return std::string("SERVING");
-    case 2: return std::string("NOT_SERVING");
-    case 3: return std::string("SERVICE_UNKNOWN");
-    default: return std::string("UNKNOWN");
+    case 1:
+      return std::string("SERVING");
+    case 2:
+      return std::string("NOT_SERVING");
+    case 3:
+      return std::string("SERVICE_UNKNOWN");
+    default:
+      return std::string("UNKNOWN");
   }
 }
 

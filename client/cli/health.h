@@ -14,10 +14,10 @@
 namespace resident::cli {
 
 struct HealthOptions {
-  std::string server;            // HOST:PORT
+  std::string server;                // HOST:PORT
   client::ClientOptions connection;  // TLS files (the health service needs no token)
-  std::string tls_server_name;   // name to verify in the server's certificate
-  std::string service;           // empty: the whole server
+  std::string tls_server_name;       // name to verify in the server's certificate
+  std::string service;               // empty: the whole server
   absl::Duration timeout = absl::Seconds(5);
 };
 

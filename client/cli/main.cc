@@ -19,15 +19,16 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
-#include "core/flags_util.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "client/cli/health.h"
 #include "client/cli/seed.h"
 #include "client/client.h"
+#include "core/flags_util.h"
 #include "core/npy.h"
 
-ABSL_FLAG(std::string, server, "", "server address HOST:PORT (default: $RESIDENT_SERVER or 127.0.0.1:50051)");
+ABSL_FLAG(std::string, server, "",
+          "server address HOST:PORT (default: $RESIDENT_SERVER or 127.0.0.1:50051)");
 ABSL_FLAG(int64_t, iterations, 1024, "seed: number of adds");
 ABSL_FLAG(std::string, token, "", "bearer token (default: $RESIDENT_TOKEN)");
 ABSL_FLAG(std::string, tls_ca, "", "PEM CA that signed the server's certificate (enables TLS)");
@@ -49,8 +50,8 @@ std::string ServerAddress() {
 }
 
 int Fail(const absl::Status& s) {
-  std::fprintf(stderr, "resident: %s: %s\n",
-               absl::StatusCodeToString(s.code()).c_str(), std::string(s.message()).c_str());
+  std::fprintf(stderr, "resident: %s: %s\n", absl::StatusCodeToString(s.code()).c_str(),
+               std::string(s.message()).c_str());
   return 1;
 }
 
@@ -123,9 +124,10 @@ int TokenNew(const std::string& tenant) {
   std::string hex;
   for (unsigned char b : hash) absl::StrAppend(&hex, absl::Hex(b, absl::kZeroPad2));
   const char* role = absl::GetFlag(FLAGS_admin) ? "admin" : "user";
-  std::printf("token (give it to %s; it is not stored anywhere):\n  %s\n"
-              "line for the --auth-tokens file:\n%s %s %s\n",
-              tenant.c_str(), token.c_str(), hex.c_str(), tenant.c_str(), role);
+  std::printf(
+      "token (give it to %s; it is not stored anywhere):\n  %s\n"
+      "line for the --auth-tokens file:\n%s %s %s\n",
+      tenant.c_str(), token.c_str(), hex.c_str(), tenant.c_str(), role);
   return 0;
 }
 
@@ -134,12 +136,11 @@ int AdminSessions() {
   if (!c.ok()) return Fail(c.status());
   auto sessions = (*c)->ListSessions();
   if (!sessions.ok()) return Fail(sessions.status());
-  std::printf("%-16s  %-16s  %10s  %10s  %7s  %s\n", "session", "tenant", "age", "idle",
-              "arrays", "bytes");
+  std::printf("%-16s  %-16s  %10s  %10s  %7s  %s\n", "session", "tenant", "age", "idle", "arrays",
+              "bytes");
   for (const auto& s : *sessions) {
-    std::printf("%-16s  %-16s  %9.1fs  %9.1fs  %7lld  %lld\n",
-                s.session_hex.substr(0, 16).c_str(), s.tenant.c_str(), s.age_ms / 1e3,
-                s.idle_ms / 1e3, static_cast<long long>(s.arrays),
+    std::printf("%-16s  %-16s  %9.1fs  %9.1fs  %7lld  %lld\n", s.session_hex.substr(0, 16).c_str(),
+                s.tenant.c_str(), s.age_ms / 1e3, s.idle_ms / 1e3, static_cast<long long>(s.arrays),
                 static_cast<long long>(s.bytes));
   }
   return 0;
@@ -175,8 +176,8 @@ int Info() {
   std::printf("device     %s: %s\n", info->device_name.c_str(), info->device_description.c_str());
   std::printf("memory     %s total, %s free on the device\n", Bytes(info->total_bytes).c_str(),
               Bytes(info->free_bytes).c_str());
-  std::printf("limit      %s (--max-memory), %s held by arrays\n",
-              Bytes(info->limit_bytes).c_str(), Bytes(info->used_bytes).c_str());
+  std::printf("limit      %s (--max-memory), %s held by arrays\n", Bytes(info->limit_bytes).c_str(),
+              Bytes(info->used_bytes).c_str());
   return 0;
 }
 
@@ -188,9 +189,9 @@ int Ls() {
   std::printf("%-32s  %-8s  %-20s  %-12s  %s\n", "handle", "dtype", "shape", "bytes", "name");
   for (const auto& a : *arrays) {
     std::printf("%-32s  %-8s  %-20s  %-12lld  %s\n",
-                a.handle_hex.empty() ? "-" : a.handle_hex.c_str(),
-                resident::DTypeName(a.dtype), resident::ShapeString(a.shape).c_str(),
-                static_cast<long long>(a.nbytes), a.name.c_str());
+                a.handle_hex.empty() ? "-" : a.handle_hex.c_str(), resident::DTypeName(a.dtype),
+                resident::ShapeString(a.shape).c_str(), static_cast<long long>(a.nbytes),
+                a.name.c_str());
   }
   return 0;
 }
@@ -253,8 +254,8 @@ int Get(const std::string& handle, const std::string& path) {
 int Rm(const std::string& handle) {
   auto c = Connect();
   if (!c.ok()) return Fail(c.status());
-  absl::Status s = LooksLikeHandle(handle) ? (*c)->ReleaseHandle(handle)
-                                           : absl::NotFoundError("not a handle");
+  absl::Status s =
+      LooksLikeHandle(handle) ? (*c)->ReleaseHandle(handle) : absl::NotFoundError("not a handle");
   if (s.code() == absl::StatusCode::kNotFound) s = (*c)->Delete(handle);
   if (!s.ok()) return Fail(s);
   return 0;

@@ -68,7 +68,7 @@ absl::StatusOr<Row> Batched(const SeedOptions& o, double want) {
   if (absl::Status s = x.Evaluate(); !s.ok()) return s;
   const auto t0 = Clock::now();
   for (int64_t i = 0; i < o.iterations; ++i) x = x + x;  // recorded
-  if (absl::Status s = x.Evaluate(); !s.ok()) return s;   // one request
+  if (absl::Status s = x.Evaluate(); !s.ok()) return s;  // one request
   Row row{"one batched program (lazy)", 1, Ms(t0, Clock::now())};
   if (absl::Status s = Check(x, want, row); !s.ok()) return s;
   return row;
@@ -111,11 +111,11 @@ absl::Status RunSeed(const SeedOptions& o) {
   absl::StatusOr<client::ServerInfo> info = (*probe)->Info();
   if (!info.ok()) return info.status();
   probe->reset();
-  std::printf("seed job: x = add(x, x) %lld times, x = ones(%s, float64), "
-              "server %s, device %s (%s)\n",
-              static_cast<long long>(o.iterations), ShapeString(o.shape).c_str(),
-              o.server.c_str(), info->device_name.c_str(),
-              info->device_description.c_str());
+  std::printf(
+      "seed job: x = add(x, x) %lld times, x = ones(%s, float64), "
+      "server %s, device %s (%s)\n",
+      static_cast<long long>(o.iterations), ShapeString(o.shape).c_str(), o.server.c_str(),
+      info->device_name.c_str(), info->device_description.c_str());
   std::vector<Row> rows;
   for (auto* mode : {&Eager, &Batched, &ServerLoop}) {
     absl::StatusOr<Row> r = mode(o, want);
@@ -123,18 +123,17 @@ absl::Status RunSeed(const SeedOptions& o) {
     rows.push_back(*r);
   }
   rows.push_back(Local(o, want));
-  std::printf("%-40s %9s %11s %12s %12s  %s\n", "mode", "requests", "wall ms",
-              "ms per add", "x[0]", "check");
+  std::printf("%-40s %9s %11s %12s %12s  %s\n", "mode", "requests", "wall ms", "ms per add", "x[0]",
+              "check");
   bool all_ok = true;
   for (const Row& r : rows) {
     all_ok &= r.ok;
     std::printf("%-40s %9s %11.1f %12.3f %12g  %s\n", r.mode.c_str(),
                 r.requests ? absl::StrCat(r.requests).c_str() : "-", r.ms,
-                r.ms / static_cast<double>(o.iterations), r.value,
-                r.ok ? "ok" : "WRONG");
+                r.ms / static_cast<double>(o.iterations), r.value, r.ok ? "ok" : "WRONG");
   }
-  std::printf("expected every element = %g (NumPy: 1.0 doubled %lld times%s)\n",
-              want, static_cast<long long>(o.iterations),
+  std::printf("expected every element = %g (NumPy: 1.0 doubled %lld times%s)\n", want,
+              static_cast<long long>(o.iterations),
               std::isinf(want) ? " overflows float64 to inf" : "");
   if (!all_ok) return absl::InternalError("a result differs from NumPy's");
   return absl::OkStatus();

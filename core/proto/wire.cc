@@ -10,11 +10,16 @@ namespace resident {
 // pairs them by name, so neither order matters.
 absl::StatusOr<DType> DecodeDType(int wire) {
   switch (wire) {
-    case v1::DTYPE_BOOL: return DType::kBool;
-    case v1::DTYPE_INT32: return DType::kInt32;
-    case v1::DTYPE_INT64: return DType::kInt64;
-    case v1::DTYPE_FLOAT32: return DType::kFloat32;
-    case v1::DTYPE_FLOAT64: return DType::kFloat64;
+    case v1::DTYPE_BOOL:
+      return DType::kBool;
+    case v1::DTYPE_INT32:
+      return DType::kInt32;
+    case v1::DTYPE_INT64:
+      return DType::kInt64;
+    case v1::DTYPE_FLOAT32:
+      return DType::kFloat32;
+    case v1::DTYPE_FLOAT64:
+      return DType::kFloat64;
     case v1::DTYPE_UNSPECIFIED:
       return absl::InvalidArgumentError("dtype is unspecified");
     default:
@@ -25,11 +30,16 @@ absl::StatusOr<DType> DecodeDType(int wire) {
 
 v1::DType EncodeDType(DType dtype) {
   switch (dtype) {
-    case DType::kBool: return v1::DTYPE_BOOL;
-    case DType::kInt32: return v1::DTYPE_INT32;
-    case DType::kInt64: return v1::DTYPE_INT64;
-    case DType::kFloat32: return v1::DTYPE_FLOAT32;
-    case DType::kFloat64: return v1::DTYPE_FLOAT64;
+    case DType::kBool:
+      return v1::DTYPE_BOOL;
+    case DType::kInt32:
+      return v1::DTYPE_INT32;
+    case DType::kInt64:
+      return v1::DTYPE_INT64;
+    case DType::kFloat32:
+      return v1::DTYPE_FLOAT32;
+    case DType::kFloat64:
+      return v1::DTYPE_FLOAT64;
   }
   return v1::DTYPE_UNSPECIFIED;
 }
@@ -51,10 +61,14 @@ absl::StatusOr<Shape> DecodeShape(const google::protobuf::RepeatedField<int64_t>
 
 std::optional<Scalar> DecodeScalar(const v1::Scalar& s) {
   switch (s.value_case()) {
-    case v1::Scalar::kBoolValue: return Scalar::Bool(s.bool_value());
-    case v1::Scalar::kIntValue: return Scalar::Int(s.int_value());
-    case v1::Scalar::kFloatValue: return Scalar::Float(s.float_value());
-    case v1::Scalar::VALUE_NOT_SET: break;
+    case v1::Scalar::kBoolValue:
+      return Scalar::Bool(s.bool_value());
+    case v1::Scalar::kIntValue:
+      return Scalar::Int(s.int_value());
+    case v1::Scalar::kFloatValue:
+      return Scalar::Float(s.float_value());
+    case v1::Scalar::VALUE_NOT_SET:
+      break;
   }
   return std::nullopt;
 }

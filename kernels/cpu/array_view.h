@@ -47,8 +47,7 @@ inline constexpr int64_t kParallelGrain = int64_t{1} << 16;
 template <typename Fn>
 absl::Status DispatchDType(DType dtype, Fn&& fn) {
   return VisitDType(dtype, std::forward<Fn>(fn), [dtype] {
-    return absl::InvalidArgumentError(
-        absl::StrCat("unknown dtype ", static_cast<int>(dtype)));
+    return absl::InvalidArgumentError(absl::StrCat("unknown dtype ", static_cast<int>(dtype)));
   });
 }
 

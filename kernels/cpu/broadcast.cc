@@ -6,8 +6,7 @@
 namespace resident::cpu {
 
 absl::StatusOr<BroadcastLayout> MakeBroadcastLayout(
-    absl::Span<const int64_t> out,
-    absl::Span<const absl::Span<const int64_t>> inputs) {
+    absl::Span<const int64_t> out, absl::Span<const absl::Span<const int64_t>> inputs) {
   const int rank = static_cast<int>(out.size());
   const int n_in = static_cast<int>(inputs.size());
   // Unmerged strides, aligned to the output's trailing dimensions.
@@ -16,9 +15,8 @@ absl::StatusOr<BroadcastLayout> MakeBroadcastLayout(
     const absl::Span<const int64_t> in = inputs[i];
     const int in_rank = static_cast<int>(in.size());
     if (in_rank > rank) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("input shape ", ShapeString(in),
-                       " has more dimensions than output ", ShapeString(out)));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "input shape ", ShapeString(in), " has more dimensions than output ", ShapeString(out)));
     }
     int64_t stride = 1;
     for (int d = in_rank - 1; d >= 0; --d) {
@@ -28,9 +26,8 @@ absl::StatusOr<BroadcastLayout> MakeBroadcastLayout(
       } else if (in[d] == 1) {
         full[i][od] = 0;
       } else {
-        return absl::InvalidArgumentError(
-            absl::StrCat("input shape ", ShapeString(in),
-                         " does not broadcast to ", ShapeString(out)));
+        return absl::InvalidArgumentError(absl::StrCat(
+            "input shape ", ShapeString(in), " does not broadcast to ", ShapeString(out)));
       }
       stride *= in[d];
     }
@@ -39,14 +36,13 @@ absl::StatusOr<BroadcastLayout> MakeBroadcastLayout(
   layout.strides.resize(n_in);
   for (int d = 0; d < rank; ++d) {
     if (out[d] == 1) continue;  // contributes nothing to any offset
-    const bool can_merge =
-        !layout.dims.empty() && [&] {
-          for (int i = 0; i < n_in; ++i) {
-            // The previous kept dim steps exactly one whole run of this one.
-            if (layout.strides[i].back() != full[i][d] * out[d]) return false;
-          }
-          return true;
-        }();
+    const bool can_merge = !layout.dims.empty() && [&] {
+      for (int i = 0; i < n_in; ++i) {
+        // The previous kept dim steps exactly one whole run of this one.
+        if (layout.strides[i].back() != full[i][d] * out[d]) return false;
+      }
+      return true;
+    }();
     if (can_merge) {
       layout.dims.back() *= out[d];
       for (int i = 0; i < n_in; ++i) layout.strides[i].back() = full[i][d];

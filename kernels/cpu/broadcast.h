@@ -21,16 +21,14 @@ struct BroadcastLayout {
 
 // INVALID_ARGUMENT when an input does not broadcast to `out`.
 absl::StatusOr<BroadcastLayout> MakeBroadcastLayout(
-    absl::Span<const int64_t> out,
-    absl::Span<const absl::Span<const int64_t>> inputs);
+    absl::Span<const int64_t> out, absl::Span<const absl::Span<const int64_t>> inputs);
 
 // Calls row(offsets, count) for each maximal run of output elements in
 // [begin, end) (flat C-order indices) that lies along the innermost dimension;
 // offsets[i] is input i's element offset at the run's start, and the run
 // continues with stride layout.strides[i].back() in input i.
 template <typename RowFn>
-void ForEachRow(const BroadcastLayout& layout, int64_t begin, int64_t end,
-                RowFn&& row) {
+void ForEachRow(const BroadcastLayout& layout, int64_t begin, int64_t end, RowFn&& row) {
   const int rank = static_cast<int>(layout.dims.size());
   const int inputs = static_cast<int>(layout.strides.size());
   std::vector<int64_t> offsets(inputs, 0);
@@ -64,8 +62,7 @@ void ForEachRow(const BroadcastLayout& layout, int64_t begin, int64_t end,
       index[d] = 0;
       ++index[d - 1];
       for (int i = 0; i < inputs; ++i) {
-        offsets[i] += layout.strides[i][d - 1] -
-                      layout.dims[d] * layout.strides[i][d];
+        offsets[i] += layout.strides[i][d - 1] - layout.dims[d] * layout.strides[i][d];
       }
     }
   }

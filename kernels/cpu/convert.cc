@@ -4,15 +4,14 @@
 #include <cstdint>
 
 #include "absl/strings/str_cat.h"
-#include "kernels/cpu/broadcast.h"
 #include "core/shape.h"
+#include "kernels/cpu/broadcast.h"
 
 namespace resident::cpu {
 namespace {
 
 template <typename To, typename From>
-absl::Status CastTyped(ThreadPool* pool, const ConstView& a,
-                       const MutView& out) {
+absl::Status CastTyped(ThreadPool* pool, const ConstView& a, const MutView& out) {
   const absl::Span<const int64_t> shapes[] = {a.shape, out.shape};
   absl::StatusOr<BroadcastLayout> made = MakeBroadcastLayout(out.shape, shapes);
   if (!made.ok()) return made.status();
@@ -62,9 +61,8 @@ T ScalarAs(const Scalar& value) {
 
 absl::Status Cast(ThreadPool* pool, const ConstView& a, const MutView& out) {
   return DispatchDType(out.dtype, [&](auto to) {
-    return DispatchDType(a.dtype, [&](auto from) {
-      return CastTyped<decltype(to), decltype(from)>(pool, a, out);
-    });
+    return DispatchDType(
+        a.dtype, [&](auto from) { return CastTyped<decltype(to), decltype(from)>(pool, a, out); });
   });
 }
 
@@ -74,9 +72,7 @@ absl::Status Fill(ThreadPool* pool, const Scalar& value, const MutView& out) {
     const T v = ScalarAs<T>(value);
     T* p = static_cast<T*>(out.data);
     ParallelFor(pool, out.size(), kParallelGrain,
-                [&](int64_t begin, int64_t end) {
-                  std::fill(p + begin, p + end, v);
-                });
+                [&](int64_t begin, int64_t end) { std::fill(p + begin, p + end, v); });
     return absl::OkStatus();
   });
 }
@@ -84,8 +80,8 @@ absl::Status Fill(ThreadPool* pool, const Scalar& value, const MutView& out) {
 absl::Status Arange(ThreadPool* pool, const Scalar& start, const Scalar& delta,
                     const MutView& out) {
   if (out.shape.size() != 1) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "arange output must be 1-D, got shape ", ShapeString(out.shape)));
+    return absl::InvalidArgumentError(
+        absl::StrCat("arange output must be 1-D, got shape ", ShapeString(out.shape)));
   }
   if (out.dtype == DType::kBool) {
     return absl::InvalidArgumentError("arange does not fill bool arrays");
@@ -96,22 +92,20 @@ absl::Status Arange(ThreadPool* pool, const Scalar& start, const Scalar& delta,
     if constexpr (std::is_floating_point_v<T>) {
       const T s = static_cast<T>(start.as_double());
       const T d = static_cast<T>(delta.as_double());
-      ParallelFor(pool, out.size(), kParallelGrain,
-                  [&](int64_t begin, int64_t end) {
-                    for (int64_t i = begin; i < end; ++i) {
-                      p[i] = s + static_cast<T>(i) * d;
-                    }
-                  });
+      ParallelFor(pool, out.size(), kParallelGrain, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) {
+          p[i] = s + static_cast<T>(i) * d;
+        }
+      });
     } else {
       // Wrapping in 64 bits and truncating equals wrapping in T.
       const uint64_t s = static_cast<uint64_t>(start.as_int64());
       const uint64_t d = static_cast<uint64_t>(delta.as_int64());
-      ParallelFor(pool, out.size(), kParallelGrain,
-                  [&](int64_t begin, int64_t end) {
-                    for (int64_t i = begin; i < end; ++i) {
-                      p[i] = static_cast<T>(s + static_cast<uint64_t>(i) * d);
-                    }
-                  });
+      ParallelFor(pool, out.size(), kParallelGrain, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) {
+          p[i] = static_cast<T>(s + static_cast<uint64_t>(i) * d);
+        }
+      });
     }
     return absl::OkStatus();
   });

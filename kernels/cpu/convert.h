@@ -8,9 +8,9 @@
 #include <type_traits>
 
 #include "absl/status/status.h"
+#include "core/scalar.h"
 #include "kernels/cpu/array_view.h"
 #include "kernels/cpu/thread_pool.h"
-#include "core/scalar.h"
 
 namespace resident::cpu {
 
@@ -25,8 +25,7 @@ To ConvertElement(From x) {
     return static_cast<To>(x != 0);
   } else if constexpr (kIsBoolStorage<From>) {
     return static_cast<To>(x != 0 ? 1 : 0);
-  } else if constexpr (std::is_floating_point_v<From> &&
-                       std::is_integral_v<To>) {
+  } else if constexpr (std::is_floating_point_v<From> && std::is_integral_v<To>) {
     // The range check is done in double, which holds both bounds (-2^31,
     // 2^31 or -2^63, 2^63) exactly; comparing in float32 would not.
     const double d = static_cast<double>(x);
@@ -48,8 +47,7 @@ absl::Status Fill(ThreadPool* pool, const Scalar& value, const MutView& out);
 // out (1-D) [i] = start + T(i) * delta computed in T = out.dtype's own
 // arithmetic (float32 math for float32, wrapping for integers) after start
 // and delta are converted to T: NumPy's arange fill loop. Bool is refused.
-absl::Status Arange(ThreadPool* pool, const Scalar& start, const Scalar& delta,
-                    const MutView& out);
+absl::Status Arange(ThreadPool* pool, const Scalar& start, const Scalar& delta, const MutView& out);
 
 }  // namespace resident::cpu
 

@@ -4,8 +4,8 @@
 #include <type_traits>
 
 #include "absl/strings/str_cat.h"
-#include "kernels/cpu/broadcast.h"
 #include "core/shape.h"
+#include "kernels/cpu/broadcast.h"
 
 namespace resident::cpu {
 namespace {
@@ -22,8 +22,7 @@ struct AddOp {
     } else if constexpr (std::is_floating_point_v<T>) {
       return x + y;
     } else {
-      return static_cast<T>(static_cast<Unsigned<T>>(x) +
-                            static_cast<Unsigned<T>>(y));
+      return static_cast<T>(static_cast<Unsigned<T>>(x) + static_cast<Unsigned<T>>(y));
     }
   }
 };
@@ -34,8 +33,7 @@ struct SubtractOp {
     if constexpr (std::is_floating_point_v<T>) {
       return x - y;
     } else {
-      return static_cast<T>(static_cast<Unsigned<T>>(x) -
-                            static_cast<Unsigned<T>>(y));
+      return static_cast<T>(static_cast<Unsigned<T>>(x) - static_cast<Unsigned<T>>(y));
     }
   }
 };
@@ -49,8 +47,7 @@ struct MultiplyOp {
       return x * y;
     } else {
       // uint32 * uint32 stays unsigned (no promotion to signed int).
-      return static_cast<T>(static_cast<Unsigned<T>>(x) *
-                            static_cast<Unsigned<T>>(y));
+      return static_cast<T>(static_cast<Unsigned<T>>(x) * static_cast<Unsigned<T>>(y));
     }
   }
 };
@@ -130,11 +127,9 @@ absl::Status RunTyped(ThreadPool* pool, const ConstView& a, const ConstView& b,
 }
 
 template <typename Op>
-absl::Status RunOp(ThreadPool* pool, const ConstView& a, const ConstView& b,
-                   const MutView& out) {
-  return DispatchDType(out.dtype, [&](auto zero) {
-    return RunTyped<decltype(zero), Op>(pool, a, b, out);
-  });
+absl::Status RunOp(ThreadPool* pool, const ConstView& a, const ConstView& b, const MutView& out) {
+  return DispatchDType(out.dtype,
+                       [&](auto zero) { return RunTyped<decltype(zero), Op>(pool, a, b, out); });
 }
 
 // Why `kind` cannot run in `dtype` (ElementwiseAccepts said no).
@@ -149,18 +144,18 @@ absl::Status Refused(ElementwiseKind kind, DType dtype) {
 
 }  // namespace
 
-absl::Status Elementwise(ThreadPool* pool, ElementwiseKind kind,
-                         absl::Span<const ConstView> in, const MutView& out) {
+absl::Status Elementwise(ThreadPool* pool, ElementwiseKind kind, absl::Span<const ConstView> in,
+                         const MutView& out) {
   if (static_cast<int>(in.size()) != Arity(kind)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        ElementwiseName(kind), " takes ", Arity(kind), " operands, got ", in.size()));
+    return absl::InvalidArgumentError(
+        absl::StrCat(ElementwiseName(kind), " takes ", Arity(kind), " operands, got ", in.size()));
   }
   for (const ConstView& v : in) {
     if (v.dtype != out.dtype) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          ElementwiseName(kind), " needs one dtype, got ", NameOf(in[0].dtype),
-          in.size() > 1 ? ", " : "", in.size() > 1 ? NameOf(in[1].dtype) : "", " -> ",
-          NameOf(out.dtype)));
+      return absl::InvalidArgumentError(
+          absl::StrCat(ElementwiseName(kind), " needs one dtype, got ", NameOf(in[0].dtype),
+                       in.size() > 1 ? ", " : "", in.size() > 1 ? NameOf(in[1].dtype) : "", " -> ",
+                       NameOf(out.dtype)));
     }
   }
   if (!ElementwiseAccepts(kind, out.dtype)) return Refused(kind, out.dtype);

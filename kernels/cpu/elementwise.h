@@ -22,8 +22,8 @@ namespace resident::cpu {
 //
 //   const ConstView in[] = {a, b};
 //   RETURN_IF_ERROR(Elementwise(pool, ElementwiseKind::kAdd, in, out));
-absl::Status Elementwise(ThreadPool* pool, ElementwiseKind kind,
-                         absl::Span<const ConstView> in, const MutView& out);
+absl::Status Elementwise(ThreadPool* pool, ElementwiseKind kind, absl::Span<const ConstView> in,
+                         const MutView& out);
 
 }  // namespace resident::cpu
 

@@ -14,9 +14,7 @@ namespace resident::cpu {
 namespace {
 
 // Multiplies with overflow detection; false on overflow.
-bool MulOk(int64_t x, int64_t y, int64_t* r) {
-  return !__builtin_mul_overflow(x, y, r);
-}
+bool MulOk(int64_t x, int64_t y, int64_t* r) { return !__builtin_mul_overflow(x, y, r); }
 
 // Rows of j processed per pass so a strip of out and of b stays in cache.
 constexpr int64_t kColumnBlock = 256;
@@ -25,8 +23,7 @@ constexpr int64_t kColumnBlock = 256;
 // so the innermost loop runs along contiguous rows of b and out.
 template <typename T>
 void IntegerRow(const T* a_row, const T* b, T* out_row, int64_t k, int64_t n) {
-  using U = std::conditional_t<kIsBoolStorage<T>, uint8_t,
-                               std::make_unsigned_t<T>>;
+  using U = std::conditional_t<kIsBoolStorage<T>, uint8_t, std::make_unsigned_t<T>>;
   U* o = reinterpret_cast<U*>(out_row);
   std::fill(o, o + n, U{0});
   for (int64_t j0 = 0; j0 < n; j0 += kColumnBlock) {
@@ -47,16 +44,14 @@ void IntegerRow(const T* a_row, const T* b, T* out_row, int64_t k, int64_t n) {
 }
 
 template <typename T>
-void IntegerMatmul(ThreadPool* pool, const MatmulDims& d, const T* a,
-                   const T* b, T* out) {
+void IntegerMatmul(ThreadPool* pool, const MatmulDims& d, const T* a, const T* b, T* out) {
   const int64_t rows = d.batch * d.m;
-  const int64_t grain =
-      std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, d.k * d.n));
+  const int64_t grain = std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, d.k * d.n));
   ParallelFor(pool, rows, grain, [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) {
       const int64_t bi = r / d.m, i = r % d.m;
-      IntegerRow<T>(a + bi * d.a_batch_stride + i * d.k,
-                    b + bi * d.b_batch_stride, out + r * d.n, d.k, d.n);
+      IntegerRow<T>(a + bi * d.a_batch_stride + i * d.k, b + bi * d.b_batch_stride, out + r * d.n,
+                    d.k, d.n);
     }
   });
 }
@@ -70,11 +65,11 @@ void BlasMatmul(const MatmulDims& d, const T* a, const T* b, T* out) {
     const T* bi = b + i * d.b_batch_stride;
     T* oi = out + i * d.m * d.n;
     if constexpr (std::is_same_v<T, float>) {
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, ai,
-                  k, bi, n, 0.0f, oi, n);
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, ai, k, bi, n, 0.0f, oi,
+                  n);
     } else {
-      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0, ai,
-                  k, bi, n, 0.0, oi, n);
+      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0, ai, k, bi, n, 0.0, oi,
+                  n);
     }
   }
 }
@@ -84,10 +79,9 @@ void BlasMatmul(const MatmulDims& d, const T* a, const T* b, T* out) {
 absl::Status CheckMatmulDims(const MatmulDims& d, MatmulExtent* extent) {
   if (d.batch < 0 || d.m < 0 || d.k < 0 || d.n < 0 || d.a_batch_stride < 0 ||
       d.b_batch_stride < 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "matmul dims must be non-negative: batch=", d.batch, " m=", d.m,
-        " k=", d.k, " n=", d.n, " strides=", d.a_batch_stride, ",",
-        d.b_batch_stride));
+    return absl::InvalidArgumentError(
+        absl::StrCat("matmul dims must be non-negative: batch=", d.batch, " m=", d.m, " k=", d.k,
+                     " n=", d.n, " strides=", d.a_batch_stride, ",", d.b_batch_stride));
   }
   *extent = MatmulExtent{};
   int64_t mk, kn, mn, t;
@@ -97,17 +91,15 @@ absl::Status CheckMatmulDims(const MatmulDims& d, MatmulExtent* extent) {
   }
   if (d.batch == 0) return absl::OkStatus();
   // The last matrix ends at (batch - 1) * stride + its size.
-  if (!MulOk(d.batch - 1, d.a_batch_stride, &t) ||
-      __builtin_add_overflow(t, mk, &extent->a) ||
-      !MulOk(d.batch - 1, d.b_batch_stride, &t) ||
-      __builtin_add_overflow(t, kn, &extent->b)) {
+  if (!MulOk(d.batch - 1, d.a_batch_stride, &t) || __builtin_add_overflow(t, mk, &extent->a) ||
+      !MulOk(d.batch - 1, d.b_batch_stride, &t) || __builtin_add_overflow(t, kn, &extent->b)) {
     return absl::InvalidArgumentError("matmul batch strides overflow int64");
   }
   return absl::OkStatus();
 }
 
-absl::Status Matmul(ThreadPool* pool, DType dtype, const MatmulDims& d,
-                    const void* a, const void* b, void* out) {
+absl::Status Matmul(ThreadPool* pool, DType dtype, const MatmulDims& d, const void* a,
+                    const void* b, void* out) {
   MatmulExtent extent;
   if (absl::Status s = CheckMatmulDims(d, &extent); !s.ok()) return s;
   if (extent.out == 0) return absl::OkStatus();
@@ -116,9 +108,8 @@ absl::Status Matmul(ThreadPool* pool, DType dtype, const MatmulDims& d,
     return absl::OkStatus();
   }
   if (IsFloating(dtype) && (d.m > INT_MAX || d.n > INT_MAX || d.k > INT_MAX)) {
-    return absl::UnimplementedError(absl::StrCat(
-        "matmul dimension over BLAS's int range: m=", d.m, " k=", d.k,
-        " n=", d.n));
+    return absl::UnimplementedError(
+        absl::StrCat("matmul dimension over BLAS's int range: m=", d.m, " k=", d.k, " n=", d.n));
   }
   return DispatchDType(dtype, [&](auto zero) {
     using T = decltype(zero);

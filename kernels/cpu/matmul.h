@@ -6,8 +6,8 @@
 #include <cstdint>
 
 #include "absl/status/status.h"
-#include "kernels/cpu/thread_pool.h"
 #include "core/dtype.h"
+#include "kernels/cpu/thread_pool.h"
 
 namespace resident::cpu {
 
@@ -20,8 +20,8 @@ struct MatmulDims {
 // out[i] (m x n, contiguous, batches packed) = a[i] (m x k) @ b[i] (k x n).
 // All three have `dtype`; out must not overlap a or b. The caller checks
 // that the strides and sizes fit the buffers (see MatmulElementsNeeded).
-absl::Status Matmul(ThreadPool* pool, DType dtype, const MatmulDims& dims,
-                    const void* a, const void* b, void* out);
+absl::Status Matmul(ThreadPool* pool, DType dtype, const MatmulDims& dims, const void* a,
+                    const void* b, void* out);
 
 // Elements a and b must hold for `dims` (0 when there is no batch or the
 // matrix is empty), or INVALID_ARGUMENT for negative or overflowing dims.

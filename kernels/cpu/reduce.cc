@@ -52,8 +52,7 @@ T PairwiseSum(const T* p, int64_t n) {
 }
 
 // The leaves [offset, length) of the pairwise tree cut at kLeafSize.
-void CollectLeaves(int64_t offset, int64_t n,
-                   std::vector<std::pair<int64_t, int64_t>>& leaves) {
+void CollectLeaves(int64_t offset, int64_t n, std::vector<std::pair<int64_t, int64_t>>& leaves) {
   if (n <= kLeafSize) {
     leaves.emplace_back(offset, n);
     return;
@@ -79,12 +78,11 @@ T ParallelPairwiseSum(ThreadPool* pool, const T* p, int64_t n) {
   std::vector<std::pair<int64_t, int64_t>> leaves;
   CollectLeaves(0, n, leaves);
   std::vector<T> sums(leaves.size());
-  ParallelFor(pool, static_cast<int64_t>(leaves.size()), 1,
-              [&](int64_t begin, int64_t end) {
-                for (int64_t i = begin; i < end; ++i) {
-                  sums[i] = PairwiseSum(p + leaves[i].first, leaves[i].second);
-                }
-              });
+  ParallelFor(pool, static_cast<int64_t>(leaves.size()), 1, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      sums[i] = PairwiseSum(p + leaves[i].first, leaves[i].second);
+    }
+  });
   const T* cursor = sums.data();
   return CombineLeaves<T>(n, cursor);
 }
@@ -118,8 +116,7 @@ uint64_t ParallelIntegerSum(ThreadPool* pool, const T* p, int64_t n) {
 // res[0, w) = sum over `len` rows (row r at p + r * stride) of columns
 // [0, w): pairwise over rows, so a long axis keeps the error of a short one.
 template <typename Acc, typename T>
-void PairwiseRows(const T* p, int64_t len, int64_t stride, int64_t w,
-                  Acc* res) {
+void PairwiseRows(const T* p, int64_t len, int64_t stride, int64_t w, Acc* res) {
   if (len <= kRowBlock) {
     std::fill(res, res + w, Acc{0});
     for (int64_t r = 0; r < len; ++r) {
@@ -143,8 +140,8 @@ void PairwiseRows(const T* p, int64_t len, int64_t stride, int64_t w,
 
 // a viewed as (outer, len, inner), out as (outer, inner).
 template <typename T>
-void SumTyped(ThreadPool* pool, const T* a, int64_t outer, int64_t len,
-              int64_t inner, void* out_data) {
+void SumTyped(ThreadPool* pool, const T* a, int64_t outer, int64_t len, int64_t inner,
+              void* out_data) {
   constexpr bool kFloat = std::is_floating_point_v<T>;
   using Out = std::conditional_t<kFloat, T, int64_t>;
   using Acc = std::conditional_t<kFloat, T, uint64_t>;
@@ -169,8 +166,7 @@ void SumTyped(ThreadPool* pool, const T* a, int64_t outer, int64_t len,
   }
   // Column tiles of each outer slice, spread over the pool.
   const int64_t tiles = (inner + kTile - 1) / kTile;
-  const int64_t grain = std::max<int64_t>(
-      1, kParallelGrain / std::max<int64_t>(len * kTile, 1));
+  const int64_t grain = std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(len * kTile, 1));
   ParallelFor(pool, outer * tiles, grain, [&](int64_t begin, int64_t end) {
     Acc acc[kTile];
     for (int64_t t = begin; t < end; ++t) {
@@ -190,9 +186,9 @@ void SumTyped(ThreadPool* pool, const T* a, int64_t outer, int64_t len,
 absl::Status Sum(ThreadPool* pool, const ConstView& a, std::optional<int> axis,
                  const MutView& out) {
   if (out.dtype != SumResultType(a.dtype)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "sum of ", NameOf(a.dtype), " gives ",
-        NameOf(SumResultType(a.dtype)), ", not ", NameOf(out.dtype)));
+    return absl::InvalidArgumentError(absl::StrCat("sum of ", NameOf(a.dtype), " gives ",
+                                                   NameOf(SumResultType(a.dtype)), ", not ",
+                                                   NameOf(out.dtype)));
   }
   const int rank = static_cast<int>(a.shape.size());
   Shape expected;
@@ -200,8 +196,8 @@ absl::Status Sum(ThreadPool* pool, const ConstView& a, std::optional<int> axis,
   if (axis.has_value()) {
     int ax = *axis;
     if (ax < -rank || ax >= rank) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "axis ", ax, " is out of bounds for shape ", ShapeString(a.shape)));
+      return absl::InvalidArgumentError(
+          absl::StrCat("axis ", ax, " is out of bounds for shape ", ShapeString(a.shape)));
     }
     if (ax < 0) ax += rank;
     for (int d = 0; d < rank; ++d) {
@@ -211,17 +207,15 @@ absl::Status Sum(ThreadPool* pool, const ConstView& a, std::optional<int> axis,
     }
     len = a.shape[ax];
   }
-  if (!std::equal(expected.begin(), expected.end(), out.shape.begin(),
-                  out.shape.end())) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("sum of ", ShapeString(a.shape), " gives ",
-                     ShapeString(expected), ", not ", ShapeString(out.shape)));
+  if (!std::equal(expected.begin(), expected.end(), out.shape.begin(), out.shape.end())) {
+    return absl::InvalidArgumentError(absl::StrCat("sum of ", ShapeString(a.shape), " gives ",
+                                                   ShapeString(expected), ", not ",
+                                                   ShapeString(out.shape)));
   }
   if (outer == 0 || inner == 0) return absl::OkStatus();  // empty output
   return DispatchDType(a.dtype, [&](auto zero) {
     using T = decltype(zero);
-    SumTyped<T>(pool, static_cast<const T*>(a.data), outer, len, inner,
-                out.data);
+    SumTyped<T>(pool, static_cast<const T*>(a.data), outer, len, inner, out.data);
     return absl::OkStatus();
   });
 }

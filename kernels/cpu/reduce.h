@@ -16,8 +16,7 @@ namespace resident::cpu {
 // out.dtype must be SumResultType(a.dtype) and out.shape the reduced shape;
 // a negative axis counts from the end as in NumPy. Empty sums are 0. The
 // result does not depend on the number of threads.
-absl::Status Sum(ThreadPool* pool, const ConstView& a, std::optional<int> axis,
-                 const MutView& out);
+absl::Status Sum(ThreadPool* pool, const ConstView& a, std::optional<int> axis, const MutView& out);
 
 }  // namespace resident::cpu
 

@@ -70,8 +70,7 @@ void ThreadPool::ParallelFor(int64_t n, int64_t min_chunk,
                              const std::function<void(int64_t, int64_t)>& fn) {
   if (n <= 0) return;
   min_chunk = std::max<int64_t>(min_chunk, 1);
-  const int64_t chunks =
-      std::min<int64_t>(num_threads(), std::max<int64_t>(1, n / min_chunk));
+  const int64_t chunks = std::min<int64_t>(num_threads(), std::max<int64_t>(1, n / min_chunk));
   if (chunks <= 1) {
     fn(0, n);
     return;
@@ -91,9 +90,7 @@ void ThreadPool::ParallelFor(int64_t n, int64_t min_chunk,
   }
   job->Work();
   std::unique_lock<std::mutex> lock(job->mu);
-  job->cv.wait(lock, [&] {
-    return job->done.load(std::memory_order_acquire) == job->chunks;
-  });
+  job->cv.wait(lock, [&] { return job->done.load(std::memory_order_acquire) == job->chunks; });
 }
 
 }  // namespace resident::cpu

@@ -35,8 +35,7 @@ class ThreadPool {
   // Calls fn(begin, end) on disjoint ranges covering [0, n), each at least
   // `min_chunk` long (except a lone short one), and returns when all are done.
   // Runs inline when n is small or the pool has one thread.
-  void ParallelFor(int64_t n, int64_t min_chunk,
-                   const std::function<void(int64_t, int64_t)>& fn);
+  void ParallelFor(int64_t n, int64_t min_chunk, const std::function<void(int64_t, int64_t)>& fn);
 
  private:
   struct Job;

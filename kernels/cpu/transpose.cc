@@ -61,14 +61,12 @@ void TransposeTyped(ThreadPool* pool, const Plan& plan, const E* in, E* out) {
     if (d != contiguous && d != last) outer_dims.push_back(d);
   }
   const int64_t strip = contiguous == last ? 1 : kTileEdge;
-  const int64_t strips =
-      contiguous == last ? 1 : (plan.dims[contiguous] + strip - 1) / strip;
+  const int64_t strips = contiguous == last ? 1 : (plan.dims[contiguous] + strip - 1) / strip;
   int64_t outer = 1;
   for (int d : outer_dims) outer *= plan.dims[d];
   const int64_t units = outer * strips;
   const int64_t unit_elems = strip * plan.dims[last];
-  const int64_t grain =
-      std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, unit_elems));
+  const int64_t grain = std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, unit_elems));
   ParallelFor(pool, units, grain, [&](int64_t begin, int64_t end) {
     for (int64_t u = begin; u < end; ++u) {
       int64_t o = u / strips;
@@ -82,8 +80,7 @@ void TransposeTyped(ThreadPool* pool, const Plan& plan, const E* in, E* out) {
         out_base += idx * out_strides[d];
       }
       if (contiguous == last) {  // rows are contiguous in both
-        std::memcpy(out + out_base, in + in_base,
-                    static_cast<size_t>(plan.dims[last]) * sizeof(E));
+        std::memcpy(out + out_base, in + in_base, static_cast<size_t>(plan.dims[last]) * sizeof(E));
         continue;
       }
       // A strip of tiles: i along `contiguous`, j along `last`.
@@ -105,13 +102,13 @@ void TransposeTyped(ThreadPool* pool, const Plan& plan, const E* in, E* out) {
 
 }  // namespace
 
-absl::Status Transpose(ThreadPool* pool, const ConstView& a,
-                       absl::Span<const int> perm, const MutView& out) {
+absl::Status Transpose(ThreadPool* pool, const ConstView& a, absl::Span<const int> perm,
+                       const MutView& out) {
   const int rank = static_cast<int>(a.shape.size());
   auto bad = [&](absl::string_view why) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "transpose of ", ShapeString(a.shape), " by (", absl::StrJoin(perm, ", "),
-        ") to ", ShapeString(out.shape), ": ", why));
+    return absl::InvalidArgumentError(absl::StrCat("transpose of ", ShapeString(a.shape), " by (",
+                                                   absl::StrJoin(perm, ", "), ") to ",
+                                                   ShapeString(out.shape), ": ", why));
   };
   if (a.dtype != out.dtype) return bad("dtypes differ");
   if (static_cast<int>(perm.size()) != rank) return bad("perm length != rank");
@@ -127,8 +124,7 @@ absl::Status Transpose(ThreadPool* pool, const ConstView& a,
   if (a.size() == 0) return absl::OkStatus();
   const Plan plan = MakePlan(a.shape, perm);
   if (plan.dims.size() <= 1) {  // nothing actually moves
-    std::memcpy(out.data, a.data,
-                static_cast<size_t>(a.size() * ItemSize(a.dtype)));
+    std::memcpy(out.data, a.data, static_cast<size_t>(a.size() * ItemSize(a.dtype)));
     return absl::OkStatus();
   }
   switch (ItemSize(a.dtype)) {
@@ -145,8 +141,8 @@ absl::Status Transpose(ThreadPool* pool, const ConstView& a,
                      static_cast<uint64_t*>(out.data));
       break;
     default:  // never a silent wrong width: a new item size needs its word
-      return absl::InvalidArgumentError(absl::StrCat(
-          "transpose has no kernel for ", ItemSize(a.dtype), "-byte elements"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("transpose has no kernel for ", ItemSize(a.dtype), "-byte elements"));
   }
   return absl::OkStatus();
 }

@@ -12,8 +12,8 @@ namespace resident::cpu {
 // out = a.transpose(perm): out.shape[i] == a.shape[perm[i]]. INVALID_ARGUMENT
 // for a perm that is not a permutation of a's axes or a mismatched out.
 // out must not overlap a.
-absl::Status Transpose(ThreadPool* pool, const ConstView& a,
-                       absl::Span<const int> perm, const MutView& out);
+absl::Status Transpose(ThreadPool* pool, const ConstView& a, absl::Span<const int> perm,
+                       const MutView& out);
 
 }  // namespace resident::cpu
 

@@ -17,8 +17,7 @@ __global__ void __launch_bounds__(kThreads)
     CastContiguousKernel(const From* a, To* out, int64_t n) {
   // Element-strided with a few loads in flight: every access is coalesced.
   const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x * kUnroll;
-  for (int64_t base = static_cast<int64_t>(blockIdx.x) * blockDim.x * kUnroll +
-                      threadIdx.x;
+  for (int64_t base = static_cast<int64_t>(blockIdx.x) * blockDim.x * kUnroll + threadIdx.x;
        base < n; base += step) {
     From x[kUnroll];
 #pragma unroll
@@ -36,11 +35,9 @@ __global__ void __launch_bounds__(kThreads)
 
 template <typename From, typename To, typename IndexT>
 __global__ void __launch_bounds__(kThreads)
-    CastStridedKernel(const From* a, To* out, const StridedLayout layout,
-                      int64_t n) {
+    CastStridedKernel(const From* a, To* out, const StridedLayout layout, int64_t n) {
   const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-       i < n; i += step) {
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step) {
     int64_t off[1];
     StridedOffsets<1, IndexT>(layout, static_cast<IndexT>(i), off);
     out[i] = Convert<To>(a[off[0]]);
@@ -80,8 +77,8 @@ cudaError_t DispatchPair(DType from, DType to, F&& f) {
 
 }  // namespace
 
-cudaError_t CastContiguous(const LaunchContext& ctx, DType from,
-                           DType to, const void* a, void* out, int64_t n) {
+cudaError_t CastContiguous(const LaunchContext& ctx, DType from, DType to, const void* a, void* out,
+                           int64_t n) {
   if (n <= 0) return cudaSuccess;
   if (from == to) {
     if (a == out) return cudaSuccess;
@@ -98,8 +95,8 @@ cudaError_t CastContiguous(const LaunchContext& ctx, DType from,
   });
 }
 
-cudaError_t CastStrided(const LaunchContext& ctx, DType from, DType to,
-                        const void* a, void* out, const StridedLayout& layout) {
+cudaError_t CastStrided(const LaunchContext& ctx, DType from, DType to, const void* a, void* out,
+                        const StridedLayout& layout) {
   const int64_t n = LayoutElements(layout);
   if (n <= 0) return cudaSuccess;
   if (from == to) {

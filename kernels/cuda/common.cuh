@@ -17,11 +17,10 @@ inline constexpr int kThreads = 256;
 
 // Blocks for `work_items` items of `per_block` each, at most `per_sm` blocks
 // per multiprocessor (the rest is covered by grid-stride loops), at least 1.
-inline unsigned GridFor(const LaunchContext& ctx, int64_t work_items,
-                        int64_t per_block, int per_sm = 16) {
+inline unsigned GridFor(const LaunchContext& ctx, int64_t work_items, int64_t per_block,
+                        int per_sm = 16) {
   int64_t blocks = (work_items + per_block - 1) / per_block;
-  const int64_t cap = static_cast<int64_t>(ctx.sm_count > 0 ? ctx.sm_count : 1) *
-                      per_sm;
+  const int64_t cap = static_cast<int64_t>(ctx.sm_count > 0 ? ctx.sm_count : 1) * per_sm;
   if (blocks > cap) blocks = cap;
   if (blocks < 1) blocks = 1;
   return static_cast<unsigned>(blocks);
@@ -84,17 +83,15 @@ struct alignas(sizeof(T) * V) Pack {
 template <typename T>
 inline constexpr int kVec16 = 16 / static_cast<int>(sizeof(T));
 
-inline bool Aligned16(const void* p) {
-  return (reinterpret_cast<uintptr_t>(p) & 15u) == 0;
-}
+inline bool Aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
 
 // --- strided indexing --------------------------------------------------------
 
 // Offsets in elements of output index i in the first kInputs inputs of a
 // layout. IndexT is uint32_t when every index fits, to keep divisions short.
 template <int kInputs, typename IndexT>
-__device__ __forceinline__ void StridedOffsets(const StridedLayout& layout,
-                                               IndexT i, int64_t* off) {
+__device__ __forceinline__ void StridedOffsets(const StridedLayout& layout, IndexT i,
+                                               int64_t* off) {
 #pragma unroll
   for (int k = 0; k < kInputs; ++k) off[k] = 0;
   for (int d = layout.rank - 1; d >= 0; --d) {

@@ -62,8 +62,7 @@ __global__ void __launch_bounds__(kThreads)
   const P* bp = reinterpret_cast<const P*>(b);
   P* op = reinterpret_cast<P*>(out);
   const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x * kUnroll;
-  for (int64_t base = static_cast<int64_t>(blockIdx.x) * blockDim.x * kUnroll +
-                      threadIdx.x;
+  for (int64_t base = static_cast<int64_t>(blockIdx.x) * blockDim.x * kUnroll + threadIdx.x;
        base < npacks; base += step) {
     P x[kUnroll], y[kUnroll];
 #pragma unroll
@@ -98,12 +97,10 @@ __global__ void __launch_bounds__(kThreads)
 
 template <typename T, ElementwiseKind kOp, typename IndexT>
 __global__ void __launch_bounds__(kThreads)
-    BinaryStridedKernel(const T* a, const T* b, T* out,
-                        const StridedLayout layout, int64_t n) {
+    BinaryStridedKernel(const T* a, const T* b, T* out, const StridedLayout layout, int64_t n) {
   const BinaryFn<T, kOp> fn;
   const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-       i < n; i += step) {
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step) {
     int64_t off[2];
     StridedOffsets<2, IndexT>(layout, static_cast<IndexT>(i), off);
     out[i] = fn(a[off[0]], b[off[1]]);
@@ -111,24 +108,20 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 template <typename T, ElementwiseKind kOp, Mode kMode>
-cudaError_t LaunchContiguous(const LaunchContext& ctx, const T* a, const T* b,
-                             T* out, int64_t n) {
+cudaError_t LaunchContiguous(const LaunchContext& ctx, const T* a, const T* b, T* out, int64_t n) {
   if (n <= 0) return cudaSuccess;
   constexpr int V = kVec16<T>;
-  const bool vec = Aligned16(a) && Aligned16(out) &&
-                   (kMode != Mode::kBoth || Aligned16(b));
+  const bool vec = Aligned16(a) && Aligned16(out) && (kMode != Mode::kBoth || Aligned16(b));
   if (vec) {
     const int64_t packs = n / V;
     // Enough threads for the packs, and at least one per tail element.
     const int64_t threads_needed = packs / kUnroll + V;
     BinaryContiguousKernel<T, kOp, kMode, V>
-        <<<GridFor(ctx, threads_needed, kThreads), kThreads, 0, ctx.stream>>>(
-            a, b, out, n);
+        <<<GridFor(ctx, threads_needed, kThreads), kThreads, 0, ctx.stream>>>(a, b, out, n);
   } else {
     // Misaligned (never for whole buffers): one element per "pack".
     BinaryContiguousKernel<T, kOp, kMode, 1>
-        <<<GridFor(ctx, n / kUnroll + 1, kThreads), kThreads, 0, ctx.stream>>>(
-            a, b, out, n);
+        <<<GridFor(ctx, n / kUnroll + 1, kThreads), kThreads, 0, ctx.stream>>>(a, b, out, n);
   }
   return cudaGetLastError();
 }
@@ -165,11 +158,9 @@ cudaError_t DispatchBinary(DType t, ElementwiseKind op, F&& f) {
 }
 
 template <typename T>
-__global__ void __launch_bounds__(kThreads)
-    NegateKernel(const T* a, T* out, int64_t n) {
+__global__ void __launch_bounds__(kThreads) NegateKernel(const T* a, T* out, int64_t n) {
   const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-       i < n; i += step) {
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step) {
     if constexpr (std::is_integral_v<T>) {
       out[i] = static_cast<T>(UnsignedT<T>(0) - static_cast<UnsignedT<T>>(a[i]));
     } else {
@@ -185,43 +176,36 @@ __global__ void __launch_bounds__(kThreads)
 
 }  // namespace
 
-cudaError_t BinaryContiguous(const LaunchContext& ctx, DType t,
-                             ElementwiseKind op, const void* a, const void* b,
-                             void* out, int64_t n) {
+cudaError_t BinaryContiguous(const LaunchContext& ctx, DType t, ElementwiseKind op, const void* a,
+                             const void* b, void* out, int64_t n) {
   return DispatchBinary(t, op, [&](auto tag, auto op_c) -> cudaError_t {
     using T = decltype(tag);
     constexpr ElementwiseKind kOp = decltype(op_c)::value;
     const T* ta = static_cast<const T*>(a);
     const T* tb = static_cast<const T*>(b);
     if (ta == tb) {
-      return LaunchContiguous<T, kOp, Mode::kSelf>(ctx, ta, tb,
-                                                  static_cast<T*>(out), n);
+      return LaunchContiguous<T, kOp, Mode::kSelf>(ctx, ta, tb, static_cast<T*>(out), n);
     }
-    return LaunchContiguous<T, kOp, Mode::kBoth>(ctx, ta, tb,
-                                                static_cast<T*>(out), n);
+    return LaunchContiguous<T, kOp, Mode::kBoth>(ctx, ta, tb, static_cast<T*>(out), n);
   });
 }
 
-cudaError_t BinaryScalar(const LaunchContext& ctx, DType t, ElementwiseKind op,
-                         const void* a, const void* scalar, bool scalar_on_left,
-                         void* out, int64_t n) {
+cudaError_t BinaryScalar(const LaunchContext& ctx, DType t, ElementwiseKind op, const void* a,
+                         const void* scalar, bool scalar_on_left, void* out, int64_t n) {
   return DispatchBinary(t, op, [&](auto tag, auto op_c) -> cudaError_t {
     using T = decltype(tag);
     constexpr ElementwiseKind kOp = decltype(op_c)::value;
     const T* ta = static_cast<const T*>(a);
     const T* ts = static_cast<const T*>(scalar);
     if (scalar_on_left) {
-      return LaunchContiguous<T, kOp, Mode::kScalarLeft>(
-          ctx, ta, ts, static_cast<T*>(out), n);
+      return LaunchContiguous<T, kOp, Mode::kScalarLeft>(ctx, ta, ts, static_cast<T*>(out), n);
     }
-    return LaunchContiguous<T, kOp, Mode::kScalarRight>(ctx, ta, ts,
-                                                       static_cast<T*>(out), n);
+    return LaunchContiguous<T, kOp, Mode::kScalarRight>(ctx, ta, ts, static_cast<T*>(out), n);
   });
 }
 
-cudaError_t BinaryStrided(const LaunchContext& ctx, DType t,
-                          ElementwiseKind op, const void* a, const void* b,
-                          void* out, const StridedLayout& layout) {
+cudaError_t BinaryStrided(const LaunchContext& ctx, DType t, ElementwiseKind op, const void* a,
+                          const void* b, void* out, const StridedLayout& layout) {
   const int64_t n = LayoutElements(layout);
   if (n <= 0) return cudaSuccess;
   return DispatchBinary(t, op, [&](auto tag, auto op_c) -> cudaError_t {
@@ -230,19 +214,16 @@ cudaError_t BinaryStrided(const LaunchContext& ctx, DType t,
     const unsigned grid = GridFor(ctx, n, kThreads);
     if (n <= INT64_C(0xffffffff)) {
       BinaryStridedKernel<T, kOp, uint32_t><<<grid, kThreads, 0, ctx.stream>>>(
-          static_cast<const T*>(a), static_cast<const T*>(b),
-          static_cast<T*>(out), layout, n);
+          static_cast<const T*>(a), static_cast<const T*>(b), static_cast<T*>(out), layout, n);
     } else {
       BinaryStridedKernel<T, kOp, uint64_t><<<grid, kThreads, 0, ctx.stream>>>(
-          static_cast<const T*>(a), static_cast<const T*>(b),
-          static_cast<T*>(out), layout, n);
+          static_cast<const T*>(a), static_cast<const T*>(b), static_cast<T*>(out), layout, n);
     }
     return cudaGetLastError();
   });
 }
 
-cudaError_t Negate(const LaunchContext& ctx, DType t, const void* a,
-                   void* out, int64_t n) {
+cudaError_t Negate(const LaunchContext& ctx, DType t, const void* a, void* out, int64_t n) {
   if (n <= 0) return cudaSuccess;
   return DispatchType(t, [&](auto tag) -> cudaError_t {
     using T = decltype(tag);

@@ -9,8 +9,7 @@ namespace {
 
 // Writes n words of W (the pattern repeated) as 16-byte packs, then the tail.
 template <typename W, int V>
-__global__ void __launch_bounds__(kThreads)
-    FillKernel(W* out, W value, int64_t n) {
+__global__ void __launch_bounds__(kThreads) FillKernel(W* out, W value, int64_t n) {
   using P = Pack<W, V>;
   P pack;
 #pragma unroll
@@ -24,16 +23,13 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 template <typename W>
-cudaError_t LaunchFill(const LaunchContext& ctx, void* out, W value,
-                       int64_t n) {
+cudaError_t LaunchFill(const LaunchContext& ctx, void* out, W value, int64_t n) {
   W* w = static_cast<W*>(out);
   if (Aligned16(out)) {
     constexpr int V = kVec16<W>;
-    FillKernel<W, V><<<GridFor(ctx, n / V + V, kThreads), kThreads, 0,
-                       ctx.stream>>>(w, value, n);
+    FillKernel<W, V><<<GridFor(ctx, n / V + V, kThreads), kThreads, 0, ctx.stream>>>(w, value, n);
   } else {  // never for whole buffers
-    FillKernel<W, 1><<<GridFor(ctx, n, kThreads), kThreads, 0, ctx.stream>>>(
-        w, value, n);
+    FillKernel<W, 1><<<GridFor(ctx, n, kThreads), kThreads, 0, ctx.stream>>>(w, value, n);
   }
   return cudaGetLastError();
 }
@@ -42,19 +38,16 @@ template <typename T>
 __global__ void __launch_bounds__(kThreads)
     ArangeIntKernel(T* out, uint64_t start, uint64_t delta, int64_t n) {
   const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-       i < n; i += step) {
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step) {
     // Wrapping int64 arithmetic then truncation equals wrapping in T.
     out[i] = static_cast<T>(start + static_cast<uint64_t>(i) * delta);
   }
 }
 
 template <typename T>
-__global__ void __launch_bounds__(kThreads)
-    ArangeFloatKernel(T* out, T start, T delta, int64_t n) {
+__global__ void __launch_bounds__(kThreads) ArangeFloatKernel(T* out, T start, T delta, int64_t n) {
   const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-       i < n; i += step) {
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step) {
     // T's own arithmetic, multiply then add (no FMA: --fmad=false), as
     // NumPy's arange fill does.
     out[i] = start + static_cast<T>(i) * delta;
@@ -63,13 +56,12 @@ __global__ void __launch_bounds__(kThreads)
 
 }  // namespace
 
-cudaError_t FillBits(const LaunchContext& ctx, void* out, int item_size,
-                     uint64_t bits, int64_t n) {
+cudaError_t FillBits(const LaunchContext& ctx, void* out, int item_size, uint64_t bits, int64_t n) {
   if (n <= 0) return cudaSuccess;
   // Byte patterns (and zero of any width) are a memset.
   if (item_size == 1 || bits == 0) {
-    return cudaMemsetAsync(out, static_cast<int>(bits & 0xff),
-                           static_cast<size_t>(n) * item_size, ctx.stream);
+    return cudaMemsetAsync(out, static_cast<int>(bits & 0xff), static_cast<size_t>(n) * item_size,
+                           ctx.stream);
   }
   switch (item_size) {
     case 2:
@@ -82,8 +74,8 @@ cudaError_t FillBits(const LaunchContext& ctx, void* out, int item_size,
   return cudaErrorInvalidValue;
 }
 
-cudaError_t ArangeInt(const LaunchContext& ctx, DType t, int64_t start,
-                      int64_t delta, void* out, int64_t n) {
+cudaError_t ArangeInt(const LaunchContext& ctx, DType t, int64_t start, int64_t delta, void* out,
+                      int64_t n) {
   if (n <= 0) return cudaSuccess;
   return DispatchType(t, [&](auto tag) -> cudaError_t {
     using T = decltype(tag);
@@ -91,25 +83,22 @@ cudaError_t ArangeInt(const LaunchContext& ctx, DType t, int64_t start,
       return cudaErrorInvalidValue;
     } else {
       ArangeIntKernel<T><<<GridFor(ctx, n, kThreads), kThreads, 0, ctx.stream>>>(
-          static_cast<T*>(out), static_cast<uint64_t>(start),
-          static_cast<uint64_t>(delta), n);
+          static_cast<T*>(out), static_cast<uint64_t>(start), static_cast<uint64_t>(delta), n);
       return cudaGetLastError();
     }
   });
 }
 
-cudaError_t ArangeFloat(const LaunchContext& ctx, DType t, double start,
-                        double delta, void* out, int64_t n) {
+cudaError_t ArangeFloat(const LaunchContext& ctx, DType t, double start, double delta, void* out,
+                        int64_t n) {
   if (n <= 0) return cudaSuccess;
   return DispatchType(t, [&](auto tag) -> cudaError_t {
     using T = decltype(tag);
     if constexpr (!std::is_floating_point_v<T>) {
       return cudaErrorInvalidValue;
     } else {
-      ArangeFloatKernel<T><<<GridFor(ctx, n, kThreads), kThreads, 0,
-                             ctx.stream>>>(static_cast<T*>(out),
-                                           static_cast<T>(start),
-                                           static_cast<T>(delta), n);
+      ArangeFloatKernel<T><<<GridFor(ctx, n, kThreads), kThreads, 0, ctx.stream>>>(
+          static_cast<T*>(out), static_cast<T>(start), static_cast<T>(delta), n);
       return cudaGetLastError();
     }
   });

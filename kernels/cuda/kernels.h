@@ -51,48 +51,43 @@ struct StridedLayout {
 // out[i] = a[i] op b[i], n elements, all contiguous, for a binary `op`
 // (kNegative, or an op `t` does not accept, is cudaErrorInvalidValue). a, b
 // and out may alias (a == b is detected and read once).
-cudaError_t BinaryContiguous(const LaunchContext& ctx, DType t,
-                             ElementwiseKind op, const void* a, const void* b,
-                             void* out, int64_t n);
+cudaError_t BinaryContiguous(const LaunchContext& ctx, DType t, ElementwiseKind op, const void* a,
+                             const void* b, void* out, int64_t n);
 // One operand is a single element: out[i] = a[i] op s (scalar_on_left:
 // s op a[i]). `scalar` is a device pointer to that element.
-cudaError_t BinaryScalar(const LaunchContext& ctx, DType t, ElementwiseKind op,
-                         const void* a, const void* scalar, bool scalar_on_left,
-                         void* out, int64_t n);
+cudaError_t BinaryScalar(const LaunchContext& ctx, DType t, ElementwiseKind op, const void* a,
+                         const void* scalar, bool scalar_on_left, void* out, int64_t n);
 // General broadcasting: out (contiguous, layout.shape) = a op b with a's
 // strides in layout.stride[0] and b's in layout.stride[1].
-cudaError_t BinaryStrided(const LaunchContext& ctx, DType t,
-                          ElementwiseKind op, const void* a, const void* b,
-                          void* out, const StridedLayout& layout);
+cudaError_t BinaryStrided(const LaunchContext& ctx, DType t, ElementwiseKind op, const void* a,
+                          const void* b, void* out, const StridedLayout& layout);
 // out[i] = -a[i] (integers wrap), n contiguous elements; may alias.
-cudaError_t Negate(const LaunchContext& ctx, DType t, const void* a,
-                   void* out, int64_t n);
+cudaError_t Negate(const LaunchContext& ctx, DType t, const void* a, void* out, int64_t n);
 
 // --- cast.cu -----------------------------------------------------------------
 
 // out[i] = convert(a[i]) for n contiguous elements. Float to integer
 // truncates toward zero; NaN and out-of-range give the integer minimum;
 // anything to bool is != 0. from == to is a copy.
-cudaError_t CastContiguous(const LaunchContext& ctx, DType from,
-                           DType to, const void* a, void* out, int64_t n);
+cudaError_t CastContiguous(const LaunchContext& ctx, DType from, DType to, const void* a, void* out,
+                           int64_t n);
 // The same with a strided/broadcast input: out (contiguous, layout.shape)
 // reads a through layout.stride[0]. Also used for transposes.
-cudaError_t CastStrided(const LaunchContext& ctx, DType from, DType to,
-                        const void* a, void* out, const StridedLayout& layout);
+cudaError_t CastStrided(const LaunchContext& ctx, DType from, DType to, const void* a, void* out,
+                        const StridedLayout& layout);
 
 // --- fill.cu -----------------------------------------------------------------
 
 // Sets n elements of `item_size` bytes (1, 2, 4 or 8) to the bit pattern in
 // the low bytes of `bits`.
-cudaError_t FillBits(const LaunchContext& ctx, void* out, int item_size,
-                     uint64_t bits, int64_t n);
+cudaError_t FillBits(const LaunchContext& ctx, void* out, int item_size, uint64_t bits, int64_t n);
 // out[i] = start + T(i) * delta in T = t's own arithmetic (NumPy's arange
 // fill): wrapping for int32/int64; for float32/float64 start and delta are
 // first rounded to T. Not for bool.
-cudaError_t ArangeInt(const LaunchContext& ctx, DType t, int64_t start,
-                      int64_t delta, void* out, int64_t n);
-cudaError_t ArangeFloat(const LaunchContext& ctx, DType t, double start,
-                        double delta, void* out, int64_t n);
+cudaError_t ArangeInt(const LaunchContext& ctx, DType t, int64_t start, int64_t delta, void* out,
+                      int64_t n);
+cudaError_t ArangeFloat(const LaunchContext& ctx, DType t, double start, double delta, void* out,
+                        int64_t n);
 
 // --- reduce.cu ---------------------------------------------------------------
 
@@ -102,34 +97,32 @@ cudaError_t ArangeFloat(const LaunchContext& ctx, DType t, double start,
 // (nullptr when that is 0), which must stay allocated until the work is done
 // (a stream-ordered free after the launch does that).
 size_t SumAllTempBytes(const LaunchContext& ctx, DType t, int64_t n);
-cudaError_t SumAll(const LaunchContext& ctx, DType t, const void* in,
-                   int64_t n, void* out, void* temp, size_t temp_bytes);
+cudaError_t SumAll(const LaunchContext& ctx, DType t, const void* in, int64_t n, void* out,
+                   void* temp, size_t temp_bytes);
 
 // Sum over the middle axis of `in` viewed as [outer, len, inner] into out
 // [outer, inner], with SumAll's accumulation and scratch protocol (scratch
 // is needed when the axis is long and the output small, to split the axis).
-size_t SumAxisTempBytes(const LaunchContext& ctx, DType t, int64_t outer,
-                        int64_t len, int64_t inner);
-cudaError_t SumAxis(const LaunchContext& ctx, DType t, const void* in,
-                    int64_t outer, int64_t len, int64_t inner, void* out,
-                    void* temp, size_t temp_bytes);
+size_t SumAxisTempBytes(const LaunchContext& ctx, DType t, int64_t outer, int64_t len,
+                        int64_t inner);
+cudaError_t SumAxis(const LaunchContext& ctx, DType t, const void* in, int64_t outer, int64_t len,
+                    int64_t inner, void* out, void* temp, size_t temp_bytes);
 
 // --- matmul_int.cu -----------------------------------------------------------
 
 // Row-major batched out[i] (m x n) = a[i] (m x k) @ b[i] (k x n) for bool
 // (or of ands), int32 and int64 (wrapping). a[i] starts at i * a_stride.
 // k == 0 writes zeros. Floats go through cuBLAS in the backend.
-cudaError_t MatmulInt(const LaunchContext& ctx, DType t, const void* a,
-                      const void* b, void* out, int64_t batch, int64_t m,
-                      int64_t k, int64_t n, int64_t a_stride, int64_t b_stride);
+cudaError_t MatmulInt(const LaunchContext& ctx, DType t, const void* a, const void* b, void* out,
+                      int64_t batch, int64_t m, int64_t k, int64_t n, int64_t a_stride,
+                      int64_t b_stride);
 
 // --- transpose.cu ------------------------------------------------------------
 
 // in is [batch, rows, cols] contiguous; out[b][c][r] = in[b][r][c]. Tiled
 // through shared memory so both sides are coalesced. item_size 1, 4 or 8.
-cudaError_t TransposeBatched2D(const LaunchContext& ctx, int item_size,
-                               const void* in, void* out, int64_t batch,
-                               int64_t rows, int64_t cols);
+cudaError_t TransposeBatched2D(const LaunchContext& ctx, int item_size, const void* in, void* out,
+                               int64_t batch, int64_t rows, int64_t cols);
 
 }  // namespace resident::cuda_kernels
 

@@ -42,8 +42,8 @@ struct IntMac {
 
 template <typename T>
 __global__ void __launch_bounds__(kThreads)
-    MatmulIntKernel(const T* a, const T* b, T* out, int64_t batch, int64_t m,
-                    int64_t k, int64_t n, int64_t a_stride, int64_t b_stride) {
+    MatmulIntKernel(const T* a, const T* b, T* out, int64_t batch, int64_t m, int64_t k, int64_t n,
+                    int64_t a_stride, int64_t b_stride) {
   using M = IntMac<T>;
   using Acc = typename M::Acc;
   __shared__ Acc as[kTile][kTile + 1];
@@ -92,9 +92,8 @@ __global__ void __launch_bounds__(kThreads)
 
 }  // namespace
 
-cudaError_t MatmulInt(const LaunchContext& ctx, DType t, const void* a,
-                      const void* b, void* out, int64_t batch, int64_t m,
-                      int64_t k, int64_t n, int64_t a_stride,
+cudaError_t MatmulInt(const LaunchContext& ctx, DType t, const void* a, const void* b, void* out,
+                      int64_t batch, int64_t m, int64_t k, int64_t n, int64_t a_stride,
                       int64_t b_stride) {
   if (batch <= 0 || m <= 0 || n <= 0) return cudaSuccess;
   return DispatchType(t, [&](auto tag) -> cudaError_t {
@@ -102,13 +101,10 @@ cudaError_t MatmulInt(const LaunchContext& ctx, DType t, const void* a,
     if constexpr (std::is_floating_point_v<T>) {
       return cudaErrorInvalidValue;
     } else {
-      const int64_t tiles =
-          batch * ((m + kTile - 1) / kTile) * ((n + kTile - 1) / kTile);
-      MatmulIntKernel<T><<<GridFor(ctx, tiles, 1, 32), kThreads, 0,
-                           ctx.stream>>>(static_cast<const T*>(a),
-                                         static_cast<const T*>(b),
-                                         static_cast<T*>(out), batch, m, k, n,
-                                         a_stride, b_stride);
+      const int64_t tiles = batch * ((m + kTile - 1) / kTile) * ((n + kTile - 1) / kTile);
+      MatmulIntKernel<T><<<GridFor(ctx, tiles, 1, 32), kThreads, 0, ctx.stream>>>(
+          static_cast<const T*>(a), static_cast<const T*>(b), static_cast<T*>(out), batch, m, k, n,
+          a_stride, b_stride);
       return cudaGetLastError();
     }
   });

@@ -24,9 +24,7 @@ struct SumTraits {
 
 template <typename Acc>
 struct AddOp {
-  __device__ __forceinline__ Acc operator()(Acc x, Acc y) const {
-    return x + y;
-  }
+  __device__ __forceinline__ Acc operator()(Acc x, Acc y) const { return x + y; }
 };
 
 template <typename Acc, typename T>
@@ -62,8 +60,8 @@ __global__ void __launch_bounds__(kThreads)
   const int slot = threadIdx.x / kWidth;
   const int64_t work = s.outer * s.chunks;
   __shared__ Acc partial[kThreads / 32];
-  for (int64_t base = static_cast<int64_t>(blockIdx.x) * kRowsPerBlock;
-       base < work; base += static_cast<int64_t>(gridDim.x) * kRowsPerBlock) {
+  for (int64_t base = static_cast<int64_t>(blockIdx.x) * kRowsPerBlock; base < work;
+       base += static_cast<int64_t>(gridDim.x) * kRowsPerBlock) {
     const int64_t w = base + slot;
     Acc acc = Acc(0);
     if (w < work) {
@@ -134,8 +132,7 @@ __global__ void __launch_bounds__(kThreads)
 
 // One pass over [outer, len, inner] with the given split.
 template <typename In, typename Acc, typename Out>
-cudaError_t LaunchPass(const LaunchContext& ctx, const In* in, Out* out,
-                       const AxisSplit& s) {
+cudaError_t LaunchPass(const LaunchContext& ctx, const In* in, Out* out, const AxisSplit& s) {
   if (s.inner == 1 && s.chunk >= 32) {
     const int64_t rows = s.outer * s.chunks;
     if (s.chunk > 4096) {
@@ -143,14 +140,12 @@ cudaError_t LaunchPass(const LaunchContext& ctx, const In* in, Out* out,
           <<<GridFor(ctx, rows, 1, 32), kThreads, 0, ctx.stream>>>(in, out, s);
     } else {
       SumRowsKernel<In, Acc, Out, 32>
-          <<<GridFor(ctx, rows, kThreads / 32, 32), kThreads, 0, ctx.stream>>>(
-              in, out, s);
+          <<<GridFor(ctx, rows, kThreads / 32, 32), kThreads, 0, ctx.stream>>>(in, out, s);
     }
   } else {
     const int64_t tiles = (s.inner + kColTile - 1) / kColTile;
     SumColumnsKernel<In, Acc, Out>
-        <<<GridFor(ctx, s.outer * s.chunks * tiles, 1, 32), kThreads, 0,
-           ctx.stream>>>(in, out, s);
+        <<<GridFor(ctx, s.outer * s.chunks * tiles, 1, 32), kThreads, 0, ctx.stream>>>(in, out, s);
   }
   return cudaGetLastError();
 }
@@ -164,8 +159,7 @@ int64_t BlocksWithoutSplit(int64_t outer, int64_t len, int64_t inner) {
 }
 
 // The number of chunks to split the axis into (1: no split).
-int64_t ChunksFor(const LaunchContext& ctx, int64_t outer, int64_t len,
-                  int64_t inner) {
+int64_t ChunksFor(const LaunchContext& ctx, int64_t outer, int64_t len, int64_t inner) {
   constexpr int64_t kMinChunk = 2048;  // axis elements per block, at least
   const int64_t blocks = BlocksWithoutSplit(outer, len, inner);
   const int64_t target = static_cast<int64_t>(ctx.sm_count) * 8;
@@ -178,17 +172,16 @@ int64_t ChunksFor(const LaunchContext& ctx, int64_t outer, int64_t len,
 
 // Scratch bytes of a sum; with `run`, also launches it.
 template <typename T>
-cudaError_t SumAxisTyped(const LaunchContext& ctx, const T* in, int64_t outer,
-                         int64_t len, int64_t inner, void* out_v, void* temp,
-                         size_t* temp_bytes, bool run) {
+cudaError_t SumAxisTyped(const LaunchContext& ctx, const T* in, int64_t outer, int64_t len,
+                         int64_t inner, void* out_v, void* temp, size_t* temp_bytes, bool run) {
   using Acc = typename SumTraits<T>::Acc;
   using Out = typename SumTraits<T>::Out;
   Out* out = static_cast<Out*>(out_v);
   if (outer == 1 && inner == 1 && len > 0) {
     // All elements: CUB's device-wide reduction (a null temp is its query).
     if (!run) temp = nullptr;
-    return cub::DeviceReduce::Reduce(temp, *temp_bytes, in, out, len,
-                                     AddOp<Acc>{}, Acc(0), ctx.stream);
+    return cub::DeviceReduce::Reduce(temp, *temp_bytes, in, out, len, AddOp<Acc>{}, Acc(0),
+                                     ctx.stream);
   }
   const int64_t chunks = ChunksFor(ctx, outer, len, inner);
   if (chunks == 1) {
@@ -204,29 +197,26 @@ cudaError_t SumAxisTyped(const LaunchContext& ctx, const T* in, int64_t outer,
   if (temp == nullptr || *temp_bytes < need) return cudaErrorInvalidValue;
   const int64_t chunk = (len + chunks - 1) / chunks;
   Acc* partial = static_cast<Acc*>(temp);
-  if (cudaError_t e = LaunchPass<T, Acc, Acc>(
-          ctx, in, partial, {outer, len, inner, chunks, chunk});
+  if (cudaError_t e = LaunchPass<T, Acc, Acc>(ctx, in, partial, {outer, len, inner, chunks, chunk});
       e != cudaSuccess) {
     return e;
   }
-  return LaunchPass<Acc, Acc, Out>(ctx, partial, out,
-                                   {outer, chunks, inner, 1, chunks});
+  return LaunchPass<Acc, Acc, Out>(ctx, partial, out, {outer, chunks, inner, 1, chunks});
 }
 
-cudaError_t Dispatch(const LaunchContext& ctx, DType t, const void* in,
-                     int64_t outer, int64_t len, int64_t inner, void* out,
-                     void* temp, size_t* temp_bytes, bool run) {
+cudaError_t Dispatch(const LaunchContext& ctx, DType t, const void* in, int64_t outer, int64_t len,
+                     int64_t inner, void* out, void* temp, size_t* temp_bytes, bool run) {
   return DispatchType(t, [&](auto tag) -> cudaError_t {
     using T = decltype(tag);
-    return SumAxisTyped<T>(ctx, static_cast<const T*>(in), outer, len, inner,
-                           out, temp, temp_bytes, run);
+    return SumAxisTyped<T>(ctx, static_cast<const T*>(in), outer, len, inner, out, temp, temp_bytes,
+                           run);
   });
 }
 
 }  // namespace
 
-size_t SumAxisTempBytes(const LaunchContext& ctx, DType t, int64_t outer,
-                        int64_t len, int64_t inner) {
+size_t SumAxisTempBytes(const LaunchContext& ctx, DType t, int64_t outer, int64_t len,
+                        int64_t inner) {
   size_t bytes = 0;
   if (Dispatch(ctx, t, nullptr, outer, len, inner, nullptr, nullptr, &bytes,
                /*run=*/false) != cudaSuccess) {
@@ -235,9 +225,8 @@ size_t SumAxisTempBytes(const LaunchContext& ctx, DType t, int64_t outer,
   return bytes;
 }
 
-cudaError_t SumAxis(const LaunchContext& ctx, DType t, const void* in,
-                    int64_t outer, int64_t len, int64_t inner, void* out,
-                    void* temp, size_t temp_bytes) {
+cudaError_t SumAxis(const LaunchContext& ctx, DType t, const void* in, int64_t outer, int64_t len,
+                    int64_t inner, void* out, void* temp, size_t temp_bytes) {
   if (outer * inner == 0) return cudaSuccess;
   return Dispatch(ctx, t, in, outer, len, inner, out, temp, &temp_bytes,
                   /*run=*/true);
@@ -247,8 +236,8 @@ size_t SumAllTempBytes(const LaunchContext& ctx, DType t, int64_t n) {
   return SumAxisTempBytes(ctx, t, 1, n, 1);
 }
 
-cudaError_t SumAll(const LaunchContext& ctx, DType t, const void* in,
-                   int64_t n, void* out, void* temp, size_t temp_bytes) {
+cudaError_t SumAll(const LaunchContext& ctx, DType t, const void* in, int64_t n, void* out,
+                   void* temp, size_t temp_bytes) {
   return SumAxis(ctx, t, in, 1, n, 1, out, temp, temp_bytes);
 }
 

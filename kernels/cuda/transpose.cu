@@ -13,8 +13,7 @@ constexpr int kTile = 32, kLanes = kThreads / kTile;
 
 template <typename W>
 __global__ void __launch_bounds__(kThreads)
-    TransposeKernel(const W* in, W* out, int64_t batch, int64_t rows,
-                    int64_t cols) {
+    TransposeKernel(const W* in, W* out, int64_t batch, int64_t rows, int64_t cols) {
   __shared__ W tile[kTile][kTile + 1];
   const int tx = threadIdx.x % kTile, ty = threadIdx.x / kTile;
   const int64_t rtiles = (rows + kTile - 1) / kTile;
@@ -42,10 +41,9 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 template <typename W>
-cudaError_t Launch(const LaunchContext& ctx, const void* in, void* out,
-                   int64_t batch, int64_t rows, int64_t cols) {
-  const int64_t tiles =
-      batch * ((rows + kTile - 1) / kTile) * ((cols + kTile - 1) / kTile);
+cudaError_t Launch(const LaunchContext& ctx, const void* in, void* out, int64_t batch, int64_t rows,
+                   int64_t cols) {
+  const int64_t tiles = batch * ((rows + kTile - 1) / kTile) * ((cols + kTile - 1) / kTile);
   TransposeKernel<W><<<GridFor(ctx, tiles, 1, 32), kThreads, 0, ctx.stream>>>(
       static_cast<const W*>(in), static_cast<W*>(out), batch, rows, cols);
   return cudaGetLastError();
@@ -53,9 +51,8 @@ cudaError_t Launch(const LaunchContext& ctx, const void* in, void* out,
 
 }  // namespace
 
-cudaError_t TransposeBatched2D(const LaunchContext& ctx, int item_size,
-                               const void* in, void* out, int64_t batch,
-                               int64_t rows, int64_t cols) {
+cudaError_t TransposeBatched2D(const LaunchContext& ctx, int item_size, const void* in, void* out,
+                               int64_t batch, int64_t rows, int64_t cols) {
   if (batch <= 0 || rows <= 0 || cols <= 0) return cudaSuccess;
   switch (item_size) {
     case 1:

@@ -77,8 +77,7 @@ class Allocator {
   // INVALID_ARGUMENT for a negative size or a stream of another device;
   // RESOURCE_EXHAUSTED when the device has none left after trimming its pool
   // once; UNAVAILABLE once poisoned.
-  virtual absl::StatusOr<std::shared_ptr<Buffer>> Allocate(int64_t bytes,
-                                                           Stream& stream) = 0;
+  virtual absl::StatusOr<std::shared_ptr<Buffer>> Allocate(int64_t bytes, Stream& stream) = 0;
   // Returns cached free blocks to the device (the OS on the CPU). Never fails.
   virtual void Trim() = 0;
 };

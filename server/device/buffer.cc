@@ -16,19 +16,18 @@ absl::Status CheckHeld(const DeviceArray& array, absl::string_view role) {
   }
   const int64_t have = array.buffer ? array.buffer->size() : 0;
   if (*bytes > have) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(role, ": ", DTypeName(array.dtype), ShapeString(array.shape), " needs ",
-                     *bytes, " bytes but its buffer holds ", have));
+    return absl::InvalidArgumentError(absl::StrCat(role, ": ", DTypeName(array.dtype),
+                                                   ShapeString(array.shape), " needs ", *bytes,
+                                                   " bytes but its buffer holds ", have));
   }
   return absl::OkStatus();
 }
 
-absl::Status CheckCopy(absl::string_view what, const Buffer& buffer, int64_t offset,
-                       int64_t bytes, const void* host) {
+absl::Status CheckCopy(absl::string_view what, const Buffer& buffer, int64_t offset, int64_t bytes,
+                       const void* host) {
   if (offset < 0 || bytes < 0 || offset > buffer.size() || bytes > buffer.size() - offset) {
-    return absl::InvalidArgumentError(absl::StrCat(what, ": [", offset, ", +", bytes,
-                                                   ") is outside a buffer of ",
-                                                   buffer.size(), " bytes"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        what, ": [", offset, ", +", bytes, ") is outside a buffer of ", buffer.size(), " bytes"));
   }
   if (bytes > 0 && host == nullptr) {
     return absl::InvalidArgumentError(absl::StrCat(what, ": null host pointer"));

@@ -51,8 +51,8 @@ absl::Status CheckHeld(const DeviceArray& array, absl::string_view role);
 // OK when [offset, offset + bytes) lies inside `buffer` and `host` is not
 // null (unless bytes is 0); else INVALID_ARGUMENT naming `what`
 // ("CopyToDevice"). Every stream checks its copies with this.
-absl::Status CheckCopy(absl::string_view what, const Buffer& buffer,
-                       int64_t offset, int64_t bytes, const void* host);
+absl::Status CheckCopy(absl::string_view what, const Buffer& buffer, int64_t offset, int64_t bytes,
+                       const void* host);
 
 }  // namespace resident
 

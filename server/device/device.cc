@@ -32,17 +32,15 @@ Device::Device(std::unique_ptr<Backend> backend, int64_t limit_bytes)
     : backend_(std::move(backend)),
       budget_(limit_bytes > 0 ? limit_bytes : backend_->memory().total) {}
 
-absl::StatusOr<std::shared_ptr<Buffer>> Device::Allocate(
-    int64_t bytes, Stream& stream, MemoryBudget::Reservation* reservation) {
+absl::StatusOr<std::shared_ptr<Buffer>> Device::Allocate(int64_t bytes, Stream& stream,
+                                                         MemoryBudget::Reservation* reservation) {
   RETURN_IF_ERROR(budget_.Charge(bytes, reservation));
-  absl::StatusOr<std::shared_ptr<Buffer>> raw =
-      backend_->Allocate(bytes, stream);
+  absl::StatusOr<std::shared_ptr<Buffer>> raw = backend_->Allocate(bytes, stream);
   if (!raw.ok()) {
     budget_.Release(bytes);
     return raw.status();
   }
-  return std::shared_ptr<Buffer>(
-      std::make_shared<ChargedBuffer>(*std::move(raw), &budget_));
+  return std::shared_ptr<Buffer>(std::make_shared<ChargedBuffer>(*std::move(raw), &budget_));
 }
 
 }  // namespace resident

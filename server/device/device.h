@@ -34,8 +34,7 @@ class Device {
   // RESOURCE_EXHAUSTED over the budget or the device; the backend's
   // Allocate errors otherwise.
   absl::StatusOr<std::shared_ptr<Buffer>> Allocate(
-      int64_t bytes, Stream& stream,
-      MemoryBudget::Reservation* reservation = nullptr);
+      int64_t bytes, Stream& stream, MemoryBudget::Reservation* reservation = nullptr);
 
  private:
   std::unique_ptr<Backend> backend_;

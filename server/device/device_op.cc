@@ -53,14 +53,22 @@ bool DefinedFor(DeviceOpKind kind, DType dtype) {
 
 const char* DeviceOpName(DeviceOpKind kind) {
   switch (kind) {
-    case DeviceOpKind::kFill: return "fill";
-    case DeviceOpKind::kArange: return "arange";
-    case DeviceOpKind::kElementwise: return "elementwise";
-    case DeviceOpKind::kCast: return "cast";
-    case DeviceOpKind::kMatmul: return "matmul";
-    case DeviceOpKind::kReduce: return "reduce";
-    case DeviceOpKind::kTranspose: return "transpose";
-    case DeviceOpKind::kFusedLoop: return "fused loop";
+    case DeviceOpKind::kFill:
+      return "fill";
+    case DeviceOpKind::kArange:
+      return "arange";
+    case DeviceOpKind::kElementwise:
+      return "elementwise";
+    case DeviceOpKind::kCast:
+      return "cast";
+    case DeviceOpKind::kMatmul:
+      return "matmul";
+    case DeviceOpKind::kReduce:
+      return "reduce";
+    case DeviceOpKind::kTranspose:
+      return "transpose";
+    case DeviceOpKind::kFusedLoop:
+      return "fused loop";
   }
   return "?";
 }

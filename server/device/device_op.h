@@ -116,9 +116,7 @@ struct FusedLoopSpec {
     int a = -1, b = -1;
     DType dtype = DType::kFloat64;  // the result's; binary operands have it too
 
-    static Step Of(ElementwiseKind kind, int a, int b, DType dtype) {
-      return {kind, a, b, dtype};
-    }
+    static Step Of(ElementwiseKind kind, int a, int b, DType dtype) { return {kind, a, b, dtype}; }
     static Step Cast(int a, DType dtype) { return {std::nullopt, a, -1, dtype}; }
   };
   int64_t trip_count = 0;
@@ -138,8 +136,8 @@ struct FusedLoopOp {
   absl::Span<const DeviceArray> outs;
 };
 
-using DeviceOp = std::variant<FillOp, ArangeOp, ElementwiseOp, CastOp, MatmulOp,
-                              ReduceOp, TransposeOp, FusedLoopOp>;
+using DeviceOp = std::variant<FillOp, ArangeOp, ElementwiseOp, CastOp, MatmulOp, ReduceOp,
+                              TransposeOp, FusedLoopOp>;
 
 // The kind of a DeviceOp, for Backend::Supports: the variant's index.
 enum class DeviceOpKind : uint8_t {
@@ -169,9 +167,7 @@ static_assert(device_op_internal::kIs<DeviceOpKind::kReduce, ReduceOp>);
 static_assert(device_op_internal::kIs<DeviceOpKind::kTranspose, TransposeOp>);
 static_assert(device_op_internal::kIs<DeviceOpKind::kFusedLoop, FusedLoopOp>);
 
-inline DeviceOpKind KindOf(const DeviceOp& op) {
-  return static_cast<DeviceOpKind>(op.index());
-}
+inline DeviceOpKind KindOf(const DeviceOp& op) { return static_cast<DeviceOpKind>(op.index()); }
 
 // Whether ops of `kind` exist for `dtype` at all (arange has no bool; the
 // rest take every dtype; which elementwise kinds a dtype allows is

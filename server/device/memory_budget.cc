@@ -11,8 +11,7 @@ MemoryBudget::Reservation::Reservation(Reservation&& other) noexcept
     : budget_(std::exchange(other.budget_, nullptr)),
       remaining_(std::exchange(other.remaining_, 0)) {}
 
-MemoryBudget::Reservation& MemoryBudget::Reservation::operator=(
-    Reservation&& other) noexcept {
+MemoryBudget::Reservation& MemoryBudget::Reservation::operator=(Reservation&& other) noexcept {
   if (this != &other) {
     if (budget_ != nullptr) budget_->Unreserve(remaining_);
     budget_ = std::exchange(other.budget_, nullptr);
@@ -38,9 +37,9 @@ int64_t MemoryBudget::reserved() const {
 absl::StatusOr<MemoryBudget::Reservation> MemoryBudget::Reserve(int64_t bytes) {
   std::lock_guard<std::mutex> lock(mu_);
   if (bytes < 0 || bytes > limit_ - used_ - reserved_) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "needs ", bytes, " bytes of device memory; ", limit_ - used_ - reserved_,
-        " of the server's limit of ", limit_, " bytes (--max-memory) are free"));
+    return absl::ResourceExhaustedError(
+        absl::StrCat("needs ", bytes, " bytes of device memory; ", limit_ - used_ - reserved_,
+                     " of the server's limit of ", limit_, " bytes (--max-memory) are free"));
   }
   reserved_ += bytes;
   return Reservation(this, bytes);
@@ -54,9 +53,9 @@ absl::Status MemoryBudget::Charge(int64_t bytes, Reservation* reservation) {
   }
   const int64_t rest = bytes - from_reservation;
   if (rest > limit_ - used_ - reserved_) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "allocating ", bytes, " bytes would exceed the server's limit of ",
-        limit_, " bytes (--max-memory)"));
+    return absl::ResourceExhaustedError(absl::StrCat("allocating ", bytes,
+                                                     " bytes would exceed the server's limit of ",
+                                                     limit_, " bytes (--max-memory)"));
   }
   if (from_reservation > 0) {
     reservation->remaining_ -= from_reservation;

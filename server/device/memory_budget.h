@@ -29,8 +29,7 @@ class MemoryBudget {
 
    private:
     friend class MemoryBudget;
-    Reservation(MemoryBudget* budget, int64_t bytes)
-        : budget_(budget), remaining_(bytes) {}
+    Reservation(MemoryBudget* budget, int64_t bytes) : budget_(budget), remaining_(bytes) {}
     MemoryBudget* budget_ = nullptr;
     int64_t remaining_ = 0;
   };

@@ -31,8 +31,7 @@ class Stream {
                                     int64_t bytes) = 0;
   // Copies `bytes` of `src` at `offset` into host `dst`, after the work
   // queued before it; complete on return. Errors as CopyToDevice.
-  virtual absl::Status CopyToHost(const Buffer& src, int64_t offset, void* dst,
-                                  int64_t bytes) = 0;
+  virtual absl::Status CopyToHost(const Buffer& src, int64_t offset, void* dst, int64_t bytes) = 0;
   // Blocks until all work queued here has finished; returns the first error
   // the device reported for it (UNAVAILABLE once poisoned, INTERNAL else).
   virtual absl::Status Synchronize() = 0;

@@ -40,16 +40,15 @@ class Executor {
     return values[o.value];
   }
   absl::Status RunLoop(const Instruction& ins, const PlannedScope& body,
-                       std::vector<DeviceArray> args,
-                       std::vector<DeviceArray>& values, int first_output);
+                       std::vector<DeviceArray> args, std::vector<DeviceArray>& values,
+                       int first_output);
 
   const Plan& plan_;
   OpContext ctx_;
   const ExecOptions& options_;
 };
 
-absl::Status Executor::RunScope(const PlannedScope& scope,
-                                std::vector<DeviceArray>& values) {
+absl::Status Executor::RunScope(const PlannedScope& scope, std::vector<DeviceArray>& values) {
   const Program& program = *scope.program;
   for (int v : scope.unused_params) values[v] = DeviceArray();
   for (size_t i = 0; i < program.instructions.size(); ++i) {
@@ -66,11 +65,9 @@ absl::Status Executor::RunScope(const PlannedScope& scope,
     if (ins.op == OpKind::kLoop) {
       RETURN_IF_ERROR(RunLoop(ins, *scope.bodies[i], std::move(args), values, first));
     } else {
-      absl::StatusOr<DeviceArray> r =
-          RunOp(ctx_, ins, std::move(args), scope.types[first]);
+      absl::StatusOr<DeviceArray> r = RunOp(ctx_, ins, std::move(args), scope.types[first]);
       if (!r.ok()) {
-        return Annotate(r.status(),
-                        absl::StrCat("instruction ", i, " (", OpName(ins.op), ")"));
+        return Annotate(r.status(), absl::StrCat("instruction ", i, " (", OpName(ins.op), ")"));
       }
       values[first] = *std::move(r);
     }
@@ -82,8 +79,7 @@ absl::Status Executor::RunScope(const PlannedScope& scope,
 }
 
 absl::Status Executor::RunLoop(const Instruction& ins, const PlannedScope& body,
-                               std::vector<DeviceArray> args,
-                               std::vector<DeviceArray>& values,
+                               std::vector<DeviceArray> args, std::vector<DeviceArray>& values,
                                int first_output) {
   const Program& prog = *ins.body;
   const size_t carried = prog.yields.size();
@@ -153,9 +149,9 @@ absl::Status Executor::RunLoop(const Instruction& ins, const PlannedScope& body,
 
 }  // namespace
 
-absl::StatusOr<std::vector<DeviceArray>> Execute(
-    const Plan& plan, Device& device, Stream& stream,
-    MemoryBudget::Reservation* reservation, const ExecOptions& options) {
+absl::StatusOr<std::vector<DeviceArray>> Execute(const Plan& plan, Device& device, Stream& stream,
+                                                 MemoryBudget::Reservation* reservation,
+                                                 const ExecOptions& options) {
   Executor executor(plan, OpContext{device, stream, reservation}, options);
   std::vector<DeviceArray> values(plan.top.types.size());
   absl::Status status = executor.RunScope(plan.top, values);

@@ -26,9 +26,9 @@ struct ExecOptions {
 // Intermediates are freed as soon as they die and their buffers reused in
 // place where no one else holds them. On error every intermediate is freed
 // and nothing else changes.
-absl::StatusOr<std::vector<DeviceArray>> Execute(
-    const Plan& plan, Device& device, Stream& stream,
-    MemoryBudget::Reservation* reservation, const ExecOptions& options);
+absl::StatusOr<std::vector<DeviceArray>> Execute(const Plan& plan, Device& device, Stream& stream,
+                                                 MemoryBudget::Reservation* reservation,
+                                                 const ExecOptions& options);
 
 }  // namespace resident
 

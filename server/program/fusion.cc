@@ -10,8 +10,7 @@ using Step = FusedLoopSpec::Step;
 }  // namespace
 
 std::optional<FusedLoopPlan> PlanFusedLoop(
-    const Instruction& loop, const PlannedScope& body,
-    absl::Span<const ValueType> operand_types,
+    const Instruction& loop, const PlannedScope& body, absl::Span<const ValueType> operand_types,
     const absl::flat_hash_map<HandleId, DeviceArray>& inputs) {
   const Program& prog = *loop.body;
   const size_t carried = prog.yields.size();

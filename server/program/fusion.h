@@ -25,10 +25,9 @@ struct FusedLoopPlan {
 // its operands of `operand_types`), or nullopt when the body has an op that
 // is not elementwise, a value of another shape than the carried values
 // (other than one-element invariants), or no carried value.
-std::optional<FusedLoopPlan> PlanFusedLoop(const Instruction& loop,
-                                           const PlannedScope& body,
-                                           absl::Span<const ValueType> operand_types,
-                                           const absl::flat_hash_map<HandleId, DeviceArray>& inputs);
+std::optional<FusedLoopPlan> PlanFusedLoop(
+    const Instruction& loop, const PlannedScope& body, absl::Span<const ValueType> operand_types,
+    const absl::flat_hash_map<HandleId, DeviceArray>& inputs);
 
 }  // namespace resident
 

@@ -11,9 +11,7 @@
 namespace resident {
 namespace {
 
-absl::Status Invalid(std::string msg) {
-  return absl::InvalidArgumentError(std::move(msg));
-}
+absl::Status Invalid(std::string msg) { return absl::InvalidArgumentError(std::move(msg)); }
 
 // Validates a shape attribute and returns it as a type.
 absl::StatusOr<ValueType> MakeType(DType dtype, Shape shape) {
@@ -22,11 +20,11 @@ absl::StatusOr<ValueType> MakeType(DType dtype, Shape shape) {
   return ValueType{dtype, std::move(shape)};
 }
 
-absl::Status ExpectOperands(const Instruction& ins,
-                            absl::Span<const ValueType> operands, size_t n) {
+absl::Status ExpectOperands(const Instruction& ins, absl::Span<const ValueType> operands,
+                            size_t n) {
   if (operands.size() != n) {
-    return Invalid(absl::StrCat(OpName(ins.op), " takes ", n, " operand",
-                                n == 1 ? "" : "s", ", got ", operands.size()));
+    return Invalid(absl::StrCat(OpName(ins.op), " takes ", n, " operand", n == 1 ? "" : "s",
+                                ", got ", operands.size()));
   }
   return absl::OkStatus();
 }
@@ -35,8 +33,7 @@ absl::Status ExpectOperands(const Instruction& ins,
 absl::Status CheckFillFits(const Scalar& fill, DType dtype) {
   if (!fill.is_int() || dtype != DType::kInt32) return absl::OkStatus();
   const int64_t v = fill.as_int64();
-  if (v < std::numeric_limits<int32_t>::min() ||
-      v > std::numeric_limits<int32_t>::max()) {
+  if (v < std::numeric_limits<int32_t>::min() || v > std::numeric_limits<int32_t>::max()) {
     return Invalid(absl::StrCat("Python integer ", v, " out of bounds for int32"));
   }
   return absl::OkStatus();
@@ -57,17 +54,16 @@ absl::StatusOr<ValueType> InferDot(const ValueType& a, const ValueType& b) {
     return MakeType(dt, std::move(s));
   }
   if (ra > 2 || rb > 2) {
-    return Invalid(absl::StrCat(
-        "dot supports 0-D, 1-D and 2-D operands, got ", ShapeString(a.shape),
-        " and ", ShapeString(b.shape), "; use matmul for stacks of matrices"));
+    return Invalid(absl::StrCat("dot supports 0-D, 1-D and 2-D operands, got ",
+                                ShapeString(a.shape), " and ", ShapeString(b.shape),
+                                "; use matmul for stacks of matrices"));
   }
   const int64_t ka = a.shape[ra - 1];
   const size_t kb_axis = rb == 1 ? 0 : rb - 2;
   const int64_t kb = b.shape[kb_axis];
   if (ka != kb) {
-    return Invalid(absl::StrCat("shapes ", ShapeString(a.shape), " and ",
-                                ShapeString(b.shape), " not aligned: ", ka,
-                                " (dim ", ra - 1, ") != ", kb, " (dim ",
+    return Invalid(absl::StrCat("shapes ", ShapeString(a.shape), " and ", ShapeString(b.shape),
+                                " not aligned: ", ka, " (dim ", ra - 1, ") != ", kb, " (dim ",
                                 kb_axis, ")"));
   }
   Shape out;
@@ -89,15 +85,13 @@ absl::StatusOr<ValueType> InferMatmul(const ValueType& a, const ValueType& b) {
   const int64_t m = sa[sa.size() - 2], k = sa.back();
   const int64_t kb = sb[sb.size() - 2], n = sb.back();
   if (k != kb) {
-    return Invalid(absl::StrCat(
-        "matmul: Input operand 1 has a mismatch in its core dimension 0, with "
-        "gufunc signature (n?,k),(k,m?)->(n?,m?) (size ", kb, " is different from ",
-        k, ")"));
+    return Invalid(
+        absl::StrCat("matmul: Input operand 1 has a mismatch in its core dimension 0, with "
+                     "gufunc signature (n?,k),(k,m?)->(n?,m?) (size ",
+                     kb, " is different from ", k, ")"));
   }
-  ASSIGN_OR_RETURN(
-      Shape batch,
-      BroadcastShapes(absl::MakeConstSpan(sa).subspan(0, sa.size() - 2),
-                      absl::MakeConstSpan(sb).subspan(0, sb.size() - 2)));
+  ASSIGN_OR_RETURN(Shape batch, BroadcastShapes(absl::MakeConstSpan(sa).subspan(0, sa.size() - 2),
+                                                absl::MakeConstSpan(sb).subspan(0, sb.size() - 2)));
   if (!a_vec) batch.push_back(m);
   if (!b_vec) batch.push_back(n);
   return MakeType(PromoteTypes(a.dtype, b.dtype), std::move(batch));
@@ -132,8 +126,7 @@ int64_t MatmulBound(const ValueType& a, const ValueType& b, const ValueType& res
     padded.insert(padded.end(), own.begin(), own.end());
     if (NumElements(own) == 1 || batch_elems == 1 || padded == batch) continue;
     const int64_t matrix = o.shape[o.shape.size() - 2] * o.shape.back();
-    bound = SaturatingAdd(bound, SaturatingMul(SaturatingMul(batch_elems, matrix),
-                                               ItemSize(ct)));
+    bound = SaturatingAdd(bound, SaturatingMul(SaturatingMul(batch_elems, matrix), ItemSize(ct)));
   }
   return bound;
 }
@@ -150,16 +143,14 @@ DType ArithmeticType(OpKind op, DType a, DType b) {
   return t;
 }
 
-DType ArangeDefaultType(const Scalar& start, const Scalar& stop,
-                        const Scalar& step) {
+DType ArangeDefaultType(const Scalar& start, const Scalar& stop, const Scalar& step) {
   if (start.is_float() || stop.is_float() || step.is_float()) {
     return DType::kFloat64;
   }
   return DType::kInt64;
 }
 
-absl::StatusOr<ArangeParams> ComputeArange(const Scalar& start,
-                                           const Scalar& stop,
+absl::StatusOr<ArangeParams> ComputeArange(const Scalar& start, const Scalar& stop,
                                            const Scalar& step, DType dtype) {
   ArangeParams p;
   const bool all_int = !start.is_float() && !stop.is_float() && !step.is_float();
@@ -175,8 +166,7 @@ absl::StatusOr<ArangeParams> ComputeArange(const Scalar& start,
     }
     p.length = static_cast<int64_t>(len);
   } else {
-    const double s = start.as_double(), e = stop.as_double(),
-                 d = step.as_double();
+    const double s = start.as_double(), e = stop.as_double(), d = step.as_double();
     if (d == 0 || std::isnan(d)) return Invalid("arange: step must not be zero");
     const double len = std::ceil((e - s) / d);
     if (std::isnan(len)) return Invalid("arange: cannot compute length");
@@ -208,12 +198,12 @@ absl::StatusOr<ArangeParams> ComputeArange(const Scalar& start,
     case DType::kBool: {
       // Non-integer bounds are truncated as NumPy's setitem does.
       const int64_t a = Scalar::Float(start.as_double()).as_int64();
-      const int64_t b =
-          all_int ? static_cast<int64_t>(static_cast<uint64_t>(IntegerNext(start, step)))
-                  : Scalar::Float(start.as_double() + step.as_double()).as_int64();
+      const int64_t b = all_int
+                            ? static_cast<int64_t>(static_cast<uint64_t>(IntegerNext(start, step)))
+                            : Scalar::Float(start.as_double() + step.as_double()).as_int64();
       p.start = Scalar::Int(a);
-      p.delta = Scalar::Int(static_cast<int64_t>(static_cast<uint64_t>(b) -
-                                                 static_cast<uint64_t>(a)));
+      p.delta =
+          Scalar::Int(static_cast<int64_t>(static_cast<uint64_t>(b) - static_cast<uint64_t>(a)));
       if (all_int) p.start = Scalar::Int(start.as_int64());
       if (dtype == DType::kBool && p.length > 2) {
         return Invalid("arange: no fill-function for data-type bool beyond 2 elements");
@@ -224,8 +214,7 @@ absl::StatusOr<ArangeParams> ComputeArange(const Scalar& start,
   return p;
 }
 
-absl::StatusOr<Shape> ResolveReshape(absl::Span<const int64_t> from,
-                                     absl::Span<const int64_t> to) {
+absl::StatusOr<Shape> ResolveReshape(absl::Span<const int64_t> from, absl::Span<const int64_t> to) {
   const int64_t size = NumElements(from);
   Shape out(to.begin(), to.end());
   int unknown = -1;
@@ -235,8 +224,8 @@ absl::StatusOr<Shape> ResolveReshape(absl::Span<const int64_t> from,
       if (unknown >= 0) return Invalid("reshape: can only specify one unknown dimension");
       unknown = static_cast<int>(i);
     } else if (out[i] < 0) {
-      return Invalid(absl::StrCat("reshape: negative dimension ", out[i],
-                                  " in shape ", ShapeString(to)));
+      return Invalid(
+          absl::StrCat("reshape: negative dimension ", out[i], " in shape ", ShapeString(to)));
     }
   }
   Shape known_dims;
@@ -246,35 +235,33 @@ absl::StatusOr<Shape> ResolveReshape(absl::Span<const int64_t> from,
   ASSIGN_OR_RETURN(known, CheckedNumElements(known_dims));
   if (unknown >= 0) {
     if (known == 0 || size % known != 0) {
-      return Invalid(absl::StrCat("cannot reshape array of size ", size,
-                                  " into shape ", ShapeString(to)));
+      return Invalid(
+          absl::StrCat("cannot reshape array of size ", size, " into shape ", ShapeString(to)));
     }
     out[unknown] = size / known;
   } else if (known != size) {
-    return Invalid(absl::StrCat("cannot reshape array of size ", size,
-                                " into shape ", ShapeString(to)));
+    return Invalid(
+        absl::StrCat("cannot reshape array of size ", size, " into shape ", ShapeString(to)));
   }
   return out;
 }
 
-absl::StatusOr<std::vector<int>> ResolvePermutation(
-    int rank, absl::Span<const int64_t> axes) {
+absl::StatusOr<std::vector<int>> ResolvePermutation(int rank, absl::Span<const int64_t> axes) {
   std::vector<int> perm(rank);
   if (axes.empty()) {
     for (int i = 0; i < rank; ++i) perm[i] = rank - 1 - i;
     return perm;
   }
   if (static_cast<int>(axes.size()) != rank) {
-    return Invalid(absl::StrCat("transpose: axes don't match array: got ",
-                                axes.size(), " axes for an array of dimension ",
-                                rank));
+    return Invalid(absl::StrCat("transpose: axes don't match array: got ", axes.size(),
+                                " axes for an array of dimension ", rank));
   }
   std::vector<bool> seen(rank, false);
   for (int i = 0; i < rank; ++i) {
     int64_t a = axes[i];
     if (a < -rank || a >= rank) {
-      return Invalid(absl::StrCat("transpose: axis ", a,
-                                  " is out of bounds for array of dimension ", rank));
+      return Invalid(
+          absl::StrCat("transpose: axis ", a, " is out of bounds for array of dimension ", rank));
     }
     if (a < 0) a += rank;
     if (seen[a]) return Invalid("transpose: repeated axis in transpose");
@@ -284,8 +271,7 @@ absl::StatusOr<std::vector<int>> ResolvePermutation(
   return perm;
 }
 
-absl::StatusOr<ValueType> InferType(const Instruction& ins,
-                                    absl::Span<const ValueType> ops) {
+absl::StatusOr<ValueType> InferType(const Instruction& ins, absl::Span<const ValueType> ops) {
   switch (ins.op) {
     case OpKind::kOnes:
     case OpKind::kZeros:
@@ -343,8 +329,8 @@ absl::StatusOr<ValueType> InferType(const Instruction& ins,
       const int64_t rank = static_cast<int64_t>(ops[0].shape.size());
       int64_t axis = *ins.axis;
       if (axis < -rank || axis >= rank) {
-        return Invalid(absl::StrCat("axis ", axis,
-                                    " is out of bounds for array of dimension ", rank));
+        return Invalid(
+            absl::StrCat("axis ", axis, " is out of bounds for array of dimension ", rank));
       }
       if (axis < 0) axis += rank;
       Shape s = ops[0].shape;
@@ -374,8 +360,7 @@ absl::StatusOr<ValueType> InferType(const Instruction& ins,
   return absl::InternalError("InferType called on a loop");
 }
 
-int64_t AllocationBound(const Instruction& ins,
-                        absl::Span<const ValueType> ops,
+int64_t AllocationBound(const Instruction& ins, absl::Span<const ValueType> ops,
                         const ValueType& result) {
   const int64_t out = result.nbytes();
   switch (ins.op) {
@@ -388,13 +373,15 @@ int64_t AllocationBound(const Instruction& ins,
     case OpKind::kArange:
       // A bool arange is filled through an int64 temporary (ops.cc), as
       // NumPy does; it has at most 2 elements.
-      return result.dtype == DType::kBool
-                 ? out + result.num_elements() * ItemSize(DType::kInt64)
-                 : out;
+      return result.dtype == DType::kBool ? out + result.num_elements() * ItemSize(DType::kInt64)
+                                          : out;
     case OpKind::kMatmul:
       return MatmulBound(ops[0], ops[1], result);
-    case OpKind::kAdd: case OpKind::kSubtract: case OpKind::kMultiply:
-    case OpKind::kDivide: case OpKind::kDot: {
+    case OpKind::kAdd:
+    case OpKind::kSubtract:
+    case OpKind::kMultiply:
+    case OpKind::kDivide:
+    case OpKind::kDot: {
       // Operands promoted to the compute dtype: at most each operand at
       // the result's size or its own, in the compute dtype. Saturating:
       // the sum of sizes that each fit in int64 need not.
@@ -404,9 +391,9 @@ int64_t AllocationBound(const Instruction& ins,
                            : result.dtype;
       for (const ValueType& o : ops) {
         if (o.dtype != ct) {
-          bound = SaturatingAdd(bound, SaturatingMul(std::max(o.num_elements(),
-                                                              result.num_elements()),
-                                                     ItemSize(ct)));
+          bound = SaturatingAdd(
+              bound,
+              SaturatingMul(std::max(o.num_elements(), result.num_elements()), ItemSize(ct)));
         }
       }
       return bound;

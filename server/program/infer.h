@@ -26,14 +26,12 @@ std::string TypeString(const ValueType& t);  // "float64 (3, 4)"
 // The result type of `ins` (any op but loop) given its operand types, or
 // INVALID_ARGUMENT with NumPy's reason (shape mismatch, unsupported dtype,
 // bad axis, ...). Shapes and byte sizes are overflow-checked.
-absl::StatusOr<ValueType> InferType(const Instruction& ins,
-                                    absl::Span<const ValueType> operands);
+absl::StatusOr<ValueType> InferType(const Instruction& ins, absl::Span<const ValueType> operands);
 
 // Device bytes `ins` allocates besides buffers it shares (reshape, identity
 // astype/transpose share their operand's): its result plus temporaries such
 // as promoted copies of operands. An upper bound used for --max-memory.
-int64_t AllocationBound(const Instruction& ins,
-                        absl::Span<const ValueType> operands,
+int64_t AllocationBound(const Instruction& ins, absl::Span<const ValueType> operands,
                         const ValueType& result);
 
 // The dtype two operands are computed in by add/subtract/multiply/divide.
@@ -45,19 +43,15 @@ struct ArangeParams {
   int64_t length = 0;
   Scalar start, delta;
 };
-absl::StatusOr<ArangeParams> ComputeArange(const Scalar& start,
-                                           const Scalar& stop,
+absl::StatusOr<ArangeParams> ComputeArange(const Scalar& start, const Scalar& stop,
                                            const Scalar& step, DType dtype);
 // numpy.arange's default dtype for these bounds.
-DType ArangeDefaultType(const Scalar& start, const Scalar& stop,
-                        const Scalar& step);
+DType ArangeDefaultType(const Scalar& start, const Scalar& stop, const Scalar& step);
 
 // reshape's target with -1 resolved; INVALID_ARGUMENT as NumPy words it.
-absl::StatusOr<Shape> ResolveReshape(absl::Span<const int64_t> from,
-                                     absl::Span<const int64_t> to);
+absl::StatusOr<Shape> ResolveReshape(absl::Span<const int64_t> from, absl::Span<const int64_t> to);
 // transpose's permutation (reversed when axes is empty), validated.
-absl::StatusOr<std::vector<int>> ResolvePermutation(
-    int rank, absl::Span<const int64_t> axes);
+absl::StatusOr<std::vector<int>> ResolvePermutation(int rank, absl::Span<const int64_t> axes);
 
 }  // namespace resident
 

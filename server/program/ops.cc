@@ -14,8 +14,7 @@ absl::StatusOr<DeviceArray> Allocate(OpContext& ctx, DType dtype, Shape shape) {
   DeviceArray a;
   a.dtype = dtype;
   a.shape = std::move(shape);
-  ASSIGN_OR_RETURN(a.buffer, ctx.device.Allocate(a.nbytes(), ctx.stream,
-                                                 ctx.reservation));
+  ASSIGN_OR_RETURN(a.buffer, ctx.device.Allocate(a.nbytes(), ctx.stream, ctx.reservation));
   return a;
 }
 
@@ -31,12 +30,10 @@ bool Exclusive(const std::vector<DeviceArray>& args, size_t i) {
 
 // A buffer for the result: an exclusive argument of the same type when one
 // exists (in-place), else a new one.
-absl::StatusOr<DeviceArray> Output(OpContext& ctx,
-                                   const std::vector<DeviceArray>& args,
+absl::StatusOr<DeviceArray> Output(OpContext& ctx, const std::vector<DeviceArray>& args,
                                    const ValueType& out) {
   for (size_t i = 0; i < args.size(); ++i) {
-    if (args[i].dtype == out.dtype && args[i].shape == out.shape &&
-        Exclusive(args, i)) {
+    if (args[i].dtype == out.dtype && args[i].shape == out.shape && Exclusive(args, i)) {
       return DeviceArray{args[i].buffer, out.dtype, out.shape};
     }
   }
@@ -79,8 +76,7 @@ Scalar FillFor(const Scalar& v, DType dtype) {
 // Any elementwise op: operands cast to the result's dtype (NumPy's
 // promotion; a no-op for negative), then one ElementwiseOp.
 absl::StatusOr<DeviceArray> RunElementwise(OpContext& ctx, ElementwiseKind kind,
-                                           std::vector<DeviceArray> args,
-                                           const ValueType& out) {
+                                           std::vector<DeviceArray> args, const ValueType& out) {
   for (DeviceArray& a : args) {
     ASSIGN_OR_RETURN(a, Convert(ctx, std::move(a), out.dtype));
   }
@@ -92,8 +88,7 @@ absl::StatusOr<DeviceArray> RunElementwise(OpContext& ctx, ElementwiseKind kind,
 }
 
 // Broadcasts `a` (already in the compute dtype) to `shape` by a copy.
-absl::StatusOr<DeviceArray> Materialise(OpContext& ctx, const DeviceArray& a,
-                                        Shape shape) {
+absl::StatusOr<DeviceArray> Materialise(OpContext& ctx, const DeviceArray& a, Shape shape) {
   ASSIGN_OR_RETURN(DeviceArray out, Allocate(ctx, a.dtype, std::move(shape)));
   RETURN_IF_ERROR(ctx.device.backend().Run(ctx.stream, CastOp{&a, &out}));
   return out;
@@ -118,12 +113,10 @@ absl::StatusOr<DeviceArray> RunMatmul(OpContext& ctx, std::vector<DeviceArray> a
   Shape batch;
   if (!is_dot) {
     const size_t rank = std::max(sa.size(), sb.size());
-    batch.assign(out.shape.begin(),
-                 out.shape.begin() + static_cast<long>(rank - 2));
+    batch.assign(out.shape.begin(), out.shape.begin() + static_cast<long>(rank - 2));
   }
   ms.batch = NumElements(batch);
-  auto prepare = [&](DeviceArray& x, const Shape& s, int64_t mat,
-                     int64_t& stride) -> absl::Status {
+  auto prepare = [&](DeviceArray& x, const Shape& s, int64_t mat, int64_t& stride) -> absl::Status {
     const Shape xb(s.begin(), s.end() - 2);
     const int64_t xbatch = NumElements(xb);
     if (xbatch == 1 || ms.batch == 1) {
@@ -151,8 +144,7 @@ absl::StatusOr<DeviceArray> RunMatmul(OpContext& ctx, std::vector<DeviceArray> a
 }  // namespace
 
 absl::StatusOr<DeviceArray> RunOp(OpContext& ctx, const Instruction& ins,
-                                  std::vector<DeviceArray> args,
-                                  const ValueType& out) {
+                                  std::vector<DeviceArray> args, const ValueType& out) {
   Backend& be = ctx.device.backend();
   switch (ins.op) {
     case OpKind::kOnes:
@@ -169,8 +161,7 @@ absl::StatusOr<DeviceArray> RunOp(OpContext& ctx, const Instruction& ins,
       const Scalar start = ins.start.value_or(Scalar::Int(0));
       const Scalar step = ins.step.value_or(Scalar::Int(1));
       if (out.dtype == DType::kBool) {  // NumPy fills bool via its integers
-        ASSIGN_OR_RETURN(ArangeParams p,
-                         ComputeArange(start, *ins.stop, step, DType::kInt64));
+        ASSIGN_OR_RETURN(ArangeParams p, ComputeArange(start, *ins.stop, step, DType::kInt64));
         ASSIGN_OR_RETURN(DeviceArray i64, Allocate(ctx, DType::kInt64, out.shape));
         RETURN_IF_ERROR(be.Run(ctx.stream, ArangeOp{p.start, p.delta, &i64}));
         return Convert(ctx, std::move(i64), DType::kBool);

@@ -23,8 +23,7 @@ struct OpContext {
 // referenced only by `args` may be overwritten with the result. `out` is the
 // type the planner inferred.
 absl::StatusOr<DeviceArray> RunOp(OpContext& ctx, const Instruction& ins,
-                                  std::vector<DeviceArray> args,
-                                  const ValueType& out);
+                                  std::vector<DeviceArray> args, const ValueType& out);
 
 }  // namespace resident
 

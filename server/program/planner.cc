@@ -14,9 +14,7 @@ namespace {
 
 constexpr int64_t kForever = std::numeric_limits<int64_t>::max();
 
-int64_t SaturatingAdd(int64_t a, int64_t b) {
-  return a > kForever - b ? kForever : a + b;
-}
+int64_t SaturatingAdd(int64_t a, int64_t b) { return a > kForever - b ? kForever : a + b; }
 int64_t SaturatingMul(int64_t a, int64_t b) {
   if (a == 0 || b == 0) return 0;
   return a > kForever / b ? kForever : a * b;
@@ -30,16 +28,13 @@ class Planner {
   // Plans `program` with parameters of `params` types. `keep` lists values
   // that must outlive the scope (yields, outputs). `ops` receives the number
   // of op executions one run of the scope costs.
-  absl::Status PlanScope(const Program& program,
-                         std::vector<ValueType> params,
-                         const std::vector<int>& keep_extra, int depth,
-                         const std::string& where, PlannedScope& scope,
-                         int64_t& ops);
+  absl::Status PlanScope(const Program& program, std::vector<ValueType> params,
+                         const std::vector<int>& keep_extra, int depth, const std::string& where,
+                         PlannedScope& scope, int64_t& ops);
 
  private:
-  absl::StatusOr<ValueType> OperandType(const Operand& o,
-                                        const PlannedScope& scope,
-                                        size_t defined, const std::string& ctx);
+  absl::StatusOr<ValueType> OperandType(const Operand& o, const PlannedScope& scope, size_t defined,
+                                        const std::string& ctx);
 
   const HandleResolver& resolve_;
   const ProgramLimits& limits_;
@@ -47,10 +42,8 @@ class Planner {
   int64_t instructions_seen_ = 0;
 };
 
-absl::StatusOr<ValueType> Planner::OperandType(const Operand& o,
-                                               const PlannedScope& scope,
-                                               size_t defined,
-                                               const std::string& ctx) {
+absl::StatusOr<ValueType> Planner::OperandType(const Operand& o, const PlannedScope& scope,
+                                               size_t defined, const std::string& ctx) {
   if (o.is_handle) {
     auto it = plan_.inputs.find(o.handle);
     if (it == plan_.inputs.end()) {
@@ -61,27 +54,25 @@ absl::StatusOr<ValueType> Planner::OperandType(const Operand& o,
     return ValueType{it->second.dtype, it->second.shape};
   }
   if (o.value >= defined) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        ctx, ": refers to value ", o.value, ", but only ", defined,
-        " values are defined before it (operands may name only earlier "
-        "results)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(ctx, ": refers to value ", o.value, ", but only ", defined,
+                     " values are defined before it (operands may name only earlier "
+                     "results)"));
   }
   return scope.types[o.value];
 }
 
-absl::Status Planner::PlanScope(const Program& program,
-                                std::vector<ValueType> params,
+absl::Status Planner::PlanScope(const Program& program, std::vector<ValueType> params,
                                 const std::vector<int>& keep_extra, int depth,
-                                const std::string& where, PlannedScope& scope,
-                                int64_t& ops) {
+                                const std::string& where, PlannedScope& scope, int64_t& ops) {
   scope.program = &program;
   scope.num_params = static_cast<int>(params.size());
   scope.types = std::move(params);
   const size_t n = program.instructions.size();
   instructions_seen_ += static_cast<int64_t>(n);
   if (instructions_seen_ > limits_.max_instructions) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "program has more than ", limits_.max_instructions, " instructions"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("program has more than ", limits_.max_instructions, " instructions"));
   }
   scope.first_output.resize(n);
   scope.bodies.resize(n);
@@ -101,14 +92,11 @@ absl::Status Planner::PlanScope(const Program& program,
   std::vector<int64_t> alloc(n, 0);
   for (size_t i = 0; i < n; ++i) {
     const Instruction& ins = program.instructions[i];
-    const std::string ctx = absl::StrCat(where, "instruction ", i, " (",
-                                         OpName(ins.op), ")");
+    const std::string ctx = absl::StrCat(where, "instruction ", i, " (", OpName(ins.op), ")");
     std::vector<ValueType> operand_types;
     for (size_t j = 0; j < ins.operands.size(); ++j) {
-      ASSIGN_OR_RETURN(
-          ValueType t,
-          OperandType(ins.operands[j], scope, scope.types.size(),
-                      absl::StrCat(ctx, ": operand ", j)));
+      ASSIGN_OR_RETURN(ValueType t, OperandType(ins.operands[j], scope, scope.types.size(),
+                                                absl::StrCat(ctx, ": operand ", j)));
       operand_types.push_back(std::move(t));
       if (!ins.operands[j].is_handle) {
         last_use[ins.operands[j].value] = static_cast<int64_t>(i);
@@ -118,9 +106,8 @@ absl::Status Planner::PlanScope(const Program& program,
     if (ins.op != OpKind::kLoop) {
       absl::StatusOr<ValueType> t = InferType(ins, operand_types);
       if (!t.ok()) return Annotate(t.status(), ctx);
-      const bool shares =
-          ins.op == OpKind::kReshape ||
-          (ins.op == OpKind::kAstype && operand_types[0].dtype == t->dtype);
+      const bool shares = ins.op == OpKind::kReshape ||
+                          (ins.op == OpKind::kAstype && operand_types[0].dtype == t->dtype);
       if (shares) {
         for (const Operand& o : ins.operands) {
           if (!o.is_handle) aliased[o.value] = true;
@@ -138,22 +125,21 @@ absl::Status Planner::PlanScope(const Program& program,
     // A loop: operands are carried values then invariants; the body's
     // yields give the next carried values and must keep their types.
     if (depth + 1 > limits_.max_loop_depth) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          ctx, ": loops nest deeper than the limit of ", limits_.max_loop_depth));
+      return absl::InvalidArgumentError(
+          absl::StrCat(ctx, ": loops nest deeper than the limit of ", limits_.max_loop_depth));
     }
     if (ins.trip_count < 0 || ins.trip_count > limits_.max_trip_count) {
       return absl::InvalidArgumentError(absl::StrCat(
-          ctx, ": trip count ", ins.trip_count, " is outside [0, ",
-          limits_.max_trip_count, "]"));
+          ctx, ": trip count ", ins.trip_count, " is outside [0, ", limits_.max_trip_count, "]"));
     }
     if (ins.body == nullptr) {
       return absl::InvalidArgumentError(absl::StrCat(ctx, ": loop has no body"));
     }
     const size_t carried = ins.body->yields.size();
     if (carried > operand_types.size()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          ctx, ": body yields ", carried, " values but the loop has only ",
-          operand_types.size(), " operands"));
+      return absl::InvalidArgumentError(absl::StrCat(ctx, ": body yields ", carried,
+                                                     " values but the loop has only ",
+                                                     operand_types.size(), " operands"));
     }
     auto body = std::make_unique<PlannedScope>();
     int64_t body_ops = 0;
@@ -166,10 +152,11 @@ absl::Status Planner::PlanScope(const Program& program,
       ASSIGN_OR_RETURN(ValueType yt,
                        OperandType(ins.body->yields[y], *body, body->types.size(), yctx));
       if (!(yt == operand_types[y])) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            yctx, " is ", TypeString(yt), " but carried value ", y, " is ",
-            TypeString(operand_types[y]), "; a loop must keep each carried "
-            "value's dtype and shape"));
+        return absl::InvalidArgumentError(absl::StrCat(yctx, " is ", TypeString(yt),
+                                                       " but carried value ", y, " is ",
+                                                       TypeString(operand_types[y]),
+                                                       "; a loop must keep each carried "
+                                                       "value's dtype and shape"));
       }
       carried_bytes = SaturatingAdd(carried_bytes, yt.nbytes());
       scope.types.push_back(yt);
@@ -181,8 +168,8 @@ absl::Status Planner::PlanScope(const Program& program,
     alloc[i] = SaturatingAdd(body->peak_bytes, carried_bytes);
     // An iteration costs at least one op, so that loops of empty bodies
     // (nested, they would spin ~2^60 times) stay under max_executed_ops.
-    ops = SaturatingAdd(ops, SaturatingAdd(1, SaturatingMul(ins.trip_count,
-                                                            std::max<int64_t>(body_ops, 1))));
+    ops = SaturatingAdd(
+        ops, SaturatingAdd(1, SaturatingMul(ins.trip_count, std::max<int64_t>(body_ops, 1))));
     scope.bodies[i] = std::move(body);
   }
 
@@ -193,9 +180,9 @@ absl::Status Planner::PlanScope(const Program& program,
   for (size_t k = 0; k < keep_extra.size(); ++k) {
     const int v = keep_extra[k];
     if (v < 0 || static_cast<size_t>(v) >= scope.types.size()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "output ", k, " names value ", v, " but the program defines ",
-          scope.types.size(), " values"));
+      return absl::InvalidArgumentError(absl::StrCat("output ", k, " names value ", v,
+                                                     " but the program defines ",
+                                                     scope.types.size(), " values"));
     }
     last_use[v] = kForever;
   }
@@ -215,8 +202,7 @@ absl::Status Planner::PlanScope(const Program& program,
   for (size_t i = 0; i < n; ++i) {
     peak = std::max(peak, SaturatingAdd(live, alloc[i]));
     const int first = scope.first_output[i];
-    const int end = i + 1 < n ? scope.first_output[i + 1]
-                              : static_cast<int>(scope.types.size());
+    const int end = i + 1 < n ? scope.first_output[i + 1] : static_cast<int>(scope.types.size());
     for (int v = first; v < end; ++v) live = SaturatingAdd(live, owned[v]);
     for (int v : scope.dies_after[i]) {
       if (!aliased[v]) live -= owned[v];
@@ -229,8 +215,7 @@ absl::Status Planner::PlanScope(const Program& program,
 }  // namespace
 
 absl::StatusOr<Plan> PlanProgram(std::shared_ptr<const Program> program,
-                                 std::vector<OutputSpec> outputs,
-                                 const HandleResolver& resolve,
+                                 std::vector<OutputSpec> outputs, const HandleResolver& resolve,
                                  const ProgramLimits& limits) {
   if (program == nullptr) return absl::InvalidArgumentError("no program");
   if (!program->yields.empty()) {
@@ -247,23 +232,24 @@ absl::StatusOr<Plan> PlanProgram(std::shared_ptr<const Program> program,
   for (size_t i = 0; i < outputs.size(); ++i) {
     const OutputSpec& o = outputs[i];
     if (!o.keep && !o.return_data) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "output ", i, " asks for neither a handle nor data"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("output ", i, " asks for neither a handle nor data"));
     }
     const ValueType& t = plan.top.types[o.value];
     if (o.return_data) inline_bytes = SaturatingAdd(inline_bytes, t.nbytes());
     if (inline_bytes > limits.max_inline_bytes) {
-      return absl::ResourceExhaustedError(absl::StrCat(
-          "output ", i, " (", TypeString(t), ") brings inline results to ",
-          inline_bytes, " bytes, over the server's limit of ",
-          limits.max_inline_bytes, "; keep it as a handle and download it"));
+      return absl::ResourceExhaustedError(
+          absl::StrCat("output ", i, " (", TypeString(t), ") brings inline results to ",
+                       inline_bytes, " bytes, over the server's limit of ", limits.max_inline_bytes,
+                       "; keep it as a handle and download it"));
     }
     plan.output_types.push_back(t);
   }
   if (ops > limits.max_executed_ops) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "program would run ", ops, " ops (trip counts multiplied out), over "
-        "the limit of ", limits.max_executed_ops));
+    return absl::InvalidArgumentError(absl::StrCat("program would run ", ops,
+                                                   " ops (trip counts multiplied out), over "
+                                                   "the limit of ",
+                                                   limits.max_executed_ops));
   }
   plan.executed_ops = ops;
   plan.peak_bytes = plan.top.peak_bytes;

@@ -22,24 +22,24 @@
 namespace resident {
 
 struct ProgramLimits {
-  int max_loop_depth = 8;            // loops nested deeper are refused
+  int max_loop_depth = 8;  // loops nested deeper are refused
   int64_t max_trip_count = int64_t{1} << 30;
-  int64_t max_instructions = 1 << 20;    // in the program text, all scopes
+  int64_t max_instructions = 1 << 20;  // in the program text, all scopes
   // Trip counts multiplied out; an iteration of an empty body counts as one.
   int64_t max_executed_ops = int64_t{1} << 34;
-  int64_t max_inline_bytes = 4 << 20;    // per program, returned inline
+  int64_t max_inline_bytes = 4 << 20;  // per program, returned inline
 };
 
 // A scope (the program or a loop body) with its inferred types.
 struct PlannedScope {
   const Program* program = nullptr;
   int num_params = 0;
-  std::vector<ValueType> types;        // params, then instruction outputs
-  std::vector<int> first_output;       // per instruction: its first value id
-  std::vector<std::vector<int>> dies_after;  // per instruction: values to free
-  std::vector<int> unused_params;      // freed before the first instruction
+  std::vector<ValueType> types;                       // params, then instruction outputs
+  std::vector<int> first_output;                      // per instruction: its first value id
+  std::vector<std::vector<int>> dies_after;           // per instruction: values to free
+  std::vector<int> unused_params;                     // freed before the first instruction
   std::vector<std::unique_ptr<PlannedScope>> bodies;  // per instruction; loops
-  int64_t peak_bytes = 0;              // bound on bytes allocated in the scope
+  int64_t peak_bytes = 0;                             // bound on bytes allocated in the scope
 };
 
 struct Plan {
@@ -50,7 +50,7 @@ struct Plan {
   absl::flat_hash_map<HandleId, DeviceArray> inputs;
   std::vector<OutputSpec> outputs;
   std::vector<ValueType> output_types;  // per output
-  int64_t peak_bytes = 0;   // device bytes the run may allocate at once
+  int64_t peak_bytes = 0;               // device bytes the run may allocate at once
   int64_t executed_ops = 0;
 };
 
@@ -63,8 +63,7 @@ using HandleResolver = std::function<absl::StatusOr<DeviceArray>(const HandleId&
 // NOT_FOUND for a handle, RESOURCE_EXHAUSTED for inline results over
 // the limit.
 absl::StatusOr<Plan> PlanProgram(std::shared_ptr<const Program> program,
-                                 std::vector<OutputSpec> outputs,
-                                 const HandleResolver& resolve,
+                                 std::vector<OutputSpec> outputs, const HandleResolver& resolve,
                                  const ProgramLimits& limits);
 
 }  // namespace resident

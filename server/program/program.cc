@@ -32,11 +32,16 @@ const char* OpName(OpKind op) {
 
 std::optional<ElementwiseKind> ElementwiseKindOf(OpKind op) {
   switch (op) {
-    case OpKind::kAdd: return ElementwiseKind::kAdd;
-    case OpKind::kSubtract: return ElementwiseKind::kSubtract;
-    case OpKind::kMultiply: return ElementwiseKind::kMultiply;
-    case OpKind::kDivide: return ElementwiseKind::kDivide;
-    case OpKind::kNegative: return ElementwiseKind::kNegative;
+    case OpKind::kAdd:
+      return ElementwiseKind::kAdd;
+    case OpKind::kSubtract:
+      return ElementwiseKind::kSubtract;
+    case OpKind::kMultiply:
+      return ElementwiseKind::kMultiply;
+    case OpKind::kDivide:
+      return ElementwiseKind::kDivide;
+    case OpKind::kNegative:
+      return ElementwiseKind::kNegative;
     case OpKind::kOnes:
     case OpKind::kZeros:
     case OpKind::kFull:

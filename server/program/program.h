@@ -22,10 +22,21 @@
 namespace resident {
 
 enum class OpKind {
-  kOnes, kZeros, kFull, kArange,
-  kAdd, kSubtract, kMultiply, kDivide, kNegative,
-  kDot, kMatmul, kSum,
-  kReshape, kTranspose, kAstype,
+  kOnes,
+  kZeros,
+  kFull,
+  kArange,
+  kAdd,
+  kSubtract,
+  kMultiply,
+  kDivide,
+  kNegative,
+  kDot,
+  kMatmul,
+  kSum,
+  kReshape,
+  kTranspose,
+  kAstype,
   kLoop,
 };
 
@@ -49,14 +60,14 @@ struct Program;
 struct Instruction {
   OpKind op = OpKind::kAdd;
   std::vector<Operand> operands;
-  Shape shape;                  // ones, zeros, full, reshape
-  std::optional<DType> dtype;   // creation ops, astype
-  std::optional<Scalar> fill;   // full
+  Shape shape;                              // ones, zeros, full, reshape
+  std::optional<DType> dtype;               // creation ops, astype
+  std::optional<Scalar> fill;               // full
   std::optional<Scalar> start, stop, step;  // arange
-  std::optional<int64_t> axis;  // sum
-  std::vector<int64_t> axes;    // transpose (empty: reversed)
-  int64_t trip_count = 0;       // loop
-  std::shared_ptr<const Program> body;  // loop
+  std::optional<int64_t> axis;              // sum
+  std::vector<int64_t> axes;                // transpose (empty: reversed)
+  int64_t trip_count = 0;                   // loop
+  std::shared_ptr<const Program> body;      // loop
 };
 
 struct Program {

@@ -22,8 +22,7 @@ constexpr absl::string_view kBearer = "Bearer ";
 bool ValidTenant(absl::string_view t) {
   if (t.empty() || t.size() > 64) return false;
   for (char c : t) {
-    if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' &&
-        c != '.') {
+    if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') {
       return false;
     }
   }
@@ -142,8 +141,7 @@ absl::StatusOr<Identity> Authenticator::Authenticate(const Metadata& metadata) c
   return found->identity;
 }
 
-absl::StatusOr<Identity> Authenticator::Authorize(const Metadata& metadata,
-                                                  Role needed) const {
+absl::StatusOr<Identity> Authenticator::Authorize(const Metadata& metadata, Role needed) const {
   absl::StatusOr<Identity> who = Authenticate(metadata);
   if (!who.ok()) return who;
   if (needed == Role::kAdmin && who->role != Role::kAdmin) {

@@ -20,8 +20,8 @@
 #include <cstdint>
 #include <map>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
+#include "absl/strings/string_view.h"
 
 #include "absl/status/statusor.h"
 
@@ -45,8 +45,7 @@ class Authenticator {
   // malformed line, NOT_FOUND if it cannot be read.
   static absl::StatusOr<Authenticator> FromFile(const std::string& path);
   // Parses tokens-file text; `source` names it in errors.
-  static absl::StatusOr<Authenticator> FromText(absl::string_view text,
-                                                const std::string& source);
+  static absl::StatusOr<Authenticator> FromText(absl::string_view text, const std::string& source);
 
   // False in single-user mode.
   bool enabled() const { return enabled_; }

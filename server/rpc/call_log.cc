@@ -20,8 +20,10 @@ using grpc::experimental::InterceptionHookPoints;
 class CallLog final : public grpc::experimental::Interceptor {
  public:
   CallLog(grpc::experimental::ServerRpcInfo* info, Metrics& metrics)
-      : metrics_(metrics), method_(info->method()),
-        start_(std::chrono::steady_clock::now()), id_(NewRequestId()) {}
+      : metrics_(metrics),
+        method_(info->method()),
+        start_(std::chrono::steady_clock::now()),
+        id_(NewRequestId()) {}
 
   ~CallLog() override {
     // A call torn down without a status (server shutdown) still gets its line.
@@ -54,9 +56,8 @@ class CallLog final : public grpc::experimental::Interceptor {
     const std::string tenant = tenant_.empty() ? "-" : tenant_;
     // Health probes and reflection are frequent and dull: debug level.
     const bool ours = absl::StartsWith(method, "/resident.");
-    std::string line = absl::StrFormat("rpc id=%s method=%s tenant=%s code=%s ms=%.3f", id_,
-                                       method, tenant, absl::StatusCodeToString(code),
-                                       seconds * 1e3);
+    std::string line = absl::StrFormat("rpc id=%s method=%s tenant=%s code=%s ms=%.3f", id_, method,
+                                       tenant, absl::StatusCodeToString(code), seconds * 1e3);
     if (!status.ok()) absl::StrAppend(&line, " error=\"", status.error_message(), "\"");
     if (ours && code == absl::StatusCode::kInternal) {
       RESIDENT_LOG(kError, line);

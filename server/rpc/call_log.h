@@ -16,8 +16,7 @@
 
 namespace resident {
 
-class CallLogFactory final
-    : public grpc::experimental::ServerInterceptorFactoryInterface {
+class CallLogFactory final : public grpc::experimental::ServerInterceptorFactoryInterface {
  public:
   // Must outlive the server the factory is installed on. The tenant in the
   // line is the one the handler authenticated (kTenantTrailer), so the

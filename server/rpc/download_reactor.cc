@@ -164,14 +164,14 @@ class DownloadReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> 
   std::unique_ptr<resident::Download> download_;
   grpc::ByteBuffer chunks_[2];
 
-  std::mutex mu_;  // guards everything below
-  absl::Status error_;     // first failure (cancel, read error); stops the call
+  std::mutex mu_;       // guards everything below
+  absl::Status error_;  // first failure (cancel, read error); stops the call
   int64_t total_ = 0;
-  int64_t offset_ = 0;     // next byte to read from the device
-  bool writing_ = false;   // a write is in flight
-  int writing_slot_ = 0;   // buffer of the write in flight (or next)
-  bool reading_ = false;   // a thread is reading a chunk
-  int ready_ = -1;         // buffer read and not yet written, or -1
+  int64_t offset_ = 0;    // next byte to read from the device
+  bool writing_ = false;  // a write is in flight
+  int writing_slot_ = 0;  // buffer of the write in flight (or next)
+  bool reading_ = false;  // a thread is reading a chunk
+  int ready_ = -1;        // buffer read and not yet written, or -1
   bool ready_last_ = false;
   bool read_all_ = false;
   bool finished_ = false;  // Finish (or StartWriteAndFinish) was called
@@ -179,9 +179,9 @@ class DownloadReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> 
 
 }  // namespace
 
-grpc::ServerWriteReactor<grpc::ByteBuffer>* NewDownloadReactor(
-    ResidentService& service, grpc::CallbackServerContext* ctx,
-    const grpc::ByteBuffer* request) {
+grpc::ServerWriteReactor<grpc::ByteBuffer>* NewDownloadReactor(ResidentService& service,
+                                                               grpc::CallbackServerContext* ctx,
+                                                               const grpc::ByteBuffer* request) {
   return new DownloadReactor(service, ctx, request);
 }
 

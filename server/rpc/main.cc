@@ -9,10 +9,10 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
-#include "core/byte_size.h"
-#include "core/flags_util.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "core/byte_size.h"
+#include "core/flags_util.h"
 #include "core/log.h"
 #include "server/rpc/server.h"
 
@@ -51,14 +51,12 @@ ABSL_FLAG(int64_t, max_sessions, 1024, "sessions open at once, every tenant toge
 ABSL_FLAG(int64_t, max_sessions_per_tenant, 256, "sessions one tenant may have open at once");
 ABSL_FLAG(int64_t, max_handles, int64_t{1} << 20,
           "array handles of every session together (each costs host memory)");
-ABSL_FLAG(int64_t, max_handles_per_session, int64_t{1} << 17,
-          "array handles one session may hold");
+ABSL_FLAG(int64_t, max_handles_per_session, int64_t{1} << 17, "array handles one session may hold");
 ABSL_FLAG(int64_t, max_names_per_tenant, int64_t{1} << 16, "named arrays one tenant may keep");
 ABSL_FLAG(int64_t, max_transfers_per_tenant, 64,
           "uploads and downloads of one tenant in flight at once");
 ABSL_FLAG(std::string, metrics_listen, "",
           "HOST:PORT to serve Prometheus metrics on (GET /metrics); empty: off");
-
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
@@ -120,12 +118,14 @@ int main(int argc, char** argv) {
       options.table_limits.max_handles_per_session < 1 ||
       options.table_limits.max_names_per_tenant < 1 ||
       options.table_limits.max_transfers_per_tenant < 1) {
-    std::fprintf(stderr, "the --max-* limits of queues, sessions, handles, names and "
-                         "transfers must be at least 1\n");
+    std::fprintf(stderr,
+                 "the --max-* limits of queues, sessions, handles, names and "
+                 "transfers must be at least 1\n");
     return 2;
   }
   if (options.chunk_bytes <= 0 || options.chunk_bytes > options.max_message_bytes / 2) {
-    std::fprintf(stderr, "--chunk-bytes must be positive and at most half of --max-message-bytes\n");
+    std::fprintf(stderr,
+                 "--chunk-bytes must be positive and at most half of --max-message-bytes\n");
     return 2;
   }
 

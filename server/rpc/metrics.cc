@@ -1,6 +1,5 @@
 #include "server/rpc/metrics.h"
 
-
 #include "absl/strings/str_cat.h"
 
 namespace resident {
@@ -26,16 +25,19 @@ std::string EscapeLabel(absl::string_view value) {
   std::string out;
   out.reserve(value.size());
   for (char c : value) {
-    if (c == '\\') out += "\\\\";
-    else if (c == '"') out += "\\\"";
-    else if (c == '\n') out += "\\n";
-    else out += c;
+    if (c == '\\')
+      out += "\\\\";
+    else if (c == '"')
+      out += "\\\"";
+    else if (c == '\n')
+      out += "\\n";
+    else
+      out += c;
   }
   return out;
 }
 
-void Metrics::RecordCall(absl::string_view method, absl::StatusCode code,
-                         double seconds) {
+void Metrics::RecordCall(absl::string_view method, absl::StatusCode code, double seconds) {
   const std::string m = ShortMethod(method);
   std::lock_guard<std::mutex> lock(mu_);
   ++calls_[{m, absl::StatusCodeToString(code)}];
@@ -70,18 +72,18 @@ std::string Metrics::Render(const MetricsGauges& g) const {
   Header(out, "resident_tenant_resident_bytes", "gauge",
          "Device bytes held by each tenant's arrays.");
   for (const auto& t : g.tenants) {
-    absl::StrAppend(&out, "resident_tenant_resident_bytes{tenant=\"",
-                    EscapeLabel(t.tenant), "\"} ", t.resident_bytes, "\n");
+    absl::StrAppend(&out, "resident_tenant_resident_bytes{tenant=\"", EscapeLabel(t.tenant), "\"} ",
+                    t.resident_bytes, "\n");
   }
   Header(out, "resident_tenant_arrays", "gauge", "Arrays held by each tenant.");
   for (const auto& t : g.tenants) {
-    absl::StrAppend(&out, "resident_tenant_arrays{tenant=\"", EscapeLabel(t.tenant),
-                    "\"} ", t.arrays, "\n");
+    absl::StrAppend(&out, "resident_tenant_arrays{tenant=\"", EscapeLabel(t.tenant), "\"} ",
+                    t.arrays, "\n");
   }
   Header(out, "resident_tenant_sessions", "gauge", "Open sessions of each tenant.");
   for (const auto& t : g.tenants) {
-    absl::StrAppend(&out, "resident_tenant_sessions{tenant=\"", EscapeLabel(t.tenant),
-                    "\"} ", t.sessions, "\n");
+    absl::StrAppend(&out, "resident_tenant_sessions{tenant=\"", EscapeLabel(t.tenant), "\"} ",
+                    t.sessions, "\n");
   }
   const std::string dev = absl::StrCat("{device=\"", EscapeLabel(g.device), "\"} ");
   Header(out, "resident_device_memory_total_bytes", "gauge", "Device memory in total.");
@@ -111,34 +113,33 @@ std::string Metrics::Render(const MetricsGauges& g) const {
   std::lock_guard<std::mutex> lock(mu_);
   Header(out, "resident_programs_total", "counter", "Programs run to completion.");
   for (const auto& [tenant, c] : tenants_) {
-    absl::StrAppend(&out, "resident_programs_total{tenant=\"", EscapeLabel(tenant),
-                    "\"} ", c.programs, "\n");
+    absl::StrAppend(&out, "resident_programs_total{tenant=\"", EscapeLabel(tenant), "\"} ",
+                    c.programs, "\n");
   }
   Header(out, "resident_ops_total", "counter",
          "Operations run by completed programs (loop bodies once per iteration).");
   for (const auto& [tenant, c] : tenants_) {
-    absl::StrAppend(&out, "resident_ops_total{tenant=\"", EscapeLabel(tenant), "\"} ",
-                    c.ops, "\n");
+    absl::StrAppend(&out, "resident_ops_total{tenant=\"", EscapeLabel(tenant), "\"} ", c.ops, "\n");
   }
   Header(out, "resident_transfer_bytes_total", "counter",
          "Array bytes moved by Upload and Download.");
   for (const auto& [tenant, c] : tenants_) {
     const std::string t = EscapeLabel(tenant);
-    absl::StrAppend(&out, "resident_transfer_bytes_total{tenant=\"", t,
-                    "\",direction=\"upload\"} ", c.upload_bytes, "\n");
+    absl::StrAppend(&out, "resident_transfer_bytes_total{tenant=\"", t, "\",direction=\"upload\"} ",
+                    c.upload_bytes, "\n");
     absl::StrAppend(&out, "resident_transfer_bytes_total{tenant=\"", t,
                     "\",direction=\"download\"} ", c.download_bytes, "\n");
   }
   Header(out, "resident_requests_total", "counter", "RPCs finished, by method and code.");
   for (const auto& [key, n] : calls_) {
-    absl::StrAppend(&out, "resident_requests_total{method=\"", EscapeLabel(key.first),
-                    "\",code=\"", key.second, "\"} ", n, "\n");
+    absl::StrAppend(&out, "resident_requests_total{method=\"", EscapeLabel(key.first), "\",code=\"",
+                    key.second, "\"} ", n, "\n");
   }
   Header(out, "resident_errors_total", "counter", "RPCs that failed, by method and code.");
   for (const auto& [key, n] : calls_) {
     if (key.second == "OK") continue;
-    absl::StrAppend(&out, "resident_errors_total{method=\"", EscapeLabel(key.first),
-                    "\",code=\"", key.second, "\"} ", n, "\n");
+    absl::StrAppend(&out, "resident_errors_total{method=\"", EscapeLabel(key.first), "\",code=\"",
+                    key.second, "\"} ", n, "\n");
   }
   Header(out, "resident_request_duration_seconds", "histogram",
          "RPC latency from the call's start to its status, by method.");
@@ -147,15 +148,15 @@ std::string Metrics::Render(const MetricsGauges& g) const {
     uint64_t cumulative = 0;
     for (size_t i = 0; i < kLatencyBuckets.size(); ++i) {
       cumulative += h.buckets[i];
-      absl::StrAppend(&out, "resident_request_duration_seconds_bucket{method=\"", m,
-                      "\",le=\"", Double(kLatencyBuckets[i]), "\"} ", cumulative, "\n");
+      absl::StrAppend(&out, "resident_request_duration_seconds_bucket{method=\"", m, "\",le=\"",
+                      Double(kLatencyBuckets[i]), "\"} ", cumulative, "\n");
     }
     absl::StrAppend(&out, "resident_request_duration_seconds_bucket{method=\"", m,
                     "\",le=\"+Inf\"} ", h.count, "\n");
     absl::StrAppend(&out, "resident_request_duration_seconds_sum{method=\"", m, "\"} ",
                     Double(h.sum), "\n");
-    absl::StrAppend(&out, "resident_request_duration_seconds_count{method=\"", m,
-                    "\"} ", h.count, "\n");
+    absl::StrAppend(&out, "resident_request_duration_seconds_count{method=\"", m, "\"} ", h.count,
+                    "\n");
   }
   return out;
 }

@@ -14,9 +14,9 @@
 #include <map>
 #include <mutex>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <utility>
 #include <vector>
+#include "absl/strings/string_view.h"
 
 #include "absl/status/status.h"
 
@@ -34,21 +34,20 @@ struct MetricsGauges {
   std::string device;  // "cpu", "cuda:0"
   int64_t device_total_bytes = 0;
   int64_t device_free_bytes = 0;
-  int64_t device_used_bytes = 0;   // held by arrays and running programs
-  int64_t device_cached_bytes = 0; // freed blocks the backend keeps for reuse
-  int64_t device_limit_bytes = 0;  // --max-memory
-  int64_t sessions = 0;            // open, every tenant
-  int64_t handles = 0;             // handles of every session
+  int64_t device_used_bytes = 0;    // held by arrays and running programs
+  int64_t device_cached_bytes = 0;  // freed blocks the backend keeps for reuse
+  int64_t device_limit_bytes = 0;   // --max-memory
+  int64_t sessions = 0;             // open, every tenant
+  int64_t handles = 0;              // handles of every session
   int64_t named_arrays = 0;
-  int64_t table_host_bytes = 0;    // host memory of the session/handle tables
+  int64_t table_host_bytes = 0;  // host memory of the session/handle tables
 };
 
 class Metrics {
  public:
   // Upper bounds of the latency histogram's buckets, seconds.
   static constexpr std::array<double, 14> kLatencyBuckets = {
-      0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01,
-      0.025,  0.05,    0.1,    0.25,  0.5,    1.0,   10.0};
+      0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 10.0};
 
   // One finished RPC: its full method name, outcome and duration.
   void RecordCall(absl::string_view method, absl::StatusCode code, double seconds);
@@ -76,7 +75,7 @@ class Metrics {
 
   mutable std::mutex mu_;
   std::map<std::pair<std::string, std::string>, uint64_t> calls_;  // (method, code)
-  std::map<std::string, Histogram> latency_;                      // by method
+  std::map<std::string, Histogram> latency_;                       // by method
   std::map<std::string, TenantCounters> tenants_;
 };
 

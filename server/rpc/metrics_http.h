@@ -29,9 +29,9 @@ class MetricsHttpServer {
 
  private:
   MetricsHttpServer() = default;
-  static int Handle(void* self, MHD_Connection* conn, const char* url,
-                    const char* method, const char* version,
-                    const char* upload_data, size_t* upload_size, void** state);
+  static int Handle(void* self, MHD_Connection* conn, const char* url, const char* method,
+                    const char* version, const char* upload_data, size_t* upload_size,
+                    void** state);
   std::function<std::string()> render_;
   MHD_Daemon* daemon_ = nullptr;
   int port_ = 0;

@@ -18,16 +18,18 @@ absl::StatusOr<Operand> DecodeOperand(const v1::Operand& o) {
     }
     case v1::Operand::kValue:
       return Operand::Value(o.value());
-    case v1::Operand::SOURCE_NOT_SET: break;
+    case v1::Operand::SOURCE_NOT_SET:
+      break;
   }
   return absl::InvalidArgumentError("operand names neither a handle nor a value");
 }
 
-absl::StatusOr<std::shared_ptr<const Program>> DecodeScope(
-    const v1::Program& wire, int depth, int max_depth, const std::string& where) {
+absl::StatusOr<std::shared_ptr<const Program>> DecodeScope(const v1::Program& wire, int depth,
+                                                           int max_depth,
+                                                           const std::string& where) {
   if (depth > max_depth) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        where, "loops nest deeper than the limit of ", max_depth));
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, "loops nest deeper than the limit of ", max_depth));
   }
   auto program = std::make_shared<Program>();
   program->instructions.reserve(wire.instructions_size());
@@ -37,8 +39,7 @@ absl::StatusOr<std::shared_ptr<const Program>> DecodeScope(
     Instruction ins;
     std::optional<OpKind> op = ParseOpKind(w.op());
     if (!op) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(ctx, ": unknown op '", w.op(), "'"));
+      return absl::InvalidArgumentError(absl::StrCat(ctx, ": unknown op '", w.op(), "'"));
     }
     ins.op = *op;
     const std::string octx = absl::StrCat(ctx, " (", w.op(), ")");
@@ -61,8 +62,8 @@ absl::StatusOr<std::shared_ptr<const Program>> DecodeScope(
     ins.axes.assign(w.axes().begin(), w.axes().end());
     ins.trip_count = w.trip_count();
     if (ins.op == OpKind::kLoop) {
-      ASSIGN_OR_RETURN(ins.body, DecodeScope(w.body(), depth + 1, max_depth,
-                                             absl::StrCat(octx, ", body ")));
+      ASSIGN_OR_RETURN(ins.body,
+                       DecodeScope(w.body(), depth + 1, max_depth, absl::StrCat(octx, ", body ")));
     } else if (w.has_body()) {
       return absl::InvalidArgumentError(absl::StrCat(octx, ": only loop has a body"));
     }
@@ -78,8 +79,8 @@ absl::StatusOr<std::shared_ptr<const Program>> DecodeScope(
 
 }  // namespace
 
-absl::StatusOr<std::shared_ptr<const Program>> DecodeProgram(
-    const v1::Program& program, int max_depth) {
+absl::StatusOr<std::shared_ptr<const Program>> DecodeProgram(const v1::Program& program,
+                                                             int max_depth) {
   return DecodeScope(program, 0, max_depth, "");
 }
 

@@ -15,8 +15,8 @@ namespace resident {
 
 // Decodes a program, rejecting unknown ops, malformed operands and bodies
 // nested deeper than max_depth, naming the instruction.
-absl::StatusOr<std::shared_ptr<const Program>> DecodeProgram(
-    const v1::Program& program, int max_depth);
+absl::StatusOr<std::shared_ptr<const Program>> DecodeProgram(const v1::Program& program,
+                                                             int max_depth);
 absl::StatusOr<std::vector<OutputSpec>> DecodeOutputs(
     const google::protobuf::RepeatedPtrField<v1::Output>& outputs);
 

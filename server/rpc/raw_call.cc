@@ -4,14 +4,12 @@
 
 namespace resident {
 
-absl::Status SerializeMessage(const google::protobuf::MessageLite& message,
-                              grpc::ByteBuffer* out) {
+absl::Status SerializeMessage(const google::protobuf::MessageLite& message, grpc::ByteBuffer* out) {
   bool own = false;
-  grpc::Status s = grpc::SerializationTraits<google::protobuf::MessageLite>::Serialize(
-      message, out, &own);
+  grpc::Status s =
+      grpc::SerializationTraits<google::protobuf::MessageLite>::Serialize(message, out, &own);
   if (!s.ok()) {
-    return absl::InternalError(absl::StrCat("cannot serialise the response: ",
-                                            s.error_message()));
+    return absl::InternalError(absl::StrCat("cannot serialise the response: ", s.error_message()));
   }
   return absl::OkStatus();
 }

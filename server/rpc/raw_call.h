@@ -45,16 +45,15 @@ absl::Status ParseMessage(const grpc::ByteBuffer& buffer, Message* message) {
   grpc::ByteBuffer copy(buffer);  // shares the slices; the reader needs non-const
   grpc::ProtoBufferReader reader(&copy);
   if (!reader.status().ok() || !message->ParseFromZeroCopyStream(&reader)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "the request could not be parsed as ", Message::descriptor()->full_name(),
-        " (is the client built from the same resident.proto?)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("the request could not be parsed as ", Message::descriptor()->full_name(),
+                     " (is the client built from the same resident.proto?)"));
   }
   return absl::OkStatus();
 }
 
 // Serialises `message` into `out`; INTERNAL if protobuf refuses (too large).
-absl::Status SerializeMessage(const google::protobuf::MessageLite& message,
-                              grpc::ByteBuffer* out);
+absl::Status SerializeMessage(const google::protobuf::MessageLite& message, grpc::ByteBuffer* out);
 
 // Authenticates the caller once and records the tenant for the call log.
 absl::StatusOr<Identity> AuthenticateCall(const Authenticator& auth,
@@ -63,8 +62,7 @@ absl::StatusOr<Identity> AuthenticateCall(const Authenticator& auth,
 template <class Request, class Response>
 class UnaryCall final : public grpc::ServerUnaryReactor {
  public:
-  UnaryCall(grpc::CallbackServerContext* ctx, const grpc::ByteBuffer* in,
-            grpc::ByteBuffer* out)
+  UnaryCall(grpc::CallbackServerContext* ctx, const grpc::ByteBuffer* in, grpc::ByteBuffer* out)
       : ctx_(ctx), in_(in), out_(out) {}
 
   // Parses the request and authenticates the caller (who must hold

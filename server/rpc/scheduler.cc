@@ -43,16 +43,15 @@ void Scheduler::ReapLoop() {
   }
 }
 
-absl::Status Scheduler::Submit(const std::string& tenant, Clock::time_point deadline,
-                              Task task) {
+absl::Status Scheduler::Submit(const std::string& tenant, Clock::time_point deadline, Task task) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     TenantQueue& q = tenants_[tenant];
     if (static_cast<int64_t>(q.queue.size()) >= options_.max_queued_per_tenant) {
-      return absl::ResourceExhaustedError(absl::StrCat(
-          "tenant '", tenant, "' already has ", q.queue.size(),
-          " calls waiting their turn, the server's limit (--max-queued-per-tenant); "
-          "wait for some to finish"));
+      return absl::ResourceExhaustedError(
+          absl::StrCat("tenant '", tenant, "' already has ", q.queue.size(),
+                       " calls waiting their turn, the server's limit (--max-queued-per-tenant); "
+                       "wait for some to finish"));
     }
     q.queue.push_back(Queued{deadline, std::move(task)});
     ++stats_.queued;

@@ -38,8 +38,7 @@ class Server::Impl {
 
   absl::Status Start() {
     // Security first: a refused configuration opens no device.
-    ASSIGN_OR_RETURN(std::shared_ptr<grpc::ServerCredentials> credentials,
-                     LoadSecurity());
+    ASSIGN_OR_RETURN(std::shared_ptr<grpc::ServerCredentials> credentials, LoadSecurity());
     ASSIGN_OR_RETURN(std::unique_ptr<Backend> backend, CreateBackend(options_.device));
     if (options_.max_memory_bytes < 0) {
       return absl::InvalidArgumentError("--max-memory must not be negative");
@@ -63,14 +62,12 @@ class Server::Impl {
     sched.max_concurrent_per_tenant = options_.max_concurrent_per_tenant;
     sched.max_queued_per_tenant = options_.max_queued_per_tenant;
     pool_ = std::make_unique<Scheduler>(sched);
-    service_ = std::make_unique<ResidentService>(*sessions_, *pool_, options_,
-                                                 [this] { OnPoisoned(); }, auth_,
-                                                 metrics_);
+    service_ = std::make_unique<ResidentService>(
+        *sessions_, *pool_, options_, [this] { OnPoisoned(); }, auth_, metrics_);
     admin_ = std::make_unique<AdminService>(*sessions_, auth_);
     if (!options_.metrics_listen.empty()) {
-      ASSIGN_OR_RETURN(metrics_http_,
-                       MetricsHttpServer::Start(options_.metrics_listen,
-                                                [this] { return RenderMetrics(); }));
+      ASSIGN_OR_RETURN(metrics_http_, MetricsHttpServer::Start(options_.metrics_listen,
+                                                               [this] { return RenderMetrics(); }));
     }
 
     grpc::EnableDefaultHealthCheckService(true);
@@ -93,14 +90,12 @@ class Server::Impl {
     builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
     server_ = builder.BuildAndStart();
     if (server_ == nullptr || port_ == 0) {
-      return absl::UnavailableError(
-          absl::StrCat("cannot listen on ", options_.listen));
+      return absl::UnavailableError(absl::StrCat("cannot listen on ", options_.listen));
     }
     server_->GetHealthCheckService()->SetServingStatus(true);
-    RESIDENT_LOG(kInfo, "resident-server listening on ", options_.listen,
-                 " (port ", port_, "), device ", device_->backend().name(), ": ",
-                 device_->backend().description(), ", memory limit ",
-                 device_->budget().limit(), " bytes; ", security_summary_);
+    RESIDENT_LOG(kInfo, "resident-server listening on ", options_.listen, " (port ", port_,
+                 "), device ", device_->backend().name(), ": ", device_->backend().description(),
+                 ", memory limit ", device_->budget().limit(), " bytes; ", security_summary_);
     return absl::OkStatus();
   }
 
@@ -118,20 +113,18 @@ class Server::Impl {
       return absl::InvalidArgumentError(
           "--tls-client-ca (mutual TLS) needs --tls-cert and --tls-key");
     }
-    if (!IsLoopbackAddress(options_.listen) && !options_.insecure &&
-        !(tls && auth_.enabled())) {
+    if (!IsLoopbackAddress(options_.listen) && !options_.insecure && !(tls && auth_.enabled())) {
       return absl::FailedPreconditionError(absl::StrCat(
-          "refusing to listen on ", options_.listen,
-          ", which is not a loopback address, without ",
+          "refusing to listen on ", options_.listen, ", which is not a loopback address, without ",
           !tls && !auth_.enabled() ? "TLS (--tls-cert/--tls-key) and tokens (--auth-tokens)"
-          : !tls                  ? "TLS (--tls-cert/--tls-key)"
-                                  : "tokens (--auth-tokens)",
+          : !tls                   ? "TLS (--tls-cert/--tls-key)"
+                                   : "tokens (--auth-tokens)",
           ": anyone who can reach it could read and overwrite every array. Add "
           "them, listen on 127.0.0.1, or pass --insecure on a trusted network"));
     }
     security_summary_ = absl::StrCat(
-        auth_.enabled() ? absl::StrCat(auth_.size(), " tokens") : "single-user (no tokens)",
-        ", ", tls ? (options_.tls_client_ca_file.empty() ? "TLS" : "mutual TLS") : "no TLS");
+        auth_.enabled() ? absl::StrCat(auth_.size(), " tokens") : "single-user (no tokens)", ", ",
+        tls ? (options_.tls_client_ca_file.empty() ? "TLS" : "mutual TLS") : "no TLS");
     if (!tls) return grpc::InsecureServerCredentials();
     grpc::SslServerCredentialsOptions ssl;
     grpc::SslServerCredentialsOptions::PemKeyCertPair pair;
@@ -139,10 +132,8 @@ class Server::Impl {
     ASSIGN_OR_RETURN(pair.cert_chain, ReadPem(options_.tls_cert_file, "--tls-cert"));
     ssl.pem_key_cert_pairs.push_back(std::move(pair));
     if (!options_.tls_client_ca_file.empty()) {
-      ASSIGN_OR_RETURN(ssl.pem_root_certs,
-                       ReadPem(options_.tls_client_ca_file, "--tls-client-ca"));
-      ssl.client_certificate_request =
-          GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY;
+      ASSIGN_OR_RETURN(ssl.pem_root_certs, ReadPem(options_.tls_client_ca_file, "--tls-client-ca"));
+      ssl.client_certificate_request = GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY;
     }
     return grpc::SslServerCredentials(ssl);
   }
@@ -200,8 +191,7 @@ class Server::Impl {
   void Shutdown(absl::Duration grace) {
     if (server_ == nullptr || stopped_.exchange(true)) return;
     server_->GetHealthCheckService()->SetServingStatus(false);
-    server_->Shutdown(std::chrono::system_clock::now() +
-                      absl::ToChronoMilliseconds(grace));
+    server_->Shutdown(std::chrono::system_clock::now() + absl::ToChronoMilliseconds(grace));
     server_->Wait();
     pool_.reset();  // after the server: queued programs finish their calls
     metrics_http_.reset();
@@ -246,9 +236,7 @@ Server::Server(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Server::~Server() = default;
 
 int Server::port() const { return impl_->port_; }
-int Server::metrics_port() const {
-  return impl_->metrics_http_ ? impl_->metrics_http_->port() : 0;
-}
+int Server::metrics_port() const { return impl_->metrics_http_ ? impl_->metrics_http_->port() : 0; }
 
 bool IsLoopbackAddress(const std::string& listen) {
   if (absl::StartsWith(listen, "unix:") || absl::StartsWith(listen, "unix-abstract:")) {

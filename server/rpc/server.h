@@ -29,15 +29,15 @@ struct ServerOptions {
   std::string device = "auto";             // auto | cpu | cuda:N
   int64_t max_memory_bytes = 0;            // 0: the device's total
   absl::Duration session_idle_timeout = absl::Minutes(30);
-  int64_t max_message_bytes = 64 << 20;    // per gRPC message, both ways
-  int64_t chunk_bytes = 4 << 20;           // download chunk size
-  int worker_threads = 0;                  // programs running at once; 0: auto
-  int max_concurrent_per_tenant = 2;       // programs of one tenant running at once
-  int64_t max_queued_per_tenant = 1024;    // calls of one tenant waiting their turn
-  TableLimits table_limits;                // sessions and handles, server-wide
+  int64_t max_message_bytes = 64 << 20;  // per gRPC message, both ways
+  int64_t chunk_bytes = 4 << 20;         // download chunk size
+  int worker_threads = 0;                // programs running at once; 0: auto
+  int max_concurrent_per_tenant = 2;     // programs of one tenant running at once
+  int64_t max_queued_per_tenant = 1024;  // calls of one tenant waiting their turn
+  TableLimits table_limits;              // sessions and handles, server-wide
   ProgramLimits limits;
-  QuotaConfig quotas;                      // per-tenant bytes and arrays
-  std::string data_dir;                    // named arrays persist here; empty: memory only
+  QuotaConfig quotas;    // per-tenant bytes and arrays
+  std::string data_dir;  // named arrays persist here; empty: memory only
   // Called (once) when the device is poisoned and the process must exit.
   std::function<void()> on_fatal;
 

@@ -43,8 +43,10 @@ struct DecodedRun {
 };
 
 DecodedRun DecodeRun(const v1::RunRequest& req, int max_loop_depth) {
-  DecodedRun d{SessionOf(req.session()), DecodeProgram(req.program(), max_loop_depth),
-               DecodeOutputs(req.outputs()), {}};
+  DecodedRun d{SessionOf(req.session()),
+               DecodeProgram(req.program(), max_loop_depth),
+               DecodeOutputs(req.outputs()),
+               {}};
   for (const std::string& h : req.release()) {
     if (std::optional<HandleId> id = HandleId::FromBytes(h)) d.releases.push_back(*id);
   }
@@ -59,7 +61,10 @@ bool IsSmallProgram(const Program& program,
   if (program.instructions.size() > 8) return false;
   for (const Instruction& ins : program.instructions) {
     switch (ins.op) {
-      case OpKind::kLoop: case OpKind::kDot: case OpKind::kMatmul: case OpKind::kArange:
+      case OpKind::kLoop:
+      case OpKind::kDot:
+      case OpKind::kMatmul:
+      case OpKind::kArange:
         return false;
       default:
         break;
@@ -83,16 +88,18 @@ absl::StatusOr<HandleId> SessionOf(const std::string& bytes) {
 }
 
 ResidentService::ResidentService(SessionManager& sessions, Scheduler& scheduler,
-                                 const ServerOptions& options,
-                                 std::function<void()> on_poisoned,
+                                 const ServerOptions& options, std::function<void()> on_poisoned,
                                  const Authenticator& auth, Metrics& metrics)
-    : sessions_(sessions), scheduler_(scheduler), options_(options),
-      on_poisoned_(std::move(on_poisoned)), auth_(auth), metrics_(metrics) {}
+    : sessions_(sessions),
+      scheduler_(scheduler),
+      options_(options),
+      on_poisoned_(std::move(on_poisoned)),
+      auth_(auth),
+      metrics_(metrics) {}
 
 absl::Status ResidentService::CheckDevice() {
   if (!sessions_.device().backend().poisoned()) return absl::OkStatus();
-  return absl::UnavailableError(
-      "the device hit an unrecoverable error; the server is restarting");
+  return absl::UnavailableError("the device hit an unrecoverable error; the server is restarting");
 }
 
 absl::Status ResidentService::Observe(const absl::Status& status) {
@@ -186,8 +193,8 @@ grpc::ServerUnaryReactor* ResidentService::RenewSession(grpc::CallbackServerCont
       });
 }
 
-grpc::ServerUnaryReactor* ResidentService::Run(grpc::CallbackServerContext* ctx,
-                                               const Bytes* in, Bytes* out) {
+grpc::ServerUnaryReactor* ResidentService::Run(grpc::CallbackServerContext* ctx, const Bytes* in,
+                                               Bytes* out) {
   using Call = UnaryCall<v1::RunRequest, v1::RunResponse>;
   auto* call = new Call(ctx, in, out);
   absl::Status started = call->Start(auth_, Role::kUser);
@@ -198,8 +205,8 @@ grpc::ServerUnaryReactor* ResidentService::Run(grpc::CallbackServerContext* ctx,
   }
   // A copy: once the task has run, the call (and its identity) may be gone.
   const std::string tenant = call->identity().tenant;
-  auto decoded = std::make_shared<DecodedRun>(
-      DecodeRun(call->request(), options_.limits.max_loop_depth));
+  auto decoded =
+      std::make_shared<DecodedRun>(DecodeRun(call->request(), options_.limits.max_loop_depth));
   // Runs the program (unless `expired`), then the piggybacked releases,
   // whether the program failed to decode, to plan or to run.
   auto run = [this, call, decoded](bool expired) -> absl::Status {
@@ -234,11 +241,10 @@ grpc::ServerUnaryReactor* ResidentService::Run(grpc::CallbackServerContext* ctx,
     return absl::OkStatus();
   };
   Scheduler::Task task = [this, call, run](bool expired) { call->Finish(Observe(run(expired))); };
-  const bool small =
-      decoded->session.ok() && decoded->program.ok() &&
-      IsSmallProgram(**decoded->program, [&](const HandleId& h) {
-        return sessions_.ArrayBytes(tenant, h).value_or(0);
-      });
+  const bool small = decoded->session.ok() && decoded->program.ok() &&
+                     IsSmallProgram(**decoded->program, [&](const HandleId& h) {
+                       return sessions_.ArrayBytes(tenant, h).value_or(0);
+                     });
   if (small && scheduler_.RunInlineIfIdle(tenant, task)) return call;
   // Queued per tenant and served round-robin (scheduler.h); a program whose
   // deadline passes while it waits never runs.
@@ -269,8 +275,8 @@ grpc::ServerUnaryReactor* ResidentService::Release(grpc::CallbackServerContext* 
       });
 }
 
-grpc::ServerUnaryReactor* ResidentService::Keep(grpc::CallbackServerContext* ctx,
-                                                const Bytes* in, Bytes* out) {
+grpc::ServerUnaryReactor* ResidentService::Keep(grpc::CallbackServerContext* ctx, const Bytes* in,
+                                                Bytes* out) {
   using Call = UnaryCall<v1::KeepRequest, v1::ArrayInfo>;
   auto* call = new Call(ctx, in, out);
   absl::Status started = call->Start(auth_, Role::kUser);
@@ -288,8 +294,8 @@ grpc::ServerUnaryReactor* ResidentService::Keep(grpc::CallbackServerContext* ctx
       const v1::KeepRequest& req = call->request();
       ASSIGN_OR_RETURN(HandleId session, SessionOf(req.session()));
       ASSIGN_OR_RETURN(HandleId handle, DecodeHandle(req.handle(), "handle"));
-      ASSIGN_OR_RETURN(ArrayDescription a, sessions_.Keep(call->identity().tenant, session,
-                                                          handle, req.name()));
+      ASSIGN_OR_RETURN(ArrayDescription a,
+                       sessions_.Keep(call->identity().tenant, session, handle, req.name()));
       EncodeArray(a, &call->response());
       return absl::OkStatus();
     };
@@ -299,8 +305,8 @@ grpc::ServerUnaryReactor* ResidentService::Keep(grpc::CallbackServerContext* ctx
   return call;
 }
 
-grpc::ServerUnaryReactor* ResidentService::Attach(grpc::CallbackServerContext* ctx,
-                                                  const Bytes* in, Bytes* out) {
+grpc::ServerUnaryReactor* ResidentService::Attach(grpc::CallbackServerContext* ctx, const Bytes* in,
+                                                  Bytes* out) {
   using Call = UnaryCall<v1::AttachRequest, v1::ArrayInfo>;
   return Serve<v1::AttachRequest, v1::ArrayInfo>(ctx, in, out, [this](Call& c) -> absl::Status {
     ASSIGN_OR_RETURN(HandleId session, SessionOf(c.request().session()));
@@ -311,8 +317,8 @@ grpc::ServerUnaryReactor* ResidentService::Attach(grpc::CallbackServerContext* c
   });
 }
 
-grpc::ServerUnaryReactor* ResidentService::List(grpc::CallbackServerContext* ctx,
-                                                const Bytes* in, Bytes* out) {
+grpc::ServerUnaryReactor* ResidentService::List(grpc::CallbackServerContext* ctx, const Bytes* in,
+                                                Bytes* out) {
   using Call = UnaryCall<v1::ListRequest, v1::ListResponse>;
   return Serve<v1::ListRequest, v1::ListResponse>(ctx, in, out, [this](Call& c) -> absl::Status {
     ASSIGN_OR_RETURN(HandleId session, SessionOf(c.request().session()));
@@ -323,8 +329,8 @@ grpc::ServerUnaryReactor* ResidentService::List(grpc::CallbackServerContext* ctx
   });
 }
 
-grpc::ServerReadReactor<grpc::ByteBuffer>* ResidentService::Upload(
-    grpc::CallbackServerContext* ctx, Bytes* out) {
+grpc::ServerReadReactor<grpc::ByteBuffer>* ResidentService::Upload(grpc::CallbackServerContext* ctx,
+                                                                   Bytes* out) {
   return NewUploadReactor(*this, ctx, out);
 }
 

@@ -20,26 +20,24 @@
 namespace resident {
 
 // Every method of v1::Resident, raw.
-using RawResidentService = v1::Resident::WithRawCallbackMethod_Describe<
-    v1::Resident::WithRawCallbackMethod_OpenSession<
+using RawResidentService =
+    v1::Resident::WithRawCallbackMethod_Describe<v1::Resident::WithRawCallbackMethod_OpenSession<
         v1::Resident::WithRawCallbackMethod_CloseSession<
             v1::Resident::WithRawCallbackMethod_RenewSession<
-                v1::Resident::WithRawCallbackMethod_Run<
-                    v1::Resident::WithRawCallbackMethod_Upload<
-                        v1::Resident::WithRawCallbackMethod_Download<
-                            v1::Resident::WithRawCallbackMethod_Release<
-                                v1::Resident::WithRawCallbackMethod_List<
-                                    v1::Resident::WithRawCallbackMethod_Keep<
-                                        v1::Resident::WithRawCallbackMethod_Attach<
-                                            v1::Resident::Service>>>>>>>>>>>;
+                v1::Resident::WithRawCallbackMethod_Run<v1::Resident::WithRawCallbackMethod_Upload<
+                    v1::Resident::WithRawCallbackMethod_Download<
+                        v1::Resident::WithRawCallbackMethod_Release<
+                            v1::Resident::WithRawCallbackMethod_List<
+                                v1::Resident::WithRawCallbackMethod_Keep<
+                                    v1::Resident::WithRawCallbackMethod_Attach<
+                                        v1::Resident::Service>>>>>>>>>>>;
 
 class ResidentService final : public RawResidentService {
  public:
   // `on_poisoned` runs when a call finds the device poisoned.
   // `auth` and `metrics` must outlive the service.
-  ResidentService(SessionManager& sessions, Scheduler& scheduler,
-                  const ServerOptions& options, std::function<void()> on_poisoned,
-                  const Authenticator& auth, Metrics& metrics);
+  ResidentService(SessionManager& sessions, Scheduler& scheduler, const ServerOptions& options,
+                  std::function<void()> on_poisoned, const Authenticator& auth, Metrics& metrics);
 
   using Unary = grpc::ServerUnaryReactor;
   using Bytes = grpc::ByteBuffer;

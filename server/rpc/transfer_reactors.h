@@ -15,9 +15,9 @@ class ResidentService;
 grpc::ServerReadReactor<grpc::ByteBuffer>* NewUploadReactor(ResidentService& service,
                                                             grpc::CallbackServerContext* ctx,
                                                             grpc::ByteBuffer* response);
-grpc::ServerWriteReactor<grpc::ByteBuffer>* NewDownloadReactor(
-    ResidentService& service, grpc::CallbackServerContext* ctx,
-    const grpc::ByteBuffer* request);
+grpc::ServerWriteReactor<grpc::ByteBuffer>* NewDownloadReactor(ResidentService& service,
+                                                               grpc::CallbackServerContext* ctx,
+                                                               const grpc::ByteBuffer* request);
 
 }  // namespace resident
 

@@ -52,10 +52,12 @@ class UploadReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
       RETURN_IF_ERROR(Begin(req));
     } else if (!req.session().empty() || req.dtype() != v1::DTYPE_UNSPECIFIED ||
                req.shape_size() > 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "message ", messages_, " of the upload repeats a header field (",
-          !req.session().empty() ? "session" : req.dtype() != 0 ? "dtype" : "shape",
-          "); only the first upload message carries session, dtype and shape"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("message ", messages_, " of the upload repeats a header field (",
+                       !req.session().empty() ? "session"
+                       : req.dtype() != 0     ? "dtype"
+                                              : "shape",
+                       "); only the first upload message carries session, dtype and shape"));
     }
     return upload_->Append(req.data());
   }

@@ -14,10 +14,10 @@
 #include <set>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "absl/strings/match.h"
 #include "core/handle_id.h"
 #include "core/log.h"
 #include "core/status_macros.h"
@@ -44,8 +44,8 @@ absl::Status ErrnoStatus(int err, absl::string_view what, const std::string& pat
   const absl::StatusCode code = DataDirErrorCode(err);
   const char* name = ::strerrorname_np(err);  // "ENOSPC": what operators grep for
   return absl::Status(
-      code, absl::StrCat("data dir: cannot ", what, " ", path, ": ", std::strerror(err),
-                         " (", name != nullptr ? name : absl::StrCat("errno ", err), ")",
+      code, absl::StrCat("data dir: cannot ", what, " ", path, ": ", std::strerror(err), " (",
+                         name != nullptr ? name : absl::StrCat("errno ", err), ")",
                          code == absl::StatusCode::kResourceExhausted
                              ? "; free space there or delete named arrays"
                              : ""));
@@ -79,8 +79,7 @@ absl::Status FsyncPath(const std::string& path, bool directory) {
 // replaced by the new contents (only the directory fsync failed then), so
 // the caller can undo it. `fault` names the file for MaybeCrashAt.
 absl::Status WriteDurably(const std::string& dir, const std::string& name,
-                          absl::string_view contents, absl::string_view fault,
-                          bool* replaced) {
+                          absl::string_view contents, absl::string_view fault, bool* replaced) {
   *replaced = false;
   const std::string path = absl::StrCat(dir, "/", name);
   const std::string tmp = absl::StrCat(path, ".tmp");
@@ -195,7 +194,12 @@ bool Unescape(absl::string_view s, std::string* out) {
 // PERMISSION_DENIED: those would blame the client's handle or rights.
 absl::StatusCode DataDirErrorCode(int err) {
   switch (err) {
-    case ENOSPC: case EDQUOT: case EFBIG: case EMFILE: case ENFILE: case ENOMEM:
+    case ENOSPC:
+    case EDQUOT:
+    case EFBIG:
+    case EMFILE:
+    case ENFILE:
+    case ENOMEM:
       return absl::StatusCode::kResourceExhausted;
     default:
       return absl::StatusCode::kUnavailable;
@@ -219,9 +223,9 @@ absl::StatusOr<std::unique_ptr<ArrayStore>> ArrayStore::Open(const std::string& 
     const int err = errno;
     ::close(lock_fd);
     if (err == EWOULDBLOCK) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "data dir: ", dir, " is in use by another process (it holds ", lock_path,
-          "); two servers must not share a data dir"));
+      return absl::FailedPreconditionError(
+          absl::StrCat("data dir: ", dir, " is in use by another process (it holds ", lock_path,
+                       "); two servers must not share a data dir"));
     }
     return ErrnoStatus(err, "lock", lock_path);
   }
@@ -283,9 +287,8 @@ std::vector<ArrayStore::Stored> ArrayStore::Load() {
       referenced.insert(file);
       const std::string path = absl::StrCat(arrays_dir, "/", file);
       auto skip = [&](absl::string_view why) {
-        RESIDENT_LOG(kError, "data dir: named array '", name, "' of tenant '", tenant,
-                     "': ", path, " ", why, "; ignored, not loaded (renamed to ", file,
-                     ".corrupt)");
+        RESIDENT_LOG(kError, "data dir: named array '", name, "' of tenant '", tenant, "': ", path,
+                     " ", why, "; ignored, not loaded (renamed to ", file, ".corrupt)");
         ::rename(path.c_str(), absl::StrCat(path, ".corrupt").c_str());
         dropped = true;
       };
@@ -309,8 +312,8 @@ std::vector<ArrayStore::Stored> ArrayStore::Load() {
         continue;
       }
       if (entries_.count({tenant, name}) != 0) {
-        RESIDENT_LOG(kError, "data dir: ", manifest_path, " line ", line_no,
-                     " names '", name, "' of tenant '", tenant, "' again; ignored");
+        RESIDENT_LOG(kError, "data dir: ", manifest_path, " line ", line_no, " names '", name,
+                     "' of tenant '", tenant, "' again; ignored");
         dropped = true;
         continue;
       }
@@ -338,8 +341,8 @@ std::vector<ArrayStore::Stored> ArrayStore::Load() {
 absl::Status ArrayStore::WriteManifest(absl::string_view fault) {
   std::string text = absl::StrCat(kManifestHeader, "\n");
   for (const auto& [key, e] : entries_) {
-    absl::StrAppend(&text, Escape(key.first), " ", key.second, " ", e.file, " ", e.size,
-                    " ", absl::Hex(e.checksum), "\n");
+    absl::StrAppend(&text, Escape(key.first), " ", key.second, " ", e.file, " ", e.size, " ",
+                    absl::Hex(e.checksum), "\n");
   }
   bool replaced = false;
   absl::Status s = WriteDurably(dir_, kManifest, text, fault, &replaced);
@@ -356,16 +359,15 @@ void ArrayStore::RestoreManifest() {
   }
 }
 
-absl::Status ArrayStore::Put(const std::string& tenant, const std::string& name,
-                             DType dtype, const Shape& shape, absl::string_view bytes) {
+absl::Status ArrayStore::Put(const std::string& tenant, const std::string& name, DType dtype,
+                             const Shape& shape, absl::string_view bytes) {
   const std::string file = absl::StrCat(HandleId::Random().ToHex().substr(0, 16), ".npy");
   const std::string arrays_dir = absl::StrCat(dir_, "/", kArraysDir);
   const std::string path = absl::StrCat(arrays_dir, "/", file);
   std::string contents = SerializeNpy(dtype, shape, std::string_view(bytes.data(), bytes.size()));
   const Entry entry{file, static_cast<int64_t>(contents.size()), Fnv1a64(contents)};
   bool replaced = false;
-  if (absl::Status s = WriteDurably(arrays_dir, file, contents, "keep-data", &replaced);
-      !s.ok()) {
+  if (absl::Status s = WriteDurably(arrays_dir, file, contents, "keep-data", &replaced); !s.ok()) {
     if (replaced) ::unlink(path.c_str());
     return s;
   }
@@ -385,8 +387,7 @@ absl::Status ArrayStore::Put(const std::string& tenant, const std::string& name,
   return s;
 }
 
-absl::Status ArrayStore::Remove(const std::string& tenant,
-                                const std::vector<std::string>& names) {
+absl::Status ArrayStore::Remove(const std::string& tenant, const std::vector<std::string>& names) {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<std::pair<std::pair<std::string, std::string>, Entry>> removed;
   for (const std::string& n : names) {

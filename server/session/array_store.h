@@ -37,9 +37,9 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <utility>
 #include <vector>
+#include "absl/strings/string_view.h"
 
 #include "absl/status/statusor.h"
 #include "core/npy.h"

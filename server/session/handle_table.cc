@@ -16,10 +16,10 @@ absl::Status HandleTable::CheckRoom(const HandleId& session, int64_t more) const
   auto s = by_session_.find(session);
   const int64_t held = s == by_session_.end() ? 0 : static_cast<int64_t>(s->second.size());
   if (held > limits_.max_handles_per_session - more) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "the session holds ", held, " handles and this needs ", more,
-        " more, over the server's limit of ", limits_.max_handles_per_session,
-        " per session (--max-handles-per-session); release handles first"));
+    return absl::ResourceExhaustedError(
+        absl::StrCat("the session holds ", held, " handles and this needs ", more,
+                     " more, over the server's limit of ", limits_.max_handles_per_session,
+                     " per session (--max-handles-per-session); release handles first"));
   }
   if (size() > limits_.max_handles - more) {
     return ServerLimitReached("handles in all sessions", limits_.max_handles, "--max-handles");
@@ -75,8 +75,7 @@ std::optional<HandleEntry> HandleTable::Erase(const HandleId& handle) {
   return e;
 }
 
-void HandleTable::EraseSession(const HandleId& session,
-                               absl::FunctionRef<void(HandleEntry)> gone) {
+void HandleTable::EraseSession(const HandleId& session, absl::FunctionRef<void(HandleEntry)> gone) {
   auto s = by_session_.find(session);
   if (s == by_session_.end()) return;
   set_bytes_ -= SlotBytes(s->second);

@@ -15,8 +15,8 @@ absl::Status NameNotFound() { return absl::NotFoundError("array name not found")
 absl::Status ValidateArrayName(std::string_view name) {
   bool ok = !name.empty() && name.size() <= 128;
   for (char c : name) {
-    ok = ok && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-                (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-');
+    ok = ok && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                c == '.' || c == '_' || c == '-');
   }
   if (ok) return absl::OkStatus();
   return absl::InvalidArgumentError(
@@ -44,8 +44,8 @@ absl::Status NamedArrays::BeginKeep(const std::string& tenant, const std::string
                                     absl::FunctionRef<absl::Status()> fits) {
   Names& names = tenants_[tenant];
   if (names.contains(name)) {
-    return absl::AlreadyExistsError(absl::StrCat("this tenant already has an array named '",
-                                                 name, "'; delete it first (resident rm ", name,
+    return absl::AlreadyExistsError(absl::StrCat("this tenant already has an array named '", name,
+                                                 "'; delete it first (resident rm ", name,
                                                  ") or pick another name"));
   }
   RETURN_IF_ERROR(fits());

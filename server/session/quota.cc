@@ -28,8 +28,7 @@ bool ParseQuotaBytes(absl::string_view text, int64_t* out) {
   return ParseByteSize(text, out);
 }
 
-absl::StatusOr<QuotaConfig> ParseQuotaConfig(absl::string_view text,
-                                             absl::string_view source) {
+absl::StatusOr<QuotaConfig> ParseQuotaConfig(absl::string_view text, absl::string_view source) {
   QuotaConfig config;
   bool have_default = false;
   // Tenant lines are applied after the whole file is read so that a
@@ -45,9 +44,9 @@ absl::StatusOr<QuotaConfig> ParseQuotaConfig(absl::string_view text,
   for (absl::string_view raw : absl::StrSplit(text, '\n')) {
     ++line_no;
     auto error = [&](absl::string_view why) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(source, " line ", line_no, ": ", why, " (line: '",
-                       absl::StripAsciiWhitespace(raw), "')"));
+      return absl::InvalidArgumentError(absl::StrCat(source, " line ", line_no, ": ", why,
+                                                     " (line: '", absl::StripAsciiWhitespace(raw),
+                                                     "')"));
     };
     absl::string_view line = raw.substr(0, raw.find('#'));
     std::vector<absl::string_view> words =
@@ -66,8 +65,8 @@ absl::StatusOr<QuotaConfig> ParseQuotaConfig(absl::string_view text,
       t.tenant = std::string(words[1]);
       for (const TenantLine& other : tenant_lines) {
         if (other.tenant == t.tenant) {
-          return error(absl::StrCat("tenant '", t.tenant, "' already has a line (line ",
-                                    other.line, ")"));
+          return error(
+              absl::StrCat("tenant '", t.tenant, "' already has a line (line ", other.line, ")"));
         }
       }
       first_key = 2;
@@ -90,8 +89,8 @@ absl::StatusOr<QuotaConfig> ParseQuotaConfig(absl::string_view text,
         if (kv.second == "unlimited") {
           v = Quota::kUnlimited;
         } else if (!absl::SimpleAtoi(kv.second, &v) || v < 0) {
-          return error(absl::StrCat("bad arrays '", kv.second,
-                                    "' (a non-negative number, or unlimited)"));
+          return error(
+              absl::StrCat("bad arrays '", kv.second, "' (a non-negative number, or unlimited)"));
         }
         t.q.max_arrays = v;
         t.has_arrays = true;
@@ -117,10 +116,9 @@ absl::StatusOr<QuotaConfig> LoadQuotaConfig(const std::string& path) {
   std::ifstream in(path);
   if (!in) {
     const int err = errno;
-    return absl::Status(err == ENOENT ? absl::StatusCode::kNotFound
-                                      : absl::StatusCode::kFailedPrecondition,
-                        absl::StrCat("cannot read quota config ", path, ": ",
-                                     std::strerror(err)));
+    return absl::Status(
+        err == ENOENT ? absl::StatusCode::kNotFound : absl::StatusCode::kFailedPrecondition,
+        absl::StrCat("cannot read quota config ", path, ": ", std::strerror(err)));
   }
   std::stringstream text;
   text << in.rdbuf();

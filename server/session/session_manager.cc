@@ -20,8 +20,8 @@ SessionManager::SessionManager(Device& device, SessionOptions options)
       ledger_(options_.quotas, mu_),
       names_(options_.table_limits.max_names_per_tenant),
       transfers_(options_.table_limits.max_transfers_per_tenant),
-      reaper_(std::make_unique<Reaper>(options_.reap_interval,
-                                       [this] { ReapIdle(absl::Now()); })) {}
+      reaper_(std::make_unique<Reaper>(options_.reap_interval, [this] { ReapIdle(absl::Now()); })) {
+}
 
 SessionManager::~SessionManager() {
   reaper_.reset();
@@ -86,8 +86,8 @@ int SessionManager::ReapIdle(absl::Time now) {
   for (const auto& [tenant, id] : idle) {
     if (Close(tenant, id).ok()) {  // unless it was used or closed meanwhile
       ++closed;
-      RESIDENT_LOG(kInfo, "session ", id.ToHex().substr(0, 8),
-                   " of tenant '", tenant, "' expired after its idle timeout");
+      RESIDENT_LOG(kInfo, "session ", id.ToHex().substr(0, 8), " of tenant '", tenant,
+                   "' expired after its idle timeout");
     }
   }
   return closed;
@@ -130,9 +130,10 @@ std::optional<int64_t> SessionManager::ArrayBytes(const std::string& tenant,
   return e->array.nbytes();
 }
 
-absl::StatusOr<std::vector<HandleId>> SessionManager::Register(
-    const std::string& tenant, const HandleId& session, std::vector<DeviceArray> arrays,
-    const std::string& name) {
+absl::StatusOr<std::vector<HandleId>> SessionManager::Register(const std::string& tenant,
+                                                               const HandleId& session,
+                                                               std::vector<DeviceArray> arrays,
+                                                               const std::string& name) {
   std::lock_guard<std::mutex> lock(mu_);
   // A long program renews its session on finishing.
   RETURN_IF_ERROR(sessions_.Renew(tenant, session, absl::Now()));
@@ -152,9 +153,8 @@ void SessionManager::Drop(HandleEntry entry, std::vector<DeviceArray>& doomed) {
 }
 
 absl::StatusOr<std::vector<ProgramResult>> SessionManager::Run(
-    const std::string& tenant, const HandleId& session,
-    std::shared_ptr<const Program> program, std::vector<OutputSpec> outputs,
-    const ExecOptions& options, int64_t* executed_ops) {
+    const std::string& tenant, const HandleId& session, std::shared_ptr<const Program> program,
+    std::vector<OutputSpec> outputs, const ExecOptions& options, int64_t* executed_ops) {
   ASSIGN_OR_RETURN(std::shared_ptr<Session> s, Touch(tenant, session));
   // Busy while it runs: the reaper leaves the session alone.
   {
@@ -170,9 +170,9 @@ absl::StatusOr<std::vector<ProgramResult>> SessionManager::Run(
     }
   } idle{this, s.get()};
   ASSIGN_OR_RETURN(Plan plan,
-                   PlanProgram(std::move(program), std::move(outputs),
-                               [&](const HandleId& h) { return Resolve(tenant, h); },
-                               options_.limits));
+                   PlanProgram(
+                       std::move(program), std::move(outputs),
+                       [&](const HandleId& h) { return Resolve(tenant, h); }, options_.limits));
   int64_t kept_count = 0;
   for (const OutputSpec& o : plan.outputs) kept_count += o.keep ? 1 : 0;
   // A bound past the device's limit can never be reserved: refuse it before
@@ -260,8 +260,10 @@ absl::Status SessionManager::Release(const std::string& tenant, const HandleId& 
 
 // --- transfers ------------------------------------------------------------------
 
-absl::StatusOr<std::unique_ptr<Upload>> SessionManager::BeginUpload(
-    const std::string& tenant, const HandleId& session, DType dtype, const Shape& shape) {
+absl::StatusOr<std::unique_ptr<Upload>> SessionManager::BeginUpload(const std::string& tenant,
+                                                                    const HandleId& session,
+                                                                    DType dtype,
+                                                                    const Shape& shape) {
   ASSIGN_OR_RETURN(std::shared_ptr<Session> s, Touch(tenant, session));
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -287,8 +289,9 @@ absl::StatusOr<std::unique_ptr<Upload>> SessionManager::BeginUpload(
                                   std::move(slot), std::move(finish));
 }
 
-absl::StatusOr<std::unique_ptr<Download>> SessionManager::BeginDownload(
-    const std::string& tenant, const HandleId& session, const HandleId& handle) {
+absl::StatusOr<std::unique_ptr<Download>> SessionManager::BeginDownload(const std::string& tenant,
+                                                                        const HandleId& session,
+                                                                        const HandleId& handle) {
   ASSIGN_OR_RETURN(std::shared_ptr<Session> s, Touch(tenant, session));
   ASSIGN_OR_RETURN(DeviceArray a, Resolve(tenant, handle));
   ASSIGN_OR_RETURN(std::shared_ptr<void> slot, transfers_.Take(tenant));
@@ -359,9 +362,8 @@ absl::Status SessionManager::EnableDataDir(const std::string& dir) {
   for (ArrayStore::Stored& a : stored) {
     absl::StatusOr<DeviceArray> array = LoadArray(device_, *stream, a.array);
     if (!array.ok()) {
-      RESIDENT_LOG(kError, "data dir: cannot load named array '", a.name, "' of tenant '",
-                   a.tenant, "' onto the device: ", array.status().message(),
-                   "; it stays on disk");
+      RESIDENT_LOG(kError, "data dir: cannot load named array '", a.name, "' of tenant '", a.tenant,
+                   "' onto the device: ", array.status().message(), "; it stays on disk");
       continue;
     }
     std::lock_guard<std::mutex> lock(mu_);
@@ -426,8 +428,8 @@ TableStats SessionManager::Stats() const {
   st.sessions = sessions_.size();
   st.handles = handles_.size();
   st.named_arrays = names_.Total();
-  st.host_bytes = sessions_.HostBytes() + handles_.HostBytes() + ledger_.HostBytes() +
-                  names_.HostBytes();
+  st.host_bytes =
+      sessions_.HostBytes() + handles_.HostBytes() + ledger_.HostBytes() + names_.HostBytes();
   return st;
 }
 

@@ -111,18 +111,20 @@ class SessionManager {
   // session is closed meanwhile (by an administrator), the program stops at
   // the next op boundary with CANCELLED. `executed_ops`, if given, gets the
   // number of ops the program ran (loop bodies once per iteration).
-  absl::StatusOr<std::vector<ProgramResult>> Run(
-      const std::string& tenant, const HandleId& session,
-      std::shared_ptr<const Program> program, std::vector<OutputSpec> outputs,
-      const ExecOptions& options, int64_t* executed_ops = nullptr);
+  absl::StatusOr<std::vector<ProgramResult>> Run(const std::string& tenant, const HandleId& session,
+                                                 std::shared_ptr<const Program> program,
+                                                 std::vector<OutputSpec> outputs,
+                                                 const ExecOptions& options,
+                                                 int64_t* executed_ops = nullptr);
 
   // Starts an upload of `shape` and `dtype` into the session; the device
   // memory is charged now (RESOURCE_EXHAUSTED if over the limit).
-  absl::StatusOr<std::unique_ptr<Upload>> BeginUpload(
-      const std::string& tenant, const HandleId& session, DType dtype,
-      const Shape& shape);
-  absl::StatusOr<std::unique_ptr<Download>> BeginDownload(
-      const std::string& tenant, const HandleId& session, const HandleId& handle);
+  absl::StatusOr<std::unique_ptr<Upload>> BeginUpload(const std::string& tenant,
+                                                      const HandleId& session, DType dtype,
+                                                      const Shape& shape);
+  absl::StatusOr<std::unique_ptr<Download>> BeginDownload(const std::string& tenant,
+                                                          const HandleId& session,
+                                                          const HandleId& handle);
 
   // Releases handles of the tenant and deletes names of it (durably, with a
   // data dir); NOT_FOUND (and nothing released) if any is unknown,
@@ -142,8 +144,8 @@ class SessionManager {
   // A new handle of the session for the tenant's named array. NOT_FOUND for
   // a name the tenant does not have (another tenant's included),
   // RESOURCE_EXHAUSTED over the arrays quota.
-  absl::StatusOr<ArrayDescription> Attach(const std::string& tenant,
-                                          const HandleId& session, const std::string& name);
+  absl::StatusOr<ArrayDescription> Attach(const std::string& tenant, const HandleId& session,
+                                          const std::string& name);
 
   // Opens (creating it if needed) the data dir and loads its named arrays
   // onto the device; from then on Keep and deleting names are durable. Call
@@ -182,16 +184,15 @@ class SessionManager {
   absl::StatusOr<DeviceArray> Resolve(const std::string& tenant, const HandleId& handle);
   // Registers arrays as new handles of a session (fails if it closed, or
   // over the handle limits).
-  absl::StatusOr<std::vector<HandleId>> Register(const std::string& tenant,
-                                                 const HandleId& session,
+  absl::StatusOr<std::vector<HandleId>> Register(const std::string& tenant, const HandleId& session,
                                                  std::vector<DeviceArray> arrays,
                                                  const std::string& name = "");
   // Takes a removed handle's array out of its tenant's accounting and into
   // `doomed`, for the caller to free once mu_ is dropped (mu_ held).
   void Drop(HandleEntry entry, std::vector<DeviceArray>& doomed);
   // Writes a pending keep's array to the data dir (mu_ not held).
-  absl::Status PersistKeep(Session& session, const std::string& tenant,
-                           const std::string& name, const DeviceArray& array);
+  absl::Status PersistKeep(Session& session, const std::string& tenant, const std::string& name,
+                           const DeviceArray& array);
 
   Device& device_;
   const SessionOptions options_;
@@ -200,7 +201,7 @@ class SessionManager {
   HandleTable handles_;
   TenantLedger ledger_;
   NamedArrays names_;
-  TransferSlots transfers_;  // locks itself
+  TransferSlots transfers_;         // locks itself
   std::unique_ptr<Reaper> reaper_;  // started last, stopped first
 };
 

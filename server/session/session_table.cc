@@ -68,16 +68,14 @@ const std::shared_ptr<Session>* SessionTable::Find(const std::string& tenant,
 }
 
 absl::StatusOr<std::shared_ptr<Session>> SessionTable::Touch(const std::string& tenant,
-                                                             const HandleId& id,
-                                                             absl::Time now) {
+                                                             const HandleId& id, absl::Time now) {
   const std::shared_ptr<Session>* s = Find(tenant, id);
   if (s == nullptr) return SessionNotFound();
   (*s)->last_used = now;
   return *s;
 }
 
-absl::Status SessionTable::Renew(const std::string& tenant, const HandleId& id,
-                                 absl::Time now) {
+absl::Status SessionTable::Renew(const std::string& tenant, const HandleId& id, absl::Time now) {
   const std::shared_ptr<Session>* s = Find(tenant, id);
   if (s == nullptr) return SessionNotFound();
   (*s)->last_used = now;
@@ -112,9 +110,8 @@ std::vector<SessionSnapshot> SessionTable::Snapshot() const {
   for (const auto& [id, s] : sessions_) {
     out.push_back(SessionSnapshot{id, s->tenant, s->opened, s->last_used, 0, 0});
   }
-  std::sort(out.begin(), out.end(), [](const SessionSnapshot& a, const SessionSnapshot& b) {
-    return a.opened < b.opened;
-  });
+  std::sort(out.begin(), out.end(),
+            [](const SessionSnapshot& a, const SessionSnapshot& b) { return a.opened < b.opened; });
   return out;
 }
 

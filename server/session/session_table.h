@@ -91,8 +91,7 @@ class SessionTable {
 
   // Sessions that are not busy and unused for longer than `timeout` at
   // `now`: (tenant, id) pairs, for the caller to close.
-  std::vector<std::pair<std::string, HandleId>> Idle(absl::Time now,
-                                                     absl::Duration timeout) const;
+  std::vector<std::pair<std::string, HandleId>> Idle(absl::Time now, absl::Duration timeout) const;
   // Every open session, sorted by opening; arrays and bytes are left zero
   // (the handle table knows them).
   std::vector<SessionSnapshot> Snapshot() const;

@@ -26,9 +26,9 @@ namespace resident {
 // Defaults a lab would not hit by accident; RESOURCE_EXHAUSTED names the
 // limit that was reached.
 struct TableLimits {
-  int64_t max_sessions = 1024;            // open at once, every tenant
-  int64_t max_sessions_per_tenant = 256;  // open at once, one tenant
-  int64_t max_handles = int64_t{1} << 20;           // every session together
+  int64_t max_sessions = 1024;             // open at once, every tenant
+  int64_t max_sessions_per_tenant = 256;   // open at once, one tenant
+  int64_t max_handles = int64_t{1} << 20;  // every session together
   int64_t max_handles_per_session = int64_t{1} << 17;
   int64_t max_names_per_tenant = int64_t{1} << 16;
   // Uploads and downloads of one tenant in flight at once: each holds up
@@ -42,9 +42,9 @@ absl::Status ServerLimitReached(absl::string_view what, int64_t limit, absl::str
 
 // "tenant '<tenant>' has <count> <what>, <limit_name> (<flag>); <advice>",
 // e.g. limit_name "the server's limit per tenant", advice "close some first".
-absl::Status TenantLimitReached(const std::string& tenant, int64_t count,
-                                absl::string_view what, absl::string_view limit_name,
-                                absl::string_view flag, absl::string_view advice);
+absl::Status TenantLimitReached(const std::string& tenant, int64_t count, absl::string_view what,
+                                absl::string_view limit_name, absl::string_view flag,
+                                absl::string_view advice);
 
 }  // namespace resident
 

@@ -18,15 +18,15 @@ constexpr Dimension kBytes{"device bytes", "bytes", "needs up to"};
 constexpr Dimension kArrays{"arrays", "handles and names", "needs"};
 
 // OK if `more` fits under `limit` beside what is held and set aside.
-absl::Status FitsUnder(const std::string& tenant, const Dimension& d, int64_t limit,
-                       int64_t held, int64_t reserved, int64_t more) {
+absl::Status FitsUnder(const std::string& tenant, const Dimension& d, int64_t limit, int64_t held,
+                       int64_t reserved, int64_t more) {
   // more <= limit first, so that limit - more cannot overflow.
   if (limit == Quota::kUnlimited || (more <= limit && held + reserved <= limit - more)) {
     return absl::OkStatus();
   }
   return absl::ResourceExhaustedError(absl::StrCat(
-      "tenant '", tenant, "' quota of ", limit, " ", d.quota_unit,
-      " would be exceeded: it holds ", held, " ", d.held_unit,
+      "tenant '", tenant, "' quota of ", limit, " ", d.quota_unit, " would be exceeded: it holds ",
+      held, " ", d.held_unit,
       reserved > 0 ? absl::StrCat(" (and ", reserved, " are reserved by calls in flight)") : "",
       " and this ", d.needs, " ", more, " more; release or delete arrays first"));
 }
@@ -39,15 +39,13 @@ TenantLedger::TenantLedger(QuotaConfig quotas, std::mutex& mu)
     : quotas_(std::move(quotas)), mu_(mu) {}
 
 absl::Status TenantLedger::FitsAccount(const std::string& tenant, const Quota& quota,
-                                       const Account& account, int64_t bytes,
-                                       int64_t arrays) {
+                                       const Account& account, int64_t bytes, int64_t arrays) {
   const TenantUsage& u = account.usage;
   RETURN_IF_ERROR(FitsUnder(tenant, kBytes, quota.max_bytes, u.bytes, u.reserved_bytes, bytes));
   return FitsUnder(tenant, kArrays, quota.max_arrays, u.arrays, account.reserved_arrays, arrays);
 }
 
-absl::Status TenantLedger::Fits(const std::string& tenant, int64_t bytes,
-                                int64_t arrays) const {
+absl::Status TenantLedger::Fits(const std::string& tenant, int64_t bytes, int64_t arrays) const {
   static const Account kNothing;
   auto it = tenants_.find(tenant);
   return FitsAccount(tenant, quotas_.For(tenant), it == tenants_.end() ? kNothing : it->second,

@@ -51,9 +51,8 @@ absl::Status Upload::Append(std::string_view bytes) {
   const int64_t total = array_.nbytes();
   if (static_cast<int64_t>(bytes.size()) > total - received_) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "upload carries more than the ", total, " bytes its shape ",
-        ShapeString(array_.shape), " and dtype ", DTypeName(array_.dtype),
-        " declare"));
+        "upload carries more than the ", total, " bytes its shape ", ShapeString(array_.shape),
+        " and dtype ", DTypeName(array_.dtype), " declare"));
   }
   if (bytes.empty()) return absl::OkStatus();
   // Waits for the copy: the chunk's memory is the caller's only until we return.
@@ -67,9 +66,8 @@ absl::StatusOr<ArrayDescription> Upload::Finish() {
   const int64_t total = array_.nbytes();
   if (received_ != total) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "upload ended after ", received_, " of the ", total,
-        " bytes its shape ", ShapeString(array_.shape), " and dtype ",
-        DTypeName(array_.dtype), " declare"));
+        "upload ended after ", received_, " of the ", total, " bytes its shape ",
+        ShapeString(array_.shape), " and dtype ", DTypeName(array_.dtype), " declare"));
   }
   const DeviceArray array = std::move(array_);
   ASSIGN_OR_RETURN(HandleId id, finish_(array));

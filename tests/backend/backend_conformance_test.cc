@@ -52,11 +52,16 @@ struct HostArray {
   // Element i as a double (for tolerances and messages).
   double value(int64_t i) const {
     switch (dtype) {
-      case DType::kBool: return at<uint8_t>(i);
-      case DType::kInt32: return at<int32_t>(i);
-      case DType::kInt64: return static_cast<double>(at<int64_t>(i));
-      case DType::kFloat32: return at<float>(i);
-      case DType::kFloat64: return at<double>(i);
+      case DType::kBool:
+        return at<uint8_t>(i);
+      case DType::kInt32:
+        return at<int32_t>(i);
+      case DType::kInt64:
+        return static_cast<double>(at<int64_t>(i));
+      case DType::kFloat32:
+        return at<float>(i);
+      case DType::kFloat64:
+        return at<double>(i);
     }
     return 0;
   }
@@ -64,9 +69,15 @@ struct HostArray {
     std::ostringstream os;
     os.precision(17);
     switch (dtype) {
-      case DType::kBool: os << (at<uint8_t>(i) ? "True" : "False") << " (byte " << int{at<uint8_t>(i)} << ")"; break;
-      case DType::kInt32: os << at<int32_t>(i); break;
-      case DType::kInt64: os << at<int64_t>(i); break;
+      case DType::kBool:
+        os << (at<uint8_t>(i) ? "True" : "False") << " (byte " << int{at<uint8_t>(i)} << ")";
+        break;
+      case DType::kInt32:
+        os << at<int32_t>(i);
+        break;
+      case DType::kInt64:
+        os << at<int64_t>(i);
+        break;
       case DType::kFloat32: {
         uint32_t u = at<uint32_t>(i);
         os << at<float>(i) << " (0x" << std::hex << u << ")";
@@ -89,22 +100,24 @@ HostArray Random(DType dtype, Shape shape, uint64_t seed, bool specials = true) 
   const int64_t n = h.size();
   h.bytes.resize(n * ItemSize(dtype));
   std::mt19937_64 rng(seed);
-  const double special[] = {kNaN, kInf, -kInf, 0.0, -0.0, 5e-324, 1e-310,
-                            3e9, -3e9, 1e20, -1e20, 2.5, -2.5, 0.5, 1e39};
+  const double special[] = {kNaN, kInf, -kInf, 0.0, -0.0, 5e-324, 1e-310, 3e9,
+                            -3e9, 1e20, -1e20, 2.5, -2.5, 0.5,    1e39};
   for (int64_t i = 0; i < n; ++i) {
     const uint64_t r = rng();
     switch (dtype) {
-      case DType::kBool: h.bytes[i] = r & 1; break;
+      case DType::kBool:
+        h.bytes[i] = r & 1;
+        break;
       case DType::kInt32: {
         // Mostly full range (to wrap); some small values.
-        int32_t v = (r >> 32) % 4 == 0 ? static_cast<int32_t>(r % 201) - 100
-                                       : static_cast<int32_t>(r);
+        int32_t v =
+            (r >> 32) % 4 == 0 ? static_cast<int32_t>(r % 201) - 100 : static_cast<int32_t>(r);
         std::memcpy(&h.bytes[i * 4], &v, 4);
         break;
       }
       case DType::kInt64: {
-        int64_t v = (r >> 40) % 4 == 0 ? static_cast<int64_t>(r % 201) - 100
-                                       : static_cast<int64_t>(r);
+        int64_t v =
+            (r >> 40) % 4 == 0 ? static_cast<int64_t>(r % 201) - 100 : static_cast<int64_t>(r);
         std::memcpy(&h.bytes[i * 8], &v, 8);
         break;
       }
@@ -129,9 +142,7 @@ HostArray Random(DType dtype, Shape shape, uint64_t seed, bool specials = true) 
   return h;
 }
 
-std::string Describe(DType d, const Shape& s) {
-  return std::string(DTypeName(d)) + ShapeString(s);
-}
+std::string Describe(DType d, const Shape& s) { return std::string(DTypeName(d)) + ShapeString(s); }
 
 // A backend with its own stream, and helpers to move HostArrays through it.
 struct Side {
@@ -146,8 +157,8 @@ struct Side {
         backend->Allocate(static_cast<int64_t>(h.bytes.size()), *stream);
     if (!buf.ok()) return buf.status();
     a.buffer = *buf;
-    absl::Status s = stream->CopyToDevice(h.bytes.data(), *a.buffer, 0,
-                                          static_cast<int64_t>(h.bytes.size()));
+    absl::Status s =
+        stream->CopyToDevice(h.bytes.data(), *a.buffer, 0, static_cast<int64_t>(h.bytes.size()));
     if (!s.ok()) return s;
     return a;
   }
@@ -167,8 +178,8 @@ struct Side {
 };
 
 // An op on one backend: inputs already uploaded, out allocated.
-using OpFn = std::function<absl::Status(Backend&, Stream&,
-                                        std::vector<DeviceArray>&, DeviceArray&)>;
+using OpFn =
+    std::function<absl::Status(Backend&, Stream&, std::vector<DeviceArray>&, DeviceArray&)>;
 
 // Per-output-element tolerance scale (sum of |terms|); empty for exact ops.
 using ScaleFn = std::function<std::vector<double>()>;
@@ -195,9 +206,8 @@ class BackendConformanceTest : public ::testing::TestWithParam<std::string> {
 
   // Runs `op` on both backends and compares. `what` names the case in
   // failure messages. rtol applies when scale is given (float sum/matmul).
-  void Check(const std::string& what, const std::vector<HostArray>& inputs,
-             DType out_dtype, const Shape& out_shape, const OpFn& op,
-             const ScaleFn& scale = nullptr) {
+  void Check(const std::string& what, const std::vector<HostArray>& inputs, DType out_dtype,
+             const Shape& out_shape, const OpFn& op, const ScaleFn& scale = nullptr) {
     SCOPED_TRACE(what);
     absl::StatusOr<HostArray> want = RunOn(ref_, inputs, out_dtype, out_shape, op);
     absl::StatusOr<HostArray> got = RunOn(test_, inputs, out_dtype, out_shape, op);
@@ -210,9 +220,8 @@ class BackendConformanceTest : public ::testing::TestWithParam<std::string> {
     Compare(*want, *got, scale ? scale() : std::vector<double>{});
   }
 
-  absl::StatusOr<HostArray> RunOn(Side& side, const std::vector<HostArray>& inputs,
-                                  DType out_dtype, const Shape& out_shape,
-                                  const OpFn& op) {
+  absl::StatusOr<HostArray> RunOn(Side& side, const std::vector<HostArray>& inputs, DType out_dtype,
+                                  const Shape& out_shape, const OpFn& op) {
     std::vector<DeviceArray> in;
     for (const HostArray& h : inputs) {
       absl::StatusOr<DeviceArray> a = side.Upload(h);
@@ -227,8 +236,7 @@ class BackendConformanceTest : public ::testing::TestWithParam<std::string> {
     return side.Download(*out);
   }
 
-  void Compare(const HostArray& want, const HostArray& got,
-               const std::vector<double>& scale) {
+  void Compare(const HostArray& want, const HostArray& got, const std::vector<double>& scale) {
     ASSERT_EQ(want.dtype, got.dtype);
     ASSERT_EQ(want.bytes.size(), got.bytes.size());
     const bool is_float = IsFloating(want.dtype);
@@ -251,14 +259,13 @@ class BackendConformanceTest : public ::testing::TestWithParam<std::string> {
       }
     }
     if (mismatches > 0) {
-      ADD_FAILURE() << GetParam() << " differs from cpu at " << mismatches
-                    << " of " << want.size() << " elements of "
-                    << Describe(want.dtype, want.shape) << "; first at flat index "
-                    << first << ": cpu " << want.repr(first) << ", "
+      ADD_FAILURE() << GetParam() << " differs from cpu at " << mismatches << " of " << want.size()
+                    << " elements of " << Describe(want.dtype, want.shape)
+                    << "; first at flat index " << first << ": cpu " << want.repr(first) << ", "
                     << GetParam() << " " << got.repr(first)
-                    << (scale.empty() ? std::string(" (bit-identical required)")
-                                      : " (allowed |diff| " +
-                                            std::to_string(rtol * scale[first]) + ")");
+                    << (scale.empty()
+                            ? std::string(" (bit-identical required)")
+                            : " (allowed |diff| " + std::to_string(rtol * scale[first]) + ")");
     }
   }
 
@@ -282,23 +289,32 @@ bool Accepted(ElementwiseKind op, DType d) { return ElementwiseAccepts(op, d); }
 // --- Elementwise ---------------------------------------------------------------
 
 TEST_P(BackendConformanceTest, BinaryEveryOpDtypeAndBroadcast) {
-  const std::vector<std::pair<Shape, Shape>> cases = {
-      {{1000}, {1000}},        {{3, 1}, {4}},          {{}, {2, 3}},
-      {{2, 3}, {}},            {{}, {}},               {{5, 1, 7}, {1, 6, 1}},
-      {{4, 1, 3, 1}, {2, 1, 5}}, {{0, 3}, {3}},         {{1}, {17}},
-      {{17}, {1}},             {{2, 1, 3}, {2, 4, 3}}, {{(1 << 17) + 3}, {(1 << 17) + 3}},
-      {{300, 1}, {1, 301}},    {{64, 33}, {33}}};
+  const std::vector<std::pair<Shape, Shape>> cases = {{{1000}, {1000}},
+                                                      {{3, 1}, {4}},
+                                                      {{}, {2, 3}},
+                                                      {{2, 3}, {}},
+                                                      {{}, {}},
+                                                      {{5, 1, 7}, {1, 6, 1}},
+                                                      {{4, 1, 3, 1}, {2, 1, 5}},
+                                                      {{0, 3}, {3}},
+                                                      {{1}, {17}},
+                                                      {{17}, {1}},
+                                                      {{2, 1, 3}, {2, 4, 3}},
+                                                      {{(1 << 17) + 3}, {(1 << 17) + 3}},
+                                                      {{300, 1}, {1, 301}},
+                                                      {{64, 33}, {33}}};
   uint64_t seed = 1;
   for (ElementwiseKind op : kOps) {
     for (DType d : kAllDTypes) {
       for (const auto& [sa, sb] : cases) {
         absl::StatusOr<Shape> out = BroadcastShapes(sa, sb);
         ASSERT_TRUE(out.ok());
-        const std::string what = std::string(OpName(op)) + " " + Describe(d, sa) +
-                                 " , " + Describe(d, sb);
+        const std::string what =
+            std::string(OpName(op)) + " " + Describe(d, sa) + " , " + Describe(d, sb);
         Check(what, {Random(d, sa, seed++), Random(d, sb, seed++)}, d, *out,
-              [op](Backend& b, Stream& s, std::vector<DeviceArray>& in,
-                   DeviceArray& o) { return b.Run(s, ElementwiseOp{op, {&in[0], &in[1]}, &o}); });
+              [op](Backend& b, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
+                return b.Run(s, ElementwiseOp{op, {&in[0], &in[1]}, &o});
+              });
         if (!Accepted(op, d)) break;  // refusal checked once per pair is enough
       }
     }
@@ -316,7 +332,7 @@ TEST_P(BackendConformanceTest, BinaryInPlace) {
             [op](Backend& b, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
               absl::Status st = b.Run(s, ElementwiseOp{op, {&in[0], &in[1]}, &in[0]});
               if (!st.ok()) return st;
-              return b.Run(s, ElementwiseOp{ElementwiseKind::kAdd, {&in[0], &in[0]}, &o}) ;
+              return b.Run(s, ElementwiseOp{ElementwiseKind::kAdd, {&in[0], &in[0]}, &o});
             });
       Check(std::string("in-place b = scalar ") + OpName(op) + " b, " + DTypeName(d),
             {Random(d, {}, 9), Random(d, shape, 10)}, d, shape,
@@ -337,8 +353,7 @@ TEST_P(BackendConformanceTest, NegativeEveryDtype) {
               return b.Run(s, ElementwiseOp{ElementwiseKind::kNegative, {&in[0]}, &o});
             });
     }
-    Check(std::string("negative in place ") + DTypeName(d), {Random(d, {4096}, 12)},
-          d, {4096},
+    Check(std::string("negative in place ") + DTypeName(d), {Random(d, {4096}, 12)}, d, {4096},
           [](Backend& b, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
             absl::Status st = b.Run(s, ElementwiseOp{ElementwiseKind::kNegative, {&in[0]}, &in[0]});
             if (!st.ok()) return st;
@@ -351,8 +366,9 @@ TEST_P(BackendConformanceTest, CastEveryPair) {
   for (DType from : kAllDTypes) {
     for (DType to : kAllDTypes) {
       const std::string name = std::string("cast ") + DTypeName(from) + " -> " + DTypeName(to);
-      const OpFn cast = [](Backend& b, Stream& s, std::vector<DeviceArray>& in,
-                           DeviceArray& o) { return b.Run(s, CastOp{&in[0], &o}); };
+      const OpFn cast = [](Backend& b, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
+        return b.Run(s, CastOp{&in[0], &o});
+      };
       Check(name + " (70001,)", {Random(from, {70001}, 13)}, to, {70001}, cast);
       Check(name + " (3,1)->(3,5)", {Random(from, {3, 1}, 14)}, to, {3, 5}, cast);
       Check(name + " ()->(2,2)", {Random(from, {}, 15)}, to, {2, 2}, cast);
@@ -361,23 +377,33 @@ TEST_P(BackendConformanceTest, CastEveryPair) {
   }
   // Edge values around the integer limits, float32 and float64.
   HostArray edges{DType::kFloat64, {}, {}};
-  const double values[] = {2147483647.0, 2147483647.9, 2147483648.0, -2147483648.0,
-                           -2147483648.9, -2147483649.0, 9223372036854775807.0,
-                           -9223372036854775808.0, 9.3e18, -9.3e18, 16777217.0,
-                           0.49999999999999994, -0.0, kNaN, kInf, -kInf};
+  const double values[] = {2147483647.0,
+                           2147483647.9,
+                           2147483648.0,
+                           -2147483648.0,
+                           -2147483648.9,
+                           -2147483649.0,
+                           9223372036854775807.0,
+                           -9223372036854775808.0,
+                           9.3e18,
+                           -9.3e18,
+                           16777217.0,
+                           0.49999999999999994,
+                           -0.0,
+                           kNaN,
+                           kInf,
+                           -kInf};
   for (double v : values) {
     edges.bytes.resize(edges.bytes.size() + 8);
     std::memcpy(edges.bytes.data() + edges.bytes.size() - 8, &v, 8);
   }
   edges.shape = {static_cast<int64_t>(std::size(values))};
   for (DType to : kAllDTypes) {
-    Check(std::string("cast edge float64 -> ") + DTypeName(to), {edges}, to,
-          edges.shape,
+    Check(std::string("cast edge float64 -> ") + DTypeName(to), {edges}, to, edges.shape,
           [](Backend& b, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
             return b.Run(s, CastOp{&in[0], &o});
           });
-    Check(std::string("cast edge float64 -> float32 -> ") + DTypeName(to), {edges}, to,
-          edges.shape,
+    Check(std::string("cast edge float64 -> float32 -> ") + DTypeName(to), {edges}, to, edges.shape,
           [](Backend& b, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
             DeviceArray f32;
             f32.dtype = DType::kFloat32;
@@ -395,12 +421,10 @@ TEST_P(BackendConformanceTest, CastEveryPair) {
 // --- Creation ------------------------------------------------------------------
 
 TEST_P(BackendConformanceTest, FillEveryDtype) {
-  const Scalar values[] = {Scalar::Bool(true),     Scalar::Bool(false),
-                           Scalar::Int(-7),        Scalar::Int(4294967297),
-                           Scalar::Int(INT64_MIN), Scalar::Float(0.1),
-                           Scalar::Float(-2.7),    Scalar::Float(kNaN),
-                           Scalar::Float(3e9),     Scalar::Float(-kInf),
-                           Scalar::Float(-0.0),    Scalar::Float(1e300)};
+  const Scalar values[] = {Scalar::Bool(true),      Scalar::Bool(false),    Scalar::Int(-7),
+                           Scalar::Int(4294967297), Scalar::Int(INT64_MIN), Scalar::Float(0.1),
+                           Scalar::Float(-2.7),     Scalar::Float(kNaN),    Scalar::Float(3e9),
+                           Scalar::Float(-kInf),    Scalar::Float(-0.0),    Scalar::Float(1e300)};
   for (DType d : kAllDTypes) {
     for (const Scalar& v : values) {
       for (const Shape& shape : std::vector<Shape>{{}, {0}, {3, 5}, {(1 << 17) + 1}}) {
@@ -426,11 +450,11 @@ TEST_P(BackendConformanceTest, ArangeEveryDtype) {
   for (DType d : kAllDTypes) {
     for (const auto& [start, delta] : params) {
       for (int64_t n : {int64_t{0}, int64_t{1}, int64_t{10}, int64_t{1} << 20}) {
-        Check("arange " + start.ToString() + " + i*" + delta.ToString() + " " +
-                  Describe(d, {n}),
+        Check("arange " + start.ToString() + " + i*" + delta.ToString() + " " + Describe(d, {n}),
               {}, d, {n},
-              [start, delta](Backend& b, Stream& s, std::vector<DeviceArray>&,
-                             DeviceArray& o) { return b.Run(s, ArangeOp{start, delta, &o}); });
+              [start, delta](Backend& b, Stream& s, std::vector<DeviceArray>&, DeviceArray& o) {
+                return b.Run(s, ArangeOp{start, delta, &o});
+              });
       }
     }
   }
@@ -465,13 +489,24 @@ TEST_P(BackendConformanceTest, SumEveryDtype) {
     Shape shape;
     std::optional<int> axis;
   };
-  const std::vector<Case> cases = {
-      {{}, std::nullopt},       {{0}, std::nullopt},     {{1}, std::nullopt},
-      {{7}, std::nullopt},      {{127}, std::nullopt},   {{1000}, std::nullopt},
-      {{(1 << 20) + 5}, std::nullopt}, {{3, 4, 5}, 0},   {{3, 4, 5}, 1},
-      {{3, 4, 5}, 2},           {{3, 4, 5}, -1},         {{1000, 3}, 0},
-      {{3, 1000}, 1},           {{0, 4}, 0},             {{0, 4}, 1},
-      {{200, 70, 3}, 1},        {{5, 1 << 15}, 0},       {{1 << 15, 5}, 1}};
+  const std::vector<Case> cases = {{{}, std::nullopt},
+                                   {{0}, std::nullopt},
+                                   {{1}, std::nullopt},
+                                   {{7}, std::nullopt},
+                                   {{127}, std::nullopt},
+                                   {{1000}, std::nullopt},
+                                   {{(1 << 20) + 5}, std::nullopt},
+                                   {{3, 4, 5}, 0},
+                                   {{3, 4, 5}, 1},
+                                   {{3, 4, 5}, 2},
+                                   {{3, 4, 5}, -1},
+                                   {{1000, 3}, 0},
+                                   {{3, 1000}, 1},
+                                   {{0, 4}, 0},
+                                   {{0, 4}, 1},
+                                   {{200, 70, 3}, 1},
+                                   {{5, 1 << 15}, 0},
+                                   {{1 << 15, 5}, 1}};
   for (DType d : kAllDTypes) {
     for (const Case& c : cases) {
       // No NaN/inf in sums: they would make every tolerance meaningless.
@@ -484,21 +519,21 @@ TEST_P(BackendConformanceTest, SumEveryDtype) {
         }
       }
       const std::optional<int> axis = c.axis;
-      Check("sum " + Describe(d, c.shape) + " axis " +
-                (axis ? std::to_string(*axis) : std::string("None")),
-            {a}, SumResultType(d), out_shape,
-            [axis](Backend& b, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
-              return b.Run(s, ReduceOp{ReduceKind::kSum, axis, &in[0], &o});
-            },
-            [a, axis] { return AbsSumScale(a, axis); });
+      Check(
+          "sum " + Describe(d, c.shape) + " axis " +
+              (axis ? std::to_string(*axis) : std::string("None")),
+          {a}, SumResultType(d), out_shape,
+          [axis](Backend& b, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
+            return b.Run(s, ReduceOp{ReduceKind::kSum, axis, &in[0], &o});
+          },
+          [a, axis] { return AbsSumScale(a, axis); });
     }
   }
 }
 
 // --- Matmul --------------------------------------------------------------------
 
-std::vector<double> MatmulScale(const MatmulShape& sh, const HostArray& a,
-                                const HostArray& b) {
+std::vector<double> MatmulScale(const MatmulShape& sh, const HostArray& a, const HostArray& b) {
   std::vector<double> s(sh.batch * sh.m * sh.n, 0.0);
   for (int64_t t = 0; t < sh.batch; ++t) {
     for (int64_t i = 0; i < sh.m; ++i) {
@@ -520,28 +555,26 @@ TEST_P(BackendConformanceTest, MatmulEveryDtype) {
     int64_t batch, m, k, n;
     bool a_shared, b_shared;
   };
-  const Case cases[] = {{1, 2, 3, 4, false, false},   {1, 1, 1, 1, false, false},
-                        {1, 64, 128, 48, false, false}, {3, 5, 7, 2, false, false},
-                        {4, 6, 5, 3, true, false},    {4, 6, 5, 3, false, true},
-                        {2, 3, 0, 4, false, false},   {1, 0, 3, 4, false, false},
-                        {1, 3, 4, 0, false, false},   {0, 3, 4, 5, false, false},
-                        {1, 1, 300, 1, false, false}, {2, 33, 65, 17, false, false}};
+  const Case cases[] = {
+      {1, 2, 3, 4, false, false}, {1, 1, 1, 1, false, false},   {1, 64, 128, 48, false, false},
+      {3, 5, 7, 2, false, false}, {4, 6, 5, 3, true, false},    {4, 6, 5, 3, false, true},
+      {2, 3, 0, 4, false, false}, {1, 0, 3, 4, false, false},   {1, 3, 4, 0, false, false},
+      {0, 3, 4, 5, false, false}, {1, 1, 300, 1, false, false}, {2, 33, 65, 17, false, false}};
   for (DType d : kAllDTypes) {
     for (const Case& c : cases) {
-      MatmulShape sh{c.batch, c.m, c.k, c.n, c.a_shared ? 0 : c.m * c.k,
-                              c.b_shared ? 0 : c.k * c.n};
+      MatmulShape sh{
+          c.batch, c.m, c.k, c.n, c.a_shared ? 0 : c.m * c.k, c.b_shared ? 0 : c.k * c.n};
       const HostArray a = Random(d, {c.a_shared ? 1 : c.batch, c.m, c.k}, 18, false);
       const HostArray b = Random(d, {c.b_shared ? 1 : c.batch, c.k, c.n}, 19, false);
       std::ostringstream what;
-      what << "matmul " << DTypeName(d) << " batch=" << c.batch << " m=" << c.m
-           << " k=" << c.k << " n=" << c.n << " strides=" << sh.a_batch_stride
-           << "," << sh.b_batch_stride;
-      Check(what.str(), {a, b}, d, {c.batch, c.m, c.n},
-            [sh](Backend& be, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
-              return be.Run(s, MatmulOp{sh, &in[0], &in[1], &o});
-            },
-            IsFloating(d) ? ScaleFn([sh, a, b] { return MatmulScale(sh, a, b); })
-                          : ScaleFn());
+      what << "matmul " << DTypeName(d) << " batch=" << c.batch << " m=" << c.m << " k=" << c.k
+           << " n=" << c.n << " strides=" << sh.a_batch_stride << "," << sh.b_batch_stride;
+      Check(
+          what.str(), {a, b}, d, {c.batch, c.m, c.n},
+          [sh](Backend& be, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
+            return be.Run(s, MatmulOp{sh, &in[0], &in[1], &o});
+          },
+          IsFloating(d) ? ScaleFn([sh, a, b] { return MatmulScale(sh, a, b); }) : ScaleFn());
     }
   }
 }
@@ -553,10 +586,14 @@ TEST_P(BackendConformanceTest, TransposeEveryDtype) {
     Shape shape;
     std::vector<int> perm;
   };
-  std::vector<Case> cases = {{{70, 33}, {1, 0}},        {{513, 257}, {1, 0}},
-                             {{2, 3, 4, 5}, {3, 1, 0, 2}}, {{1, 5, 1, 3}, {3, 2, 1, 0}},
-                             {{}, {}},                  {{0, 3}, {1, 0}},
-                             {{6}, {0}},                {{8, 40, 40}, {0, 2, 1}},
+  std::vector<Case> cases = {{{70, 33}, {1, 0}},
+                             {{513, 257}, {1, 0}},
+                             {{2, 3, 4, 5}, {3, 1, 0, 2}},
+                             {{1, 5, 1, 3}, {3, 2, 1, 0}},
+                             {{}, {}},
+                             {{0, 3}, {1, 0}},
+                             {{6}, {0}},
+                             {{8, 40, 40}, {0, 2, 1}},
                              {{40, 8, 40}, {2, 1, 0}}};
   std::vector<int> p = {0, 1, 2};
   do {
@@ -569,9 +606,8 @@ TEST_P(BackendConformanceTest, TransposeEveryDtype) {
       std::string perm;
       for (int i : c.perm) perm += std::to_string(i) + ",";
       const std::vector<int> pv = c.perm;
-      Check("transpose " + Describe(d, c.shape) + " by (" + perm + ")",
-            {Random(d, c.shape, 20)}, d, out,
-            [pv](Backend& b, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
+      Check("transpose " + Describe(d, c.shape) + " by (" + perm + ")", {Random(d, c.shape, 20)}, d,
+            out, [pv](Backend& b, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
               return b.Run(s, TransposeOp{pv, &in[0], &o});
             });
     }
@@ -588,11 +624,12 @@ TEST_P(BackendConformanceTest, LargeArraysOver64MiB) {
         [](Backend& be, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
           return be.Run(s, ElementwiseOp{ElementwiseKind::kAdd, {&in[0], &in[1]}, &o});
         });
-  Check("large sum float64 (9Mi,)", {a}, DType::kFloat64, {},
-        [](Backend& be, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
-          return be.Run(s, ReduceOp{ReduceKind::kSum, std::nullopt, &in[0], &o});
-        },
-        [a] { return AbsSumScale(a, std::nullopt); });
+  Check(
+      "large sum float64 (9Mi,)", {a}, DType::kFloat64, {},
+      [](Backend& be, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
+        return be.Run(s, ReduceOp{ReduceKind::kSum, std::nullopt, &in[0], &o});
+      },
+      [a] { return AbsSumScale(a, std::nullopt); });
   Check("large cast float64 -> float32 (9Mi,)", {a}, DType::kFloat32, shape,
         [](Backend& be, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
           return be.Run(s, CastOp{&in[0], &o});
@@ -603,8 +640,7 @@ TEST_P(BackendConformanceTest, HugeAllocationIsResourceExhausted) {
   Backend& b = *test_.backend;
   absl::StatusOr<std::shared_ptr<Buffer>> huge =
       b.Allocate(int64_t{1} << 50, *test_.stream);  // 1 PiB
-  EXPECT_EQ(huge.status().code(), absl::StatusCode::kResourceExhausted)
-      << huge.status();
+  EXPECT_EQ(huge.status().code(), absl::StatusCode::kResourceExhausted) << huge.status();
   // Still serves afterwards.
   absl::StatusOr<std::shared_ptr<Buffer>> small = b.Allocate(1 << 20, *test_.stream);
   ASSERT_TRUE(small.ok()) << small.status();
@@ -628,12 +664,9 @@ TEST_P(BackendConformanceTest, AllocationsAndCopies) {
   std::vector<uint8_t> back(8);
   ASSERT_TRUE(s.CopyToHost(**buf, 56, back.data(), 8).ok());
   EXPECT_EQ(back, (std::vector<uint8_t>{56, 57, 58, 59, 0, 1, 2, 3}));
-  EXPECT_EQ(s.CopyToDevice(host.data(), **buf, 60, 5).code(),
-            absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(s.CopyToHost(**buf, 65, back.data(), 0).code(),
-            absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(s.CopyToHost(**buf, -8, back.data(), 8).code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.CopyToDevice(host.data(), **buf, 60, 5).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.CopyToHost(**buf, 65, back.data(), 0).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.CopyToHost(**buf, -8, back.data(), 8).code(), absl::StatusCode::kInvalidArgument);
   const MemoryInfo m = b.memory();
   EXPECT_GT(m.total, 0);
   EXPECT_GE(m.in_use, 64);
@@ -652,11 +685,11 @@ TEST_P(BackendConformanceTest, FusedLoopsMatchTheReference) {
   f.num_carried = 1;
   f.param_dtypes = {DType::kFloat64, DType::kFloat32, DType::kBool, DType::kInt32};
   f.param_scalar = {false, true, false, false};
-  f.steps = {Step::Cast(1, DType::kFloat64),              // 4 = f64(s)
+  f.steps = {Step::Cast(1, DType::kFloat64),                 // 4 = f64(s)
              Step::Of(E::kMultiply, 0, 4, DType::kFloat64),  // 5 = x * s
-             Step::Cast(2, DType::kFloat64),              // 6 = f64(b)
+             Step::Cast(2, DType::kFloat64),                 // 6 = f64(b)
              Step::Of(E::kAdd, 5, 6, DType::kFloat64),       // 7
-             Step::Cast(3, DType::kFloat64),              // 8 = f64(k)
+             Step::Cast(3, DType::kFloat64),                 // 8 = f64(k)
              Step::Of(E::kDivide, 7, 8, DType::kFloat64),    // 9 (k may be 0)
              Step::Of(E::kNegative, 9, -1, DType::kFloat64)};
   f.yields = {10};
@@ -707,8 +740,9 @@ TEST_P(BackendConformanceTest, FusedLoopsMatchTheReference) {
                          {Random(DType::kFloat64, {n}, 101), Random(DType::kFloat32, {}, 102),
                           Random(DType::kBool, {n}, 103), Random(DType::kInt32, {n}, 104)},
                          DType::kFloat64, {n}, f);
-  Check("float64 with casts", {Random(DType::kFloat64, {n}, 101), Random(DType::kFloat32, {}, 102),
-                               Random(DType::kBool, {n}, 103), Random(DType::kInt32, {n}, 104)},
+  Check("float64 with casts",
+        {Random(DType::kFloat64, {n}, 101), Random(DType::kFloat32, {}, 102),
+         Random(DType::kBool, {n}, 103), Random(DType::kInt32, {n}, 104)},
         DType::kFloat64, {n}, run(f));
   // Integers wrap: y = -(y * k) + y, 11 times; bool: z = z + b (or).
   FusedLoopSpec g;
@@ -731,8 +765,8 @@ TEST_P(BackendConformanceTest, FusedLoopsMatchTheReference) {
   h.param_scalar = {false, false};
   h.steps = {Step::Of(E::kAdd, 0, 1, DType::kBool)};
   h.yields = {2};
-  Check("bool or", {Random(DType::kBool, {n}, 107), Random(DType::kBool, {n}, 108)},
-        DType::kBool, {n}, run(h));
+  Check("bool or", {Random(DType::kBool, {n}, 107), Random(DType::kBool, {n}, 108)}, DType::kBool,
+        {n}, run(h));
   check_against_op_by_op("bool or",
                          {Random(DType::kBool, {n}, 107), Random(DType::kBool, {n}, 108)},
                          DType::kBool, {n}, h);
@@ -772,8 +806,7 @@ TEST_P(BackendConformanceTest, ArrayLargerThanItsBufferIsRefused) {
   ASSERT_TRUE(buf.ok()) << buf.status();
   const DeviceArray fits{*buf, DType::kFloat64, {100}};
   const DeviceArray big{*buf, DType::kFloat64, {1000}};
-  EXPECT_EQ(b.Run(s, FillOp{Scalar::Float(1), &big}).code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(b.Run(s, FillOp{Scalar::Float(1), &big}).code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(b.Run(s, ElementwiseOp{ElementwiseKind::kAdd, {&fits, &fits}, &big}).code(),
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(b.Run(s, CastOp{&big, &fits}).code(), absl::StatusCode::kInvalidArgument);
@@ -820,8 +853,7 @@ TEST_P(BackendConformanceTest, StreamsAndBuffersOfAnotherDeviceAreRefused) {
   if (GetParam() == "cpu") GTEST_SKIP() << "CPU streams and buffers are host memory";
   Backend& b = *test_.backend;
   std::unique_ptr<Stream> foreign_stream = ref_backend_->NewStream();
-  EXPECT_EQ(b.Allocate(64, *foreign_stream).status().code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(b.Allocate(64, *foreign_stream).status().code(), absl::StatusCode::kInvalidArgument);
   absl::StatusOr<std::shared_ptr<Buffer>> mine = b.Allocate(64, *test_.stream);
   ASSERT_TRUE(mine.ok()) << mine.status();
   const DeviceArray x{*mine, DType::kFloat64, {8}};
@@ -845,9 +877,8 @@ TEST_P(BackendConformanceTest, BadArgumentsAreRefused) {
         [](Backend& b, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
           return b.Run(s, ElementwiseOp{ElementwiseKind::kAdd, {&in[0], &in[1]}, &o});
         });
-  Check("binary shapes do not broadcast", {f, Random(DType::kFloat64, {4}, 25)},
-        DType::kFloat64, {2, 3},
-        [](Backend& b, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
+  Check("binary shapes do not broadcast", {f, Random(DType::kFloat64, {4}, 25)}, DType::kFloat64,
+        {2, 3}, [](Backend& b, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
           return b.Run(s, ElementwiseOp{ElementwiseKind::kAdd, {&in[0], &in[1]}, &o});
         });
   Check("negative dtype mismatch", {f}, DType::kFloat32, {2, 3},
@@ -877,8 +908,7 @@ TEST_P(BackendConformanceTest, BadArgumentsAreRefused) {
         });
 }
 
-INSTANTIATE_TEST_SUITE_P(Backends, BackendConformanceTest,
-                         ::testing::Values("cpu", "cuda:0"),
+INSTANTIATE_TEST_SUITE_P(Backends, BackendConformanceTest, ::testing::Values("cpu", "cuda:0"),
                          [](const ::testing::TestParamInfo<std::string>& info) {
                            std::string name = info.param;
                            std::replace(name.begin(), name.end(), ':', '_');

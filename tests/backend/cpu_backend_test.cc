@@ -61,8 +61,7 @@ class CpuBackendTest : public ::testing::Test {
   std::vector<T> Read(const DeviceArray& a) {
     std::vector<T> v(a.num_elements());
     EXPECT_TRUE(stream_->Synchronize().ok());
-    EXPECT_TRUE(
-        stream_->CopyToHost(*a.buffer, 0, v.data(), a.nbytes()).ok());
+    EXPECT_TRUE(stream_->CopyToHost(*a.buffer, 0, v.data(), a.nbytes()).ok());
     return v;
   }
   absl::Status Binary(ElementwiseKind op, const DeviceArray& a, const DeviceArray& b,
@@ -105,8 +104,7 @@ TEST_F(CpuBackendTest, BoolAddIsOrMultiplyIsAnd) {
   EXPECT_EQ(Read<uint8_t>(out), (std::vector<uint8_t>{1, 0, 0, 0}));
   EXPECT_EQ(Binary(ElementwiseKind::kSubtract, a, b, out).code(),
             absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(Binary(ElementwiseKind::kDivide, a, b, out).code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(Binary(ElementwiseKind::kDivide, a, b, out).code(), absl::StatusCode::kInvalidArgument);
 }
 
 TEST_F(CpuBackendTest, FloatArithmeticMatchesNumPyBits) {
@@ -167,8 +165,7 @@ TEST_F(CpuBackendTest, Broadcasting) {
   auto out2 = Empty(DType::kFloat64, {2, 3});
   ASSERT_TRUE(Binary(ElementwiseKind::kDivide, s, m, out2).ok());
   // 0.5 / np.arange(1, 7)
-  EXPECT_EQ(Read<double>(out2),
-            (std::vector<double>{0.5, 0.25, 0.5 / 3, 0.125, 0.1, 0.5 / 6}));
+  EXPECT_EQ(Read<double>(out2), (std::vector<double>{0.5, 0.25, 0.5 / 3, 0.125, 0.1, 0.5 / 6}));
 
   // (2,1,3) * (4,1) -> (2,4,3)
   auto x = Make<int64_t>(DType::kInt64, {2, 1, 3}, {1, 2, 3, 4, 5, 6});
@@ -176,10 +173,8 @@ TEST_F(CpuBackendTest, Broadcasting) {
   auto out3 = Empty(DType::kInt64, {2, 4, 3});
   ASSERT_TRUE(Binary(ElementwiseKind::kMultiply, x, y, out3).ok());
   EXPECT_EQ(Read<int64_t>(out3),
-            (std::vector<int64_t>{1,    2,    3,    10,   20,   30,
-                                  100,  200,  300,  1000, 2000, 3000,
-                                  4,    5,    6,    40,   50,   60,
-                                  400,  500,  600,  4000, 5000, 6000}));
+            (std::vector<int64_t>{1, 2, 3, 10, 20, 30, 100, 200, 300, 1000, 2000, 3000,
+                                  4, 5, 6, 40, 50, 60, 400, 500, 600, 4000, 5000, 6000}));
 
   auto bad = Make<int32_t>(DType::kInt32, {3}, {1, 2, 3});
   EXPECT_EQ(Binary(ElementwiseKind::kAdd, bad, row, out).code(),
@@ -239,13 +234,12 @@ TEST_F(CpuBackendTest, CastFloatToIntegerAndBool) {
   auto a = Make<double>(DType::kFloat64, {8}, x);
   auto i32 = Empty(DType::kInt32, {8});
   ASSERT_TRUE(backend_->Run(*stream_, CastOp{&a, &i32}).ok());
-  EXPECT_EQ(Read<int32_t>(i32), (std::vector<int32_t>{kI32Min, kI32Min, kI32Min,
-                                                      kI32Min, -2, 2, kI32Min, 0}));
+  EXPECT_EQ(Read<int32_t>(i32),
+            (std::vector<int32_t>{kI32Min, kI32Min, kI32Min, kI32Min, -2, 2, kI32Min, 0}));
   auto i64 = Empty(DType::kInt64, {8});
   ASSERT_TRUE(backend_->Run(*stream_, CastOp{&a, &i64}).ok());
   EXPECT_EQ(Read<int64_t>(i64),
-            (std::vector<int64_t>{kI64Min, kI64Min, kI64Min, 3000000000, -2, 2,
-                                  kI64Min, 0}));
+            (std::vector<int64_t>{kI64Min, kI64Min, kI64Min, 3000000000, -2, 2, kI64Min, 0}));
   auto b = Empty(DType::kBool, {8});
   ASSERT_TRUE(backend_->Run(*stream_, CastOp{&a, &b}).ok());
   EXPECT_EQ(Read<uint8_t>(b), (std::vector<uint8_t>{1, 1, 1, 1, 1, 1, 1, 0}));
@@ -253,8 +247,8 @@ TEST_F(CpuBackendTest, CastFloatToIntegerAndBool) {
   std::vector<float> xf(x.begin(), x.end());
   auto af = Make<float>(DType::kFloat32, {8}, xf);
   ASSERT_TRUE(backend_->Run(*stream_, CastOp{&af, &i32}).ok());
-  EXPECT_EQ(Read<int32_t>(i32), (std::vector<int32_t>{kI32Min, kI32Min, kI32Min,
-                                                      kI32Min, -2, 2, kI32Min, 0}));
+  EXPECT_EQ(Read<int32_t>(i32),
+            (std::vector<int32_t>{kI32Min, kI32Min, kI32Min, kI32Min, -2, 2, kI32Min, 0}));
 }
 
 TEST_F(CpuBackendTest, CastBetweenNumbers) {
@@ -319,7 +313,8 @@ TEST_F(CpuBackendTest, FillConvertsLikeNumPyFull) {
   EXPECT_EQ(Bits(Read<float>(f)[2]), 0x3dcccccdu);
   auto i = Empty(DType::kInt32, {2});
   ASSERT_TRUE(backend_->Run(*stream_, FillOp{Scalar::Float(3e9), &i}).ok());
-  EXPECT_EQ(Read<int32_t>(i), (std::vector<int32_t>{kI32Min, kI32Min}));  // np.full(2, 3e9, np.int32)
+  EXPECT_EQ(Read<int32_t>(i),
+            (std::vector<int32_t>{kI32Min, kI32Min}));  // np.full(2, 3e9, np.int32)
   auto l = Empty(DType::kInt64, {2});
   ASSERT_TRUE(backend_->Run(*stream_, FillOp{Scalar::Float(-2.7), &l}).ok());
   EXPECT_EQ(Read<int64_t>(l), (std::vector<int64_t>{-2, -2}));
@@ -342,28 +337,24 @@ TEST_F(CpuBackendTest, ArangeFloatRounding) {
   ASSERT_TRUE(backend_->Run(*stream_, ArangeOp{Scalar::Float(0), Scalar::Float(0.1), &d}).ok());
   EXPECT_EQ(Read<double>(d),
             (std::vector<double>{0x0.0p+0, 0x1.999999999999ap-4, 0x1.999999999999ap-3,
-                                 0x1.3333333333334p-2, 0x1.999999999999ap-2,
-                                 0x1.0000000000000p-1, 0x1.3333333333334p-1,
-                                 0x1.6666666666667p-1, 0x1.999999999999ap-1,
+                                 0x1.3333333333334p-2, 0x1.999999999999ap-2, 0x1.0000000000000p-1,
+                                 0x1.3333333333334p-1, 0x1.6666666666667p-1, 0x1.999999999999ap-1,
                                  0x1.ccccccccccccdp-1}));
   // np.arange(1, 2, 0.1): the program layer passes NumPy's delta,
   // (1 + 0.1) - 1 = 0x1.99999999999a0p-4.
-  ASSERT_TRUE(backend_
-                  ->Run(*stream_, ArangeOp{Scalar::Float(1),
-                                           Scalar::Float(0x1.99999999999a0p-4), &d})
-                  .ok());
+  ASSERT_TRUE(
+      backend_->Run(*stream_, ArangeOp{Scalar::Float(1), Scalar::Float(0x1.99999999999a0p-4), &d})
+          .ok());
   EXPECT_EQ(Read<double>(d),
-            (std::vector<double>{0x1.0000000000000p+0, 0x1.199999999999ap+0,
-                                 0x1.3333333333334p+0, 0x1.4cccccccccccep+0,
-                                 0x1.6666666666668p+0, 0x1.8000000000002p+0,
-                                 0x1.999999999999cp+0, 0x1.b333333333336p+0,
-                                 0x1.cccccccccccd0p+0, 0x1.e66666666666ap+0}));
+            (std::vector<double>{0x1.0000000000000p+0, 0x1.199999999999ap+0, 0x1.3333333333334p+0,
+                                 0x1.4cccccccccccep+0, 0x1.6666666666668p+0, 0x1.8000000000002p+0,
+                                 0x1.999999999999cp+0, 0x1.b333333333336p+0, 0x1.cccccccccccd0p+0,
+                                 0x1.e66666666666ap+0}));
   // np.arange(0, 1, 0.1, dtype=np.float32), computed in float32.
   auto f = Empty(DType::kFloat32, {10});
   ASSERT_TRUE(backend_->Run(*stream_, ArangeOp{Scalar::Float(0), Scalar::Float(0.1), &f}).ok());
-  const uint32_t want[] = {0,          1036831949, 1045220557, 1050253722,
-                           1053609165, 1056964608, 1058642330, 1060320051,
-                           1061997773, 1063675495};
+  const uint32_t want[] = {0,          1036831949, 1045220557, 1050253722, 1053609165,
+                           1056964608, 1058642330, 1060320051, 1061997773, 1063675495};
   std::vector<float> r = Read<float>(f);
   for (int i = 0; i < 10; ++i) EXPECT_EQ(Bits(r[i]), want[i]) << i;
 }
@@ -558,15 +549,14 @@ TEST_F(CpuBackendTest, Transpose3D) {
   auto o = Empty(DType::kInt32, {4, 2, 3});
   const int p201[] = {2, 0, 1};
   ASSERT_TRUE(backend_->Run(*stream_, TransposeOp{p201, &a, &o}).ok());
-  EXPECT_EQ(Read<int32_t>(o),
-            (std::vector<int32_t>{0, 4, 8, 12, 16, 20, 1, 5, 9, 13, 17, 21,
-                                  2, 6, 10, 14, 18, 22, 3, 7, 11, 15, 19, 23}));
+  EXPECT_EQ(Read<int32_t>(o), (std::vector<int32_t>{0, 4, 8,  12, 16, 20, 1, 5, 9,  13, 17, 21,
+                                                    2, 6, 10, 14, 18, 22, 3, 7, 11, 15, 19, 23}));
   auto o2 = Empty(DType::kInt32, {3, 2, 4});
   const int p102[] = {1, 0, 2};
   ASSERT_TRUE(backend_->Run(*stream_, TransposeOp{p102, &a, &o2}).ok());
   EXPECT_EQ(Read<int32_t>(o2),
-            (std::vector<int32_t>{0, 1, 2, 3, 12, 13, 14, 15, 4, 5, 6, 7,
-                                  16, 17, 18, 19, 8, 9, 10, 11, 20, 21, 22, 23}));
+            (std::vector<int32_t>{0,  1,  2,  3,  12, 13, 14, 15, 4,  5,  6,  7,
+                                  16, 17, 18, 19, 8,  9,  10, 11, 20, 21, 22, 23}));
   const int bad[] = {0, 0, 1};
   EXPECT_EQ(backend_->Run(*stream_, TransposeOp{bad, &a, &o2}).code(),
             absl::StatusCode::kInvalidArgument);
@@ -633,8 +623,7 @@ TEST_F(CpuBackendTest, AllocatorAlignsCachesAndTrims) {
   ASSERT_TRUE(zero.ok());
   EXPECT_EQ((*zero)->size(), 0);
   EXPECT_NE((*zero)->data(), nullptr);
-  EXPECT_EQ(backend_->Allocate(-1, *stream_).status().code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(backend_->Allocate(-1, *stream_).status().code(), absl::StatusCode::kInvalidArgument);
   for (int64_t bytes : {1, 100, 4096, 1 << 20, 3 << 20}) {
     auto b = backend_->Allocate(bytes, *stream_);
     ASSERT_TRUE(b.ok());
@@ -685,12 +674,9 @@ TEST_F(CpuBackendTest, CopiesAreBoundsChecked) {
   ASSERT_TRUE(b.ok());
   char buf[32] = {};
   EXPECT_TRUE(stream_->CopyToDevice(buf, **b, 8, 8).ok());
-  EXPECT_EQ(stream_->CopyToDevice(buf, **b, 8, 9).code(),
-            absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(stream_->CopyToHost(**b, -1, buf, 4).code(),
-            absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(stream_->CopyToHost(**b, 0, buf, 17).code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(stream_->CopyToDevice(buf, **b, 8, 9).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(stream_->CopyToHost(**b, -1, buf, 4).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(stream_->CopyToHost(**b, 0, buf, 17).code(), absl::StatusCode::kInvalidArgument);
   EXPECT_TRUE(stream_->CopyToHost(**b, 16, buf, 0).ok());
 }
 

@@ -18,8 +18,7 @@ using Step = FusedLoopSpec::Step;
 // NVRTC's log when `source` does not compile to PTX for sm_90, else "".
 std::string CompileErrors(const std::string& source) {
   nvrtcProgram prog = nullptr;
-  if (nvrtcCreateProgram(&prog, source.c_str(), "fused.cu", 0, nullptr, nullptr) !=
-      NVRTC_SUCCESS) {
+  if (nvrtcCreateProgram(&prog, source.c_str(), "fused.cu", 0, nullptr, nullptr) != NVRTC_SUCCESS) {
     return "nvrtcCreateProgram failed";
   }
   const char* opts[] = {"--gpu-architecture=compute_90", "--fmad=false", "--std=c++17"};

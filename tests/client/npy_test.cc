@@ -26,8 +26,7 @@ std::string DataPath(std::string_view name) {
 }
 
 std::string TempPath(std::string_view name) {
-  return absl::StrCat(::testing::TempDir(), "/npy_test_", getpid(), "_",
-                      std::string(name));
+  return absl::StrCat(::testing::TempDir(), "/npy_test_", getpid(), "_", std::string(name));
 }
 
 std::string ReadFileBytes(const std::string& path) {
@@ -46,8 +45,7 @@ std::string Bytes(std::initializer_list<T> values) {
 }
 
 // A .npy file with the given header dict text, padded as NumPy pads it.
-std::string MakeNpy(std::string_view dict, std::string_view data,
-                    int major = 1) {
+std::string MakeNpy(std::string_view dict, std::string_view data, int major = 1) {
   const size_t preamble = major == 1 ? 10 : 12;
   std::string header(dict);
   while ((preamble + header.size() + 1) % 64 != 0) header.push_back(' ');
@@ -64,14 +62,11 @@ std::string MakeNpy(std::string_view dict, std::string_view data,
 // Expects `result` to be INVALID_ARGUMENT with a message containing each of
 // `parts`.
 template <typename T>
-void ExpectInvalid(const absl::StatusOr<T>& result,
-                   std::initializer_list<std::string_view> parts) {
+void ExpectInvalid(const absl::StatusOr<T>& result, std::initializer_list<std::string_view> parts) {
   ASSERT_FALSE(result.ok()) << "unexpectedly parsed";
-  EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument)
-      << result.status();
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument) << result.status();
   for (std::string_view part : parts) {
-    EXPECT_THAT(std::string(result.status().message()),
-                HasSubstr(std::string(part)));
+    EXPECT_THAT(std::string(result.status().message()), HasSubstr(std::string(part)));
   }
 }
 
@@ -91,13 +86,15 @@ std::vector<Fixture> NumPyFixtures() {
   std::memcpy(f64_bytes.data(), f64.data(), f64_bytes.size());
   return {
       {"bool.npy", DType::kBool, {4}, std::string("\1\0\1\1", 4)},
-      {"int32.npy", DType::kInt32, {2, 3},
+      {"int32.npy",
+       DType::kInt32,
+       {2, 3},
        Bytes<int32_t>({1, -2, 3, 2147483647, -2147483647 - 1, 0})},
-      {"int64.npy", DType::kInt64, {5},
-       Bytes<int64_t>({0, -1, int64_t{1} << 40, -(int64_t{1} << 62),
-                       INT64_MAX})},
-      {"float32.npy", DType::kFloat32, {4},
-       Bytes<float>({1.5f, -0.25f, 3.0e38f, 0.0f})},
+      {"int64.npy",
+       DType::kInt64,
+       {5},
+       Bytes<int64_t>({0, -1, int64_t{1} << 40, -(int64_t{1} << 62), INT64_MAX})},
+      {"float32.npy", DType::kFloat32, {4}, Bytes<float>({1.5f, -0.25f, 3.0e38f, 0.0f})},
       {"float64.npy", DType::kFloat64, {2, 3, 4}, f64_bytes},
       {"scalar_f64.npy", DType::kFloat64, {}, Bytes<double>({3.25})},
       {"empty_f32.npy", DType::kFloat32, {0}, ""},
@@ -119,8 +116,7 @@ TEST(ReadNpyTest, ReadsWhatNumPyWrote) {
 TEST(ReadNpyTest, ParseNpyAgreesWithReadNpy) {
   for (const Fixture& want : NumPyFixtures()) {
     SCOPED_TRACE(want.file);
-    absl::StatusOr<HostArray> got =
-        ParseNpy(ReadFileBytes(DataPath(want.file)));
+    absl::StatusOr<HostArray> got = ParseNpy(ReadFileBytes(DataPath(want.file)));
     ASSERT_TRUE(got.ok()) << got.status();
     EXPECT_EQ(got->dtype, want.dtype);
     EXPECT_EQ(got->shape, want.shape);
@@ -147,8 +143,7 @@ TEST(ReadNpyTest, FormatVersion2And3) {
 TEST(SerializeNpyTest, ByteIdenticalToNumPy) {
   for (const Fixture& f : NumPyFixtures()) {
     SCOPED_TRACE(f.file);
-    EXPECT_EQ(SerializeNpy(f.dtype, f.shape, f.bytes),
-              ReadFileBytes(DataPath(f.file)));
+    EXPECT_EQ(SerializeNpy(f.dtype, f.shape, f.bytes), ReadFileBytes(DataPath(f.file)));
   }
 }
 
@@ -168,8 +163,7 @@ TEST(WriteNpyTest, FileByteIdenticalToNumPy) {
 std::string TestBytes(DType dtype, int64_t num_elements) {
   std::string out(num_elements * ItemSize(dtype), '\0');
   for (size_t i = 0; i < out.size(); ++i) {
-    out[i] = dtype == DType::kBool ? static_cast<char>(i % 3 == 0)
-                                   : static_cast<char>(i * 37 + 11);
+    out[i] = dtype == DType::kBool ? static_cast<char>(i % 3 == 0) : static_cast<char>(i * 37 + 11);
   }
   return out;
 }
@@ -238,15 +232,14 @@ TEST(ParseNpyTest, AcceptsHeaderVariations) {
     EXPECT_EQ(got->bytes, data);
   }
   // One-byte types may carry any byte order.
-  absl::StatusOr<HostArray> b = ParseNpy(MakeNpy(
-      "{'descr': '>b1', 'fortran_order': False, 'shape': (), }", "\1"));
+  absl::StatusOr<HostArray> b =
+      ParseNpy(MakeNpy("{'descr': '>b1', 'fortran_order': False, 'shape': (), }", "\1"));
   ASSERT_TRUE(b.ok()) << b.status();
   EXPECT_EQ(b->dtype, DType::kBool);
   // Hand-made version 2.0 and 3.0 headers.
   for (int major : {2, 3}) {
     absl::StatusOr<HostArray> v = ParseNpy(MakeNpy(
-        "{'descr': '<i4', 'fortran_order': False, 'shape': (1,), }",
-        Bytes<int32_t>({-5}), major));
+        "{'descr': '<i4', 'fortran_order': False, 'shape': (1,), }", Bytes<int32_t>({-5}), major));
     ASSERT_TRUE(v.ok()) << v.status();
     EXPECT_EQ(v->bytes, Bytes<int32_t>({-5}));
   }
@@ -260,8 +253,7 @@ TEST(ReadNpyTest, UnsupportedFilesNameFileAndReason) {
     std::vector<std::string_view> reason;
   };
   const Case cases[] = {
-      {"fortran_f64.npy",
-       {"Fortran-ordered arrays are not supported", "np.ascontiguousarray"}},
+      {"fortran_f64.npy", {"Fortran-ordered arrays are not supported", "np.ascontiguousarray"}},
       {"bigendian_f64.npy", {"big-endian dtype '>f8'", "astype('<f8')"}},
       {"complex128.npy",
        {"dtype '<c16' (complex128) is not supported; supported: bool, int32, "
@@ -269,8 +261,7 @@ TEST(ReadNpyTest, UnsupportedFilesNameFileAndReason) {
       {"uint8.npy", {"dtype '|u1' (uint8) is not supported"}},
       {"object.npy", {"object arrays", "'|O'"}},
       {"structured.npy", {"structured dtypes"}},
-      {"truncated_data.npy",
-       {"truncated .npy data", "needs 32 bytes", "only 28"}},
+      {"truncated_data.npy", {"truncated .npy data", "needs 32 bytes", "only 28"}},
       {"trailing_data.npy", {"longer than its shape says", "has 40"}},
       {"truncated_header.npy", {"truncated .npy header"}},
   };
@@ -295,21 +286,16 @@ TEST(ParseNpyTest, BadMagic) {
 
 TEST(ParseNpyTest, TruncatedPreambleOrHeader) {
   ExpectInvalid(ParseNpy(std::string("\x93NUMPY\1", 7)), {"truncated"});
-  ExpectInvalid(ParseNpy(std::string("\x93NUMPY\1\0\x76", 9)),
-                {"truncated", "header length"});
-  const std::string file =
-      MakeNpy("{'descr': '<f8', 'fortran_order': False, 'shape': (), }", "");
-  ExpectInvalid(ParseNpy(file.substr(0, 30)),
-                {"truncated .npy header", "118 bytes", "after 20"});
+  ExpectInvalid(ParseNpy(std::string("\x93NUMPY\1\0\x76", 9)), {"truncated", "header length"});
+  const std::string file = MakeNpy("{'descr': '<f8', 'fortran_order': False, 'shape': (), }", "");
+  ExpectInvalid(ParseNpy(file.substr(0, 30)), {"truncated .npy header", "118 bytes", "after 20"});
 }
 
 TEST(ParseNpyTest, UnsupportedVersion) {
   std::string file =
-      MakeNpy("{'descr': '<f8', 'fortran_order': False, 'shape': (), }",
-              Bytes<double>({1}), 2);
+      MakeNpy("{'descr': '<f8', 'fortran_order': False, 'shape': (), }", Bytes<double>({1}), 2);
   file[6] = '\4';
-  ExpectInvalid(ParseNpy(file),
-                {"unsupported .npy format version 4.0", "1.0, 2.0, 3.0"});
+  ExpectInvalid(ParseNpy(file), {"unsupported .npy format version 4.0", "1.0, 2.0, 3.0"});
   file[6] = '\1';
   file[7] = '\1';
   ExpectInvalid(ParseNpy(file), {"version 1.1"});
@@ -350,22 +336,16 @@ TEST(ParseNpyTest, BadShapes) {
   ExpectInvalid(with_shape("[5]"), {"must be a tuple"});
   ExpectInvalid(with_shape("(5,,)"), {"expected an integer"});
   ExpectInvalid(with_shape("(1.5,)"), {"expected ',' or ')'"});
-  ExpectInvalid(with_shape(absl::StrCat("(", std::string(65 * 3, '1'), ")")),
-                {"does not fit"});
+  ExpectInvalid(with_shape(absl::StrCat("(", std::string(65 * 3, '1'), ")")), {"does not fit"});
   std::string rank65 = "(";
   for (int i = 0; i < 65; ++i) rank65 += "1, ";
-  ExpectInvalid(with_shape(rank65 + ")", Bytes<double>({0})),
-                {"65 dimensions"});
+  ExpectInvalid(with_shape(rank65 + ")", Bytes<double>({0})), {"65 dimensions"});
 }
 
 TEST(ParseNpyTest, BadHeaderDicts) {
-  auto parse = [](std::string_view dict) {
-    return ParseNpy(MakeNpy(dict, Bytes<double>({0})));
-  };
-  ExpectInvalid(parse("{'descr': '<f8', 'fortran_order': False}"),
-                {"missing key 'shape'"});
-  ExpectInvalid(parse("{'descr': '<f8', 'shape': (1,)}"),
-                {"missing key 'fortran_order'"});
+  auto parse = [](std::string_view dict) { return ParseNpy(MakeNpy(dict, Bytes<double>({0}))); };
+  ExpectInvalid(parse("{'descr': '<f8', 'fortran_order': False}"), {"missing key 'shape'"});
+  ExpectInvalid(parse("{'descr': '<f8', 'shape': (1,)}"), {"missing key 'fortran_order'"});
   ExpectInvalid(parse("{'descr': '<f8', 'fortran_order': False, "
                       "'shape': (1,), 'extra': 1}"),
                 {"unexpected key 'extra'"});
@@ -375,8 +355,7 @@ TEST(ParseNpyTest, BadHeaderDicts) {
   ExpectInvalid(parse("{'descr': '<f8' 'fortran_order': False, "
                       "'shape': (1,)}"),
                 {"expected ',' or '}'"});
-  ExpectInvalid(parse("{'descr': '<f8', 'fortran_order': 0, 'shape': (1,)}"),
-                {"True or False"});
+  ExpectInvalid(parse("{'descr': '<f8', 'fortran_order': 0, 'shape': (1,)}"), {"True or False"});
   ExpectInvalid(parse("['descr', '<f8']"), {"start with '{'"});
   ExpectInvalid(parse("{'descr': '<f8, 'fortran_order': False, "
                       "'shape': (1,)}"),
@@ -390,20 +369,16 @@ TEST(ParseNpyTest, BadHeaderDicts) {
 }
 
 TEST(ParseNpyTest, FortranOrder) {
-  ExpectInvalid(
-      ParseNpy(MakeNpy(
-          "{'descr': '<f8', 'fortran_order': True, 'shape': (2, 3), }",
-          std::string(48, '\0'))),
-      {"Fortran-ordered arrays are not supported; save with "
-       "np.ascontiguousarray"});
+  ExpectInvalid(ParseNpy(MakeNpy("{'descr': '<f8', 'fortran_order': True, 'shape': (2, 3), }",
+                                 std::string(48, '\0'))),
+                {"Fortran-ordered arrays are not supported; save with "
+                 "np.ascontiguousarray"});
 }
 
 TEST(ParseNpyTest, DataLengthMismatch) {
-  const std::string_view dict =
-      "{'descr': '<i4', 'fortran_order': False, 'shape': (2, 2), }";
+  const std::string_view dict = "{'descr': '<i4', 'fortran_order': False, 'shape': (2, 2), }";
   ExpectInvalid(ParseNpy(MakeNpy(dict, std::string(15, 'x'))),
-                {"truncated .npy data", "(2, 2) of int32 needs 16 bytes",
-                 "only 15"});
+                {"truncated .npy data", "(2, 2) of int32 needs 16 bytes", "only 15"});
   ExpectInvalid(ParseNpy(MakeNpy(dict, std::string(17, 'x'))),
                 {"longer than its shape says", "has 17"});
 }
@@ -444,16 +419,14 @@ TEST(WriteNpyTest, WrongByteCountOrShapeIsInvalid) {
 }
 
 TEST(WriteNpyTest, UnwritablePathIsAnError) {
-  absl::Status st = WriteNpy(NPY_TEST_DATA_DIR, DType::kInt32, {1},
-                             Bytes<int32_t>({1}));
+  absl::Status st = WriteNpy(NPY_TEST_DATA_DIR, DType::kInt32, {1}, Bytes<int32_t>({1}));
   EXPECT_FALSE(st.ok());
   EXPECT_THAT(std::string(st.message()), HasSubstr(NPY_TEST_DATA_DIR));
 }
 
 TEST(WriteNpyTest, FullDeviceIsReported) {
   if (access("/dev/full", W_OK) != 0) GTEST_SKIP() << "no writable /dev/full";
-  absl::Status st = WriteNpy("/dev/full", DType::kFloat64, {1000},
-                             std::string(8000, '\0'));
+  absl::Status st = WriteNpy("/dev/full", DType::kFloat64, {1000}, std::string(8000, '\0'));
   EXPECT_EQ(st.code(), absl::StatusCode::kResourceExhausted) << st;
   EXPECT_THAT(std::string(st.message()), HasSubstr("/dev/full"));
   EXPECT_EQ(access("/dev/full", F_OK), 0) << "a device must not be removed";

@@ -75,8 +75,8 @@ class BadInputTest : public ::testing::Test {
     grpc::ChannelArguments args;
     args.SetMaxReceiveMessageSize(-1);
     args.SetMaxSendMessageSize(-1);  // let the server be the one to refuse
-    stub_ = v1::Resident::NewStub(grpc::CreateCustomChannel(
-        Target(*server_), grpc::InsecureChannelCredentials(), args));
+    stub_ = v1::Resident::NewStub(
+        grpc::CreateCustomChannel(Target(*server_), grpc::InsecureChannelCredentials(), args));
     baseline_ = server_->device().budget().used();
     v1::OpenSessionRequest req;
     v1::OpenSessionResponse resp;
@@ -106,8 +106,8 @@ class BadInputTest : public ::testing::Test {
         << "used " << server_->device().budget().used() << ", started at " << baseline_;
   }
 
-  absl::StatusOr<v1::RunResponse> Run(v1::RunRequest req,
-                                      std::chrono::milliseconds deadline = std::chrono::seconds(30)) {
+  absl::StatusOr<v1::RunResponse> Run(
+      v1::RunRequest req, std::chrono::milliseconds deadline = std::chrono::seconds(30)) {
     if (!req.has_program() && req.outputs_size() == 0 && req.session().empty()) {
       req.set_session(session_);
     }
@@ -134,8 +134,7 @@ class BadInputTest : public ::testing::Test {
   // with cancel_after >= 0 the client cancels after that many chunks.
   absl::StatusOr<v1::ArrayInfo> UploadRaw(const std::string& session, int dtype,
                                           std::vector<int64_t> shape,
-                                          std::vector<std::string> chunks,
-                                          int cancel_after = -1) {
+                                          std::vector<std::string> chunks, int cancel_after = -1) {
     grpc::ClientContext ctx;
     v1::ArrayInfo info;
     auto writer = stub_->Upload(&ctx, &info);
@@ -272,34 +271,48 @@ TEST_F(BadInputTest, EveryBadRequestIsRefusedAndTheServerStillServes) {
        },
        absl::StatusCode::kNotFound, "array handle not found"},
       {"shape mismatch in add",
-       [&] { return RunKeep(program({Ins("ones", {2, 3}), Ins("ones", {4}), Binary("add", Val(0), Val(1))}), 2); },
+       [&] {
+         return RunKeep(
+             program({Ins("ones", {2, 3}), Ins("ones", {4}), Binary("add", Val(0), Val(1))}), 2);
+       },
        absl::StatusCode::kInvalidArgument, "instruction 2 (add): operands could not be broadcast"},
       {"shape mismatch in dot",
-       [&] { return RunKeep(program({Ins("ones", {2, 3}), Ins("ones", {4, 5}), Binary("dot", Val(0), Val(1))}), 2); },
+       [&] {
+         return RunKeep(
+             program({Ins("ones", {2, 3}), Ins("ones", {4, 5}), Binary("dot", Val(0), Val(1))}), 2);
+       },
        absl::StatusCode::kInvalidArgument, "not aligned: 3 (dim 1) != 4 (dim 0)"},
       {"shape mismatch against a handle",
-       [&] { return RunKeep(program({Ins("ones", {3}), Binary("multiply", Hnd(premade_), Val(0))}), 1); },
+       [&] {
+         return RunKeep(program({Ins("ones", {3}), Binary("multiply", Hnd(premade_), Val(0))}), 1);
+       },
        absl::StatusCode::kInvalidArgument, "could not be broadcast"},
       {"negative dimension",
-       [&] { return RunKeep(program({Ins("ones", {3, -1})}), 0); },
+       [&] {
+         return RunKeep(program({Ins("ones", {3, -1})}), 0);
+       },
        absl::StatusCode::kInvalidArgument, "negative dimension -1"},
       {"element count overflows 64 bits",
-       [&] { return RunKeep(program({Ins("ones", {int64_t{1} << 62, 4})}), 0); },
+       [&] {
+         return RunKeep(program({Ins("ones", {int64_t{1} << 62, 4})}), 0);
+       },
        absl::StatusCode::kInvalidArgument, "more elements than fit in 64 bits"},
       {"byte count overflows 64 bits",
-       [&] { return RunKeep(program({Ins("zeros", {int64_t{1} << 61, 2})}), 0); },
+       [&] {
+         return RunKeep(program({Ins("zeros", {int64_t{1} << 61, 2})}), 0);
+       },
        absl::StatusCode::kInvalidArgument, "overflow"},
-      {"unsupported dtype in a program",
-       [&] { return RunKeep(program({bad_dtype}), 0); },
+      {"unsupported dtype in a program", [&] { return RunKeep(program({bad_dtype}), 0); },
        absl::StatusCode::kInvalidArgument, "unsupported dtype 99"},
       {"unsupported dtype in an upload",
        [&] { return UploadRaw(session_, 99, {2}, {std::string(16, '\0')}).status(); },
        absl::StatusCode::kInvalidArgument, "unsupported dtype 99"},
-      {"unknown op",
-       [&] { return RunKeep(program({Ins("frobnicate", {2})}), 0); },
+      {"unknown op", [&] { return RunKeep(program({Ins("frobnicate", {2})}), 0); },
        absl::StatusCode::kInvalidArgument, "instruction 0: unknown op 'frobnicate'"},
       {"reference to a later result",
-       [&] { return RunKeep(program({Binary("add", Val(1), Val(1)), Ins("ones", {2})}), 0); },
+       [&] {
+         return RunKeep(program({Binary("add", Val(1), Val(1)), Ins("ones", {2})}), 0);
+       },
        absl::StatusCode::kInvalidArgument, "refers to value 1"},
       {"operand names nothing",
        [&] {
@@ -311,8 +324,7 @@ TEST_F(BadInputTest, EveryBadRequestIsRefusedAndTheServerStillServes) {
       {"malformed handle",
        [&] { return RunKeep(program({Binary("add", Hnd("abc"), Hnd(premade_))}), 0); },
        absl::StatusCode::kInvalidArgument, "handle must be 16 bytes, got 3"},
-      {"output names an undefined value",
-       [&] { return RunKeep(program({Ins("ones", {2})}), 5); },
+      {"output names an undefined value", [&] { return RunKeep(program({Ins("ones", {2})}), 5); },
        absl::StatusCode::kInvalidArgument, "output 0 names value 5"},
       {"bool subtract",
        [&] {
@@ -322,19 +334,26 @@ TEST_F(BadInputTest, EveryBadRequestIsRefusedAndTheServerStillServes) {
        },
        absl::StatusCode::kInvalidArgument, "boolean subtract"},
       {"loop with a negative trip count",
-       [&] { return RunKeep(program({Ins("ones", {2}), DoublingLoop(-1, Val(0))}), 1); },
+       [&] {
+         return RunKeep(program({Ins("ones", {2}), DoublingLoop(-1, Val(0))}), 1);
+       },
        absl::StatusCode::kInvalidArgument, "instruction 1 (loop): trip count -1 is outside"},
       {"loop with an absurd trip count",
-       [&] { return RunKeep(program({Ins("ones", {2}), DoublingLoop(int64_t{1} << 40, Val(0))}), 1); },
+       [&] {
+         return RunKeep(program({Ins("ones", {2}), DoublingLoop(int64_t{1} << 40, Val(0))}), 1);
+       },
        absl::StatusCode::kInvalidArgument, "trip count 1099511627776 is outside"},
-      {"loops nested deeper than the limit",
-       [&] { return RunKeep(nested(9), 1); },
+      {"loops nested deeper than the limit", [&] { return RunKeep(nested(9), 1); },
        absl::StatusCode::kInvalidArgument, "nest deeper than the limit of 8"},
       {"inline result over the limit",
        [&] { return RunKeep(program({Ins("ones", {100000})}), 0, /*return_data=*/true); },
        absl::StatusCode::kResourceExhausted, "over the server's limit of 524288"},
       {"upload with too many bytes",
-       [&] { return UploadRaw(session_, v1::DTYPE_INT64, {10}, {std::string(48, 'a'), std::string(40, 'b')}).status(); },
+       [&] {
+         return UploadRaw(session_, v1::DTYPE_INT64, {10},
+                          {std::string(48, 'a'), std::string(40, 'b')})
+             .status();
+       },
        absl::StatusCode::kInvalidArgument, "upload carries more than the 80 bytes"},
       {"upload with too few bytes",
        [&] { return UploadRaw(session_, v1::DTYPE_INT64, {10}, {std::string(72, 'a')}).status(); },
@@ -348,17 +367,22 @@ TEST_F(BadInputTest, EveryBadRequestIsRefusedAndTheServerStillServes) {
       {"upload cancelled by the client mid-stream",
        [&] {
          std::vector<std::string> chunks(8, std::string(256 << 10, 'z'));  // 2 MiB declared
-         return UploadRaw(session_, v1::DTYPE_FLOAT64, {256 << 10}, chunks, /*cancel_after=*/3).status();
+         return UploadRaw(session_, v1::DTYPE_FLOAT64, {256 << 10}, chunks, /*cancel_after=*/3)
+             .status();
        },
        absl::StatusCode::kCancelled, ""},
       {"upload message over the message-size limit",
-       [&] { return UploadRaw(session_, v1::DTYPE_BOOL, {2 << 20}, {std::string(2 << 20, '\x01')}).status(); },
+       [&] {
+         return UploadRaw(session_, v1::DTYPE_BOOL, {2 << 20}, {std::string(2 << 20, '\x01')})
+             .status();
+       },
        absl::StatusCode::kResourceExhausted, "larger than max"},
-      {"run request over the message-size limit",
-       [&] { return RunKeep(program({huge_op}), 0); },
+      {"run request over the message-size limit", [&] { return RunKeep(program({huge_op}), 0); },
        absl::StatusCode::kResourceExhausted, "larger than max"},
       {"program needing more than --max-memory",
-       [&] { return RunKeep(program({Ins("ones", {3000, 3000})}), 0); },  // 72 MB > 64 MiB
+       [&] {
+         return RunKeep(program({Ins("ones", {3000, 3000})}), 0);
+       },  // 72 MB > 64 MiB
        absl::StatusCode::kResourceExhausted, "needs 72000000 bytes of device memory"},
       {"program whose kept results together exceed --max-memory",
        [&]() -> absl::Status {
@@ -374,13 +398,17 @@ TEST_F(BadInputTest, EveryBadRequestIsRefusedAndTheServerStillServes) {
        },
        absl::StatusCode::kResourceExhausted, "--max-memory"},
       {"upload larger than --max-memory",
-       [&] { return UploadRaw(session_, v1::DTYPE_FLOAT64, {10000000}, {std::string(1000, 'a')}).status(); },
+       [&] {
+         return UploadRaw(session_, v1::DTYPE_FLOAT64, {10000000}, {std::string(1000, 'a')})
+             .status();
+       },
        absl::StatusCode::kResourceExhausted, "--max-memory"},
       {"run past its deadline stops and keeps nothing",
        [&]() -> absl::Status {
          v1::RunRequest req;
          req.set_session(session_);
-         *req.mutable_program() = program({Ins("ones", {1000}), DoublingLoop(int64_t{1} << 30, Val(0))});
+         *req.mutable_program() =
+             program({Ins("ones", {1000}), DoublingLoop(int64_t{1} << 30, Val(0))});
          v1::Output* o = req.add_outputs();
          o->set_value(1);
          o->set_keep(true);
@@ -414,7 +442,10 @@ TEST_F(BadInputTest, EveryBadRequestIsRefusedAndTheServerStillServes) {
        },
        absl::StatusCode::kInvalidArgument, "session id must be 16 bytes, got 5"},
       {"upload into an unknown session",
-       [&] { return UploadRaw(HandleId::Random().bytes(), v1::DTYPE_INT64, {1}, {std::string(8, 'a')}).status(); },
+       [&] {
+         return UploadRaw(HandleId::Random().bytes(), v1::DTYPE_INT64, {1}, {std::string(8, 'a')})
+             .status();
+       },
        absl::StatusCode::kNotFound, "session not found"},
       {"download of an unknown handle",
        [&]() -> absl::Status {

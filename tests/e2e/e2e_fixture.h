@@ -28,11 +28,11 @@
 #include "client/client.h"
 #include "client/client_core.h"
 #include "gtest/gtest.h"
+#include "request_dump.h"
 #include "resident/v1/resident.grpc.pb.h"
 #include "server/device/device.h"
 #include "server/rpc/server.h"
 #include "server/session/session_manager.h"
-#include "request_dump.h"
 
 namespace resident::e2e {
 
@@ -126,11 +126,30 @@ inline std::string Bytes(DType dtype, const std::vector<double>& values) {
   for (size_t i = 0; i < values.size(); ++i) {
     char* p = out.data() + i * static_cast<size_t>(ItemSize(dtype));
     switch (dtype) {
-      case DType::kBool: { const bool v = values[i] != 0; std::memcpy(p, &v, 1); break; }
-      case DType::kInt32: { const int32_t v = static_cast<int32_t>(values[i]); std::memcpy(p, &v, 4); break; }
-      case DType::kInt64: { const int64_t v = static_cast<int64_t>(values[i]); std::memcpy(p, &v, 8); break; }
-      case DType::kFloat32: { const float v = static_cast<float>(values[i]); std::memcpy(p, &v, 4); break; }
-      case DType::kFloat64: { std::memcpy(p, &values[i], 8); break; }
+      case DType::kBool: {
+        const bool v = values[i] != 0;
+        std::memcpy(p, &v, 1);
+        break;
+      }
+      case DType::kInt32: {
+        const int32_t v = static_cast<int32_t>(values[i]);
+        std::memcpy(p, &v, 4);
+        break;
+      }
+      case DType::kInt64: {
+        const int64_t v = static_cast<int64_t>(values[i]);
+        std::memcpy(p, &v, 8);
+        break;
+      }
+      case DType::kFloat32: {
+        const float v = static_cast<float>(values[i]);
+        std::memcpy(p, &v, 4);
+        break;
+      }
+      case DType::kFloat64: {
+        std::memcpy(p, &values[i], 8);
+        break;
+      }
     }
   }
   return out;
@@ -160,11 +179,36 @@ inline absl::StatusOr<Values> Fetch(const Array& a) {
   const char* p = d->bytes.data();
   for (int64_t i = 0; i < n; ++i) {
     switch (d->dtype) {
-      case DType::kBool: { bool v; std::memcpy(&v, p + i, 1); out.v[i] = v; break; }
-      case DType::kInt32: { int32_t v; std::memcpy(&v, p + 4 * i, 4); out.v[i] = v; break; }
-      case DType::kInt64: { int64_t v; std::memcpy(&v, p + 8 * i, 8); out.v[i] = static_cast<double>(v); break; }
-      case DType::kFloat32: { float v; std::memcpy(&v, p + 4 * i, 4); out.v[i] = v; break; }
-      case DType::kFloat64: { double v; std::memcpy(&v, p + 8 * i, 8); out.v[i] = v; break; }
+      case DType::kBool: {
+        bool v;
+        std::memcpy(&v, p + i, 1);
+        out.v[i] = v;
+        break;
+      }
+      case DType::kInt32: {
+        int32_t v;
+        std::memcpy(&v, p + 4 * i, 4);
+        out.v[i] = v;
+        break;
+      }
+      case DType::kInt64: {
+        int64_t v;
+        std::memcpy(&v, p + 8 * i, 8);
+        out.v[i] = static_cast<double>(v);
+        break;
+      }
+      case DType::kFloat32: {
+        float v;
+        std::memcpy(&v, p + 4 * i, 4);
+        out.v[i] = v;
+        break;
+      }
+      case DType::kFloat64: {
+        double v;
+        std::memcpy(&v, p + 8 * i, 8);
+        out.v[i] = v;
+        break;
+      }
     }
   }
   return out;

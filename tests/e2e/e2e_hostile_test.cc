@@ -190,7 +190,7 @@ TEST_F(HostileTest, BytesThatAreNotARequestAreInvalidArgumentForEveryMethod) {
   grpc::GenericStub generic(channel);
   // Field 1 as a length-delimited string of 100 bytes, with 2 bytes present.
   const std::string garbage("\x0a\x64\x01\x02", 4);
-  const char* methods[] = {"Resident/Describe",    "Resident/OpenSession", "Resident/CloseSession",
+  const char* methods[] = {"Resident/Describe",     "Resident/OpenSession", "Resident/CloseSession",
                            "Resident/RenewSession", "Resident/Run",         "Resident/Release",
                            "Resident/List",         "Resident/Keep",        "Resident/Attach",
                            "Resident/Download",     "Resident/Upload",      "Admin/ListSessions",

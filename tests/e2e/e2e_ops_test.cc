@@ -81,26 +81,24 @@ TEST_F(OpsTest, Arange) {
               {-3, -1, 1, 3});
   // np.arange(0, 1, 0.1)
   ExpectArray(arange(*c_, Scalar::Int(0), Scalar::Int(1), Scalar::Float(0.1)), kF64, {10},
-              {0.0, 0.1, 0.2, 0.30000000000000004, 0.4, 0.5, 0.6000000000000001,
-               0.7000000000000001, 0.8, 0.9});
+              {0.0, 0.1, 0.2, 0.30000000000000004, 0.4, 0.5, 0.6000000000000001, 0.7000000000000001,
+               0.8, 0.9});
   // np.arange(0, 1, 0.1, dtype=np.float32)
-  ExpectArray(arange(*c_, Scalar::Int(0), Scalar::Int(1), Scalar::Float(0.1), kF32), kF32,
-              {10},
-              {0.0, 0.10000000149011612, 0.20000000298023224, 0.30000001192092896,
-               0.4000000059604645, 0.5, 0.6000000238418579, 0.699999988079071,
-               0.800000011920929, 0.9000000357627869});
+  ExpectArray(
+      arange(*c_, Scalar::Int(0), Scalar::Int(1), Scalar::Float(0.1), kF32), kF32, {10},
+      {0.0, 0.10000000149011612, 0.20000000298023224, 0.30000001192092896, 0.4000000059604645, 0.5,
+       0.6000000238418579, 0.699999988079071, 0.800000011920929, 0.9000000357627869});
   // np.arange(10, 0, -3, dtype=np.int32)
-  ExpectArray(arange(*c_, Scalar::Int(10), Scalar::Int(0), Scalar::Int(-3), kI32), kI32,
-              {4}, {10, 7, 4, 1});
+  ExpectArray(arange(*c_, Scalar::Int(10), Scalar::Int(0), Scalar::Int(-3), kI32), kI32, {4},
+              {10, 7, 4, 1});
   // np.arange(0.5, 5, dtype=np.int64)
-  ExpectArray(arange(*c_, Scalar::Float(0.5), Scalar::Int(5), Scalar::Int(1), kI64), kI64,
-              {5}, {0, 1, 2, 3, 4});
+  ExpectArray(arange(*c_, Scalar::Float(0.5), Scalar::Int(5), Scalar::Int(1), kI64), kI64, {5},
+              {0, 1, 2, 3, 4});
   // np.arange(0, 2, dtype=bool)
-  ExpectArray(arange(*c_, Scalar::Int(0), Scalar::Int(2), Scalar::Int(1), kB), kB, {2},
-              {0, 1});
+  ExpectArray(arange(*c_, Scalar::Int(0), Scalar::Int(2), Scalar::Int(1), kB), kB, {2}, {0, 1});
   // np.arange(1.5, -2, -0.5)
-  ExpectArray(arange(*c_, Scalar::Float(1.5), Scalar::Int(-2), Scalar::Float(-0.5)), kF64,
-              {7}, {1.5, 1.0, 0.5, 0.0, -0.5, -1.0, -1.5});
+  ExpectArray(arange(*c_, Scalar::Float(1.5), Scalar::Int(-2), Scalar::Float(-0.5)), kF64, {7},
+              {1.5, 1.0, 0.5, 0.0, -0.5, -1.0, -1.5});
   // np.arange(1, 0) is empty; np.arange(5)
   ExpectArray(arange(*c_, Scalar::Int(1), Scalar::Int(0)), kI64, {0}, {});
   ExpectArray(arange(*c_, 5), kI64, {5}, {0, 1, 2, 3, 4});
@@ -127,19 +125,35 @@ const PairCase kPairs[] = {
     {DType::kBool, DType::kInt32, "add", DType::kInt32, {3, 8, 2, 7}},
     {DType::kBool, DType::kInt32, "subtract", DType::kInt32, {-3, -6, 0, -5}},
     {DType::kBool, DType::kInt32, "multiply", DType::kInt32, {0, 7, 1, 6}},
-    {DType::kBool, DType::kInt32, "divide", DType::kFloat64, {0.0, 0.14285714285714285, 1.0, 0.16666666666666666}},
+    {DType::kBool,
+     DType::kInt32,
+     "divide",
+     DType::kFloat64,
+     {0.0, 0.14285714285714285, 1.0, 0.16666666666666666}},
     {DType::kBool, DType::kInt64, "add", DType::kInt64, {3, 8, 2, 7}},
     {DType::kBool, DType::kInt64, "subtract", DType::kInt64, {-3, -6, 0, -5}},
     {DType::kBool, DType::kInt64, "multiply", DType::kInt64, {0, 7, 1, 6}},
-    {DType::kBool, DType::kInt64, "divide", DType::kFloat64, {0.0, 0.14285714285714285, 1.0, 0.16666666666666666}},
+    {DType::kBool,
+     DType::kInt64,
+     "divide",
+     DType::kFloat64,
+     {0.0, 0.14285714285714285, 1.0, 0.16666666666666666}},
     {DType::kBool, DType::kFloat32, "add", DType::kFloat32, {3.0, 8.0, 2.0, 7.0}},
     {DType::kBool, DType::kFloat32, "subtract", DType::kFloat32, {-3.0, -6.0, 0.0, -5.0}},
     {DType::kBool, DType::kFloat32, "multiply", DType::kFloat32, {0.0, 7.0, 1.0, 6.0}},
-    {DType::kBool, DType::kFloat32, "divide", DType::kFloat32, {0.0, 0.1428571492433548, 1.0, 0.1666666716337204}},
+    {DType::kBool,
+     DType::kFloat32,
+     "divide",
+     DType::kFloat32,
+     {0.0, 0.1428571492433548, 1.0, 0.1666666716337204}},
     {DType::kBool, DType::kFloat64, "add", DType::kFloat64, {3.0, 8.0, 2.0, 7.0}},
     {DType::kBool, DType::kFloat64, "subtract", DType::kFloat64, {-3.0, -6.0, 0.0, -5.0}},
     {DType::kBool, DType::kFloat64, "multiply", DType::kFloat64, {0.0, 7.0, 1.0, 6.0}},
-    {DType::kBool, DType::kFloat64, "divide", DType::kFloat64, {0.0, 0.14285714285714285, 1.0, 0.16666666666666666}},
+    {DType::kBool,
+     DType::kFloat64,
+     "divide",
+     DType::kFloat64,
+     {0.0, 0.14285714285714285, 1.0, 0.16666666666666666}},
     {DType::kInt32, DType::kBool, "add", DType::kInt32, {1, 2, 6, 4}},
     {DType::kInt32, DType::kBool, "subtract", DType::kInt32, {-1, 0, 4, 2}},
     {DType::kInt32, DType::kBool, "multiply", DType::kInt32, {0, 1, 5, 3}},
@@ -155,11 +169,19 @@ const PairCase kPairs[] = {
     {DType::kInt32, DType::kFloat32, "add", DType::kFloat64, {3.0, 8.0, 6.0, 9.0}},
     {DType::kInt32, DType::kFloat32, "subtract", DType::kFloat64, {-3.0, -6.0, 4.0, -3.0}},
     {DType::kInt32, DType::kFloat32, "multiply", DType::kFloat64, {0.0, 7.0, 5.0, 18.0}},
-    {DType::kInt32, DType::kFloat32, "divide", DType::kFloat64, {0.0, 0.14285714285714285, 5.0, 0.5}},
+    {DType::kInt32,
+     DType::kFloat32,
+     "divide",
+     DType::kFloat64,
+     {0.0, 0.14285714285714285, 5.0, 0.5}},
     {DType::kInt32, DType::kFloat64, "add", DType::kFloat64, {3.0, 8.0, 6.0, 9.0}},
     {DType::kInt32, DType::kFloat64, "subtract", DType::kFloat64, {-3.0, -6.0, 4.0, -3.0}},
     {DType::kInt32, DType::kFloat64, "multiply", DType::kFloat64, {0.0, 7.0, 5.0, 18.0}},
-    {DType::kInt32, DType::kFloat64, "divide", DType::kFloat64, {0.0, 0.14285714285714285, 5.0, 0.5}},
+    {DType::kInt32,
+     DType::kFloat64,
+     "divide",
+     DType::kFloat64,
+     {0.0, 0.14285714285714285, 5.0, 0.5}},
     {DType::kInt64, DType::kBool, "add", DType::kInt64, {1, 2, 6, 4}},
     {DType::kInt64, DType::kBool, "subtract", DType::kInt64, {-1, 0, 4, 2}},
     {DType::kInt64, DType::kBool, "multiply", DType::kInt64, {0, 1, 5, 3}},
@@ -175,11 +197,19 @@ const PairCase kPairs[] = {
     {DType::kInt64, DType::kFloat32, "add", DType::kFloat64, {3.0, 8.0, 6.0, 9.0}},
     {DType::kInt64, DType::kFloat32, "subtract", DType::kFloat64, {-3.0, -6.0, 4.0, -3.0}},
     {DType::kInt64, DType::kFloat32, "multiply", DType::kFloat64, {0.0, 7.0, 5.0, 18.0}},
-    {DType::kInt64, DType::kFloat32, "divide", DType::kFloat64, {0.0, 0.14285714285714285, 5.0, 0.5}},
+    {DType::kInt64,
+     DType::kFloat32,
+     "divide",
+     DType::kFloat64,
+     {0.0, 0.14285714285714285, 5.0, 0.5}},
     {DType::kInt64, DType::kFloat64, "add", DType::kFloat64, {3.0, 8.0, 6.0, 9.0}},
     {DType::kInt64, DType::kFloat64, "subtract", DType::kFloat64, {-3.0, -6.0, 4.0, -3.0}},
     {DType::kInt64, DType::kFloat64, "multiply", DType::kFloat64, {0.0, 7.0, 5.0, 18.0}},
-    {DType::kInt64, DType::kFloat64, "divide", DType::kFloat64, {0.0, 0.14285714285714285, 5.0, 0.5}},
+    {DType::kInt64,
+     DType::kFloat64,
+     "divide",
+     DType::kFloat64,
+     {0.0, 0.14285714285714285, 5.0, 0.5}},
     {DType::kFloat32, DType::kBool, "add", DType::kFloat32, {1.0, 2.0, 6.0, 4.0}},
     {DType::kFloat32, DType::kBool, "subtract", DType::kFloat32, {-1.0, 0.0, 4.0, 2.0}},
     {DType::kFloat32, DType::kBool, "multiply", DType::kFloat32, {0.0, 1.0, 5.0, 3.0}},
@@ -187,19 +217,35 @@ const PairCase kPairs[] = {
     {DType::kFloat32, DType::kInt32, "add", DType::kFloat64, {3.0, 8.0, 6.0, 9.0}},
     {DType::kFloat32, DType::kInt32, "subtract", DType::kFloat64, {-3.0, -6.0, 4.0, -3.0}},
     {DType::kFloat32, DType::kInt32, "multiply", DType::kFloat64, {0.0, 7.0, 5.0, 18.0}},
-    {DType::kFloat32, DType::kInt32, "divide", DType::kFloat64, {0.0, 0.14285714285714285, 5.0, 0.5}},
+    {DType::kFloat32,
+     DType::kInt32,
+     "divide",
+     DType::kFloat64,
+     {0.0, 0.14285714285714285, 5.0, 0.5}},
     {DType::kFloat32, DType::kInt64, "add", DType::kFloat64, {3.0, 8.0, 6.0, 9.0}},
     {DType::kFloat32, DType::kInt64, "subtract", DType::kFloat64, {-3.0, -6.0, 4.0, -3.0}},
     {DType::kFloat32, DType::kInt64, "multiply", DType::kFloat64, {0.0, 7.0, 5.0, 18.0}},
-    {DType::kFloat32, DType::kInt64, "divide", DType::kFloat64, {0.0, 0.14285714285714285, 5.0, 0.5}},
+    {DType::kFloat32,
+     DType::kInt64,
+     "divide",
+     DType::kFloat64,
+     {0.0, 0.14285714285714285, 5.0, 0.5}},
     {DType::kFloat32, DType::kFloat32, "add", DType::kFloat32, {3.0, 8.0, 6.0, 9.0}},
     {DType::kFloat32, DType::kFloat32, "subtract", DType::kFloat32, {-3.0, -6.0, 4.0, -3.0}},
     {DType::kFloat32, DType::kFloat32, "multiply", DType::kFloat32, {0.0, 7.0, 5.0, 18.0}},
-    {DType::kFloat32, DType::kFloat32, "divide", DType::kFloat32, {0.0, 0.1428571492433548, 5.0, 0.5}},
+    {DType::kFloat32,
+     DType::kFloat32,
+     "divide",
+     DType::kFloat32,
+     {0.0, 0.1428571492433548, 5.0, 0.5}},
     {DType::kFloat32, DType::kFloat64, "add", DType::kFloat64, {3.0, 8.0, 6.0, 9.0}},
     {DType::kFloat32, DType::kFloat64, "subtract", DType::kFloat64, {-3.0, -6.0, 4.0, -3.0}},
     {DType::kFloat32, DType::kFloat64, "multiply", DType::kFloat64, {0.0, 7.0, 5.0, 18.0}},
-    {DType::kFloat32, DType::kFloat64, "divide", DType::kFloat64, {0.0, 0.14285714285714285, 5.0, 0.5}},
+    {DType::kFloat32,
+     DType::kFloat64,
+     "divide",
+     DType::kFloat64,
+     {0.0, 0.14285714285714285, 5.0, 0.5}},
     {DType::kFloat64, DType::kBool, "add", DType::kFloat64, {1.0, 2.0, 6.0, 4.0}},
     {DType::kFloat64, DType::kBool, "subtract", DType::kFloat64, {-1.0, 0.0, 4.0, 2.0}},
     {DType::kFloat64, DType::kBool, "multiply", DType::kFloat64, {0.0, 1.0, 5.0, 3.0}},
@@ -207,19 +253,35 @@ const PairCase kPairs[] = {
     {DType::kFloat64, DType::kInt32, "add", DType::kFloat64, {3.0, 8.0, 6.0, 9.0}},
     {DType::kFloat64, DType::kInt32, "subtract", DType::kFloat64, {-3.0, -6.0, 4.0, -3.0}},
     {DType::kFloat64, DType::kInt32, "multiply", DType::kFloat64, {0.0, 7.0, 5.0, 18.0}},
-    {DType::kFloat64, DType::kInt32, "divide", DType::kFloat64, {0.0, 0.14285714285714285, 5.0, 0.5}},
+    {DType::kFloat64,
+     DType::kInt32,
+     "divide",
+     DType::kFloat64,
+     {0.0, 0.14285714285714285, 5.0, 0.5}},
     {DType::kFloat64, DType::kInt64, "add", DType::kFloat64, {3.0, 8.0, 6.0, 9.0}},
     {DType::kFloat64, DType::kInt64, "subtract", DType::kFloat64, {-3.0, -6.0, 4.0, -3.0}},
     {DType::kFloat64, DType::kInt64, "multiply", DType::kFloat64, {0.0, 7.0, 5.0, 18.0}},
-    {DType::kFloat64, DType::kInt64, "divide", DType::kFloat64, {0.0, 0.14285714285714285, 5.0, 0.5}},
+    {DType::kFloat64,
+     DType::kInt64,
+     "divide",
+     DType::kFloat64,
+     {0.0, 0.14285714285714285, 5.0, 0.5}},
     {DType::kFloat64, DType::kFloat32, "add", DType::kFloat64, {3.0, 8.0, 6.0, 9.0}},
     {DType::kFloat64, DType::kFloat32, "subtract", DType::kFloat64, {-3.0, -6.0, 4.0, -3.0}},
     {DType::kFloat64, DType::kFloat32, "multiply", DType::kFloat64, {0.0, 7.0, 5.0, 18.0}},
-    {DType::kFloat64, DType::kFloat32, "divide", DType::kFloat64, {0.0, 0.14285714285714285, 5.0, 0.5}},
+    {DType::kFloat64,
+     DType::kFloat32,
+     "divide",
+     DType::kFloat64,
+     {0.0, 0.14285714285714285, 5.0, 0.5}},
     {DType::kFloat64, DType::kFloat64, "add", DType::kFloat64, {3.0, 8.0, 6.0, 9.0}},
     {DType::kFloat64, DType::kFloat64, "subtract", DType::kFloat64, {-3.0, -6.0, 4.0, -3.0}},
     {DType::kFloat64, DType::kFloat64, "multiply", DType::kFloat64, {0.0, 7.0, 5.0, 18.0}},
-    {DType::kFloat64, DType::kFloat64, "divide", DType::kFloat64, {0.0, 0.14285714285714285, 5.0, 0.5}},
+    {DType::kFloat64,
+     DType::kFloat64,
+     "divide",
+     DType::kFloat64,
+     {0.0, 0.14285714285714285, 5.0, 0.5}},
 };
 
 TEST_F(OpsTest, ArithmeticEveryDtypePair) {
@@ -228,10 +290,7 @@ TEST_F(OpsTest, ArithmeticEveryDtypePair) {
     Array a = UploadAs(*c_, pc.a, {4}, {0, 1, 5, 3});
     Array b = UploadAs(*c_, pc.b, {4}, {3, 7, 1, 6});
     const std::string op = pc.op;
-    Array r = op == "add"        ? a + b
-              : op == "subtract" ? a - b
-              : op == "multiply" ? a * b
-                                 : a / b;
+    Array r = op == "add" ? a + b : op == "subtract" ? a - b : op == "multiply" ? a * b : a / b;
     if (!pc.out) {
       absl::Status s = r.Evaluate();
       EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << what;
@@ -257,11 +316,9 @@ TEST_F(OpsTest, Broadcasting) {
   // np.array([[1],[2],[3]], np.int32) + np.array([.5, 1.5, 2.5, 3.5], np.float32)
   Array a = UploadAs(*c_, kI32, {3, 1}, {1, 2, 3});
   Array b = UploadAs(*c_, kF32, {4}, {0.5, 1.5, 2.5, 3.5});
-  ExpectArray(a + b, kF64, {3, 4},
-              {1.5, 2.5, 3.5, 4.5, 2.5, 3.5, 4.5, 5.5, 3.5, 4.5, 5.5, 6.5});
+  ExpectArray(a + b, kF64, {3, 4}, {1.5, 2.5, 3.5, 4.5, 2.5, 3.5, 4.5, 5.5, 3.5, 4.5, 5.5, 6.5});
   // A 0-d operand broadcasts against anything: np.ones((2,2)) * np.array(3.)
-  ExpectArray(ones(*c_, {2, 2}) * full(*c_, {}, Scalar::Float(3.0)), kF64, {2, 2},
-              {3, 3, 3, 3});
+  ExpectArray(ones(*c_, {2, 2}) * full(*c_, {}, Scalar::Float(3.0)), kF64, {2, 2}, {3, 3, 3, 3});
   // (2,1,3) - (4,1): (2,4,3)
   Array x = reshape(arange(*c_, 6), {2, 1, 3});
   Array y = reshape(arange(*c_, 4), {4, 1});
@@ -293,8 +350,8 @@ TEST_F(OpsTest, IntegerWraparound) {
   ASSERT_TRUE(v.ok()) << v.status();
   EXPECT_EQ(*v, std::vector<int64_t>({INT64_MIN}));
   // np.array([2**32+5, -2**31-1], np.int64).astype(np.int32) -> [5, 2147483647]
-  ExpectArray(astype(UploadAs(*c_, kI64, {2}, {4294967301.0, -2147483649.0}), kI32), kI32,
-              {2}, {5, 2147483647});
+  ExpectArray(astype(UploadAs(*c_, kI64, {2}, {4294967301.0, -2147483649.0}), kI32), kI32, {2},
+              {5, 2147483647});
 }
 
 TEST_F(OpsTest, FloatDivisionByZero) {
@@ -339,8 +396,8 @@ TEST_F(OpsTest, Astype) {
               {0.10000000149011612, kInf, 0.3333333432674408});
   for (DType from : kAllDTypes) {
     for (DType to : kAllDTypes) {
-      ExpectArray(astype(UploadAs(*c_, from, {2, 2}, {0, 1, 1, 0}), to), to, {2, 2},
-                  {0, 1, 1, 0}, absl::StrCat(DTypeName(from), "->", DTypeName(to)));
+      ExpectArray(astype(UploadAs(*c_, from, {2, 2}, {0, 1, 1, 0}), to), to, {2, 2}, {0, 1, 1, 0},
+                  absl::StrCat(DTypeName(from), "->", DTypeName(to)));
     }
   }
 }
@@ -351,34 +408,34 @@ TEST_F(OpsTest, Dot) {
   const std::vector<double> a6 = {0, 1, 2, 3, 4, 5}, b12 = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
   // a = np.arange(6).reshape(2,3); b = np.arange(12).reshape(3,4); np.dot(a, b)
   const std::vector<double> ab = {20, 23, 26, 29, 56, 68, 80, 92};
-  ExpectArray(dot(UploadAs(*c_, kI64, {2, 3}, a6), UploadAs(*c_, kI64, {3, 4}, b12)), kI64,
-              {2, 4}, ab);
-  ExpectArray(dot(UploadAs(*c_, kF32, {2, 3}, a6), UploadAs(*c_, kF32, {3, 4}, b12)), kF32,
-              {2, 4}, ab);
-  ExpectArray(dot(UploadAs(*c_, kF64, {2, 3}, a6), UploadAs(*c_, kF64, {3, 4}, b12)), kF64,
-              {2, 4}, ab);
-  ExpectArray(dot(UploadAs(*c_, kI32, {2, 3}, a6), UploadAs(*c_, kI32, {3, 4}, b12)), kI32,
-              {2, 4}, ab);
+  ExpectArray(dot(UploadAs(*c_, kI64, {2, 3}, a6), UploadAs(*c_, kI64, {3, 4}, b12)), kI64, {2, 4},
+              ab);
+  ExpectArray(dot(UploadAs(*c_, kF32, {2, 3}, a6), UploadAs(*c_, kF32, {3, 4}, b12)), kF32, {2, 4},
+              ab);
+  ExpectArray(dot(UploadAs(*c_, kF64, {2, 3}, a6), UploadAs(*c_, kF64, {3, 4}, b12)), kF64, {2, 4},
+              ab);
+  ExpectArray(dot(UploadAs(*c_, kI32, {2, 3}, a6), UploadAs(*c_, kI32, {3, 4}, b12)), kI32, {2, 4},
+              ab);
   // np.dot(a.astype(np.int32), b.astype(np.float32)) -> float64
-  ExpectArray(dot(UploadAs(*c_, kI32, {2, 3}, a6), UploadAs(*c_, kF32, {3, 4}, b12)), kF64,
-              {2, 4}, ab);
+  ExpectArray(dot(UploadAs(*c_, kI32, {2, 3}, a6), UploadAs(*c_, kF32, {3, 4}, b12)), kF64, {2, 4},
+              ab);
   // np.dot(np.arange(3.), np.arange(3.) + 1) -> 8.0 (0-d)
-  ExpectArray(dot(UploadAs(*c_, kF64, {3}, {0, 1, 2}), UploadAs(*c_, kF64, {3}, {1, 2, 3})),
-              kF64, {}, {8});
+  ExpectArray(dot(UploadAs(*c_, kF64, {3}, {0, 1, 2}), UploadAs(*c_, kF64, {3}, {1, 2, 3})), kF64,
+              {}, {8});
   // np.dot(a, np.array([1, 0, 2], np.int32)) -> int64 [4, 13]
-  ExpectArray(dot(UploadAs(*c_, kI64, {2, 3}, a6), UploadAs(*c_, kI32, {3}, {1, 0, 2})), kI64,
-              {2}, {4, 13});
+  ExpectArray(dot(UploadAs(*c_, kI64, {2, 3}, a6), UploadAs(*c_, kI32, {3}, {1, 0, 2})), kI64, {2},
+              {4, 13});
   // np.dot(np.array([1., 2.]), a) -> [6, 9, 12]
-  ExpectArray(dot(UploadAs(*c_, kF64, {2}, {1, 2}), UploadAs(*c_, kI64, {2, 3}, a6)), kF64,
-              {3}, {6, 9, 12});
+  ExpectArray(dot(UploadAs(*c_, kF64, {2}, {1, 2}), UploadAs(*c_, kI64, {2, 3}, a6)), kF64, {3},
+              {6, 9, 12});
   // np.dot(np.array([1,0,1], bool), np.array([0,0,1], bool)) -> True; [0,1,0] -> False
-  ExpectArray(dot(UploadAs(*c_, kB, {3}, {1, 0, 1}), UploadAs(*c_, kB, {3}, {0, 0, 1})), kB,
-              {}, {1});
-  ExpectArray(dot(UploadAs(*c_, kB, {3}, {1, 0, 1}), UploadAs(*c_, kB, {3}, {0, 1, 0})), kB,
-              {}, {0});
+  ExpectArray(dot(UploadAs(*c_, kB, {3}, {1, 0, 1}), UploadAs(*c_, kB, {3}, {0, 0, 1})), kB, {},
+              {1});
+  ExpectArray(dot(UploadAs(*c_, kB, {3}, {1, 0, 1}), UploadAs(*c_, kB, {3}, {0, 1, 0})), kB, {},
+              {0});
   // np.dot(a.astype(float), np.array(2.5))
-  ExpectArray(dot(UploadAs(*c_, kF64, {2, 3}, a6), full(*c_, {}, Scalar::Float(2.5))), kF64,
-              {2, 3}, {0, 2.5, 5, 7.5, 10, 12.5});
+  ExpectArray(dot(UploadAs(*c_, kF64, {2, 3}, a6), full(*c_, {}, Scalar::Float(2.5))), kF64, {2, 3},
+              {0, 2.5, 5, 7.5, 10, 12.5});
   // np.dot(np.ones((2,3)), np.ones((4,5))): not aligned
   absl::Status s = dot(ones(*c_, {2, 3}), ones(*c_, {4, 5})).Evaluate();
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
@@ -392,20 +449,19 @@ TEST_F(OpsTest, Matmul) {
   for (int i = 0; i < 12; ++i) i12[i] = i;
   for (int i = 0; i < 18; ++i) i18[i] = i;
   // np.matmul(np.arange(24.).reshape(2,3,4), np.arange(8.).reshape(4,2))
-  ExpectArray(matmul(UploadAs(*c_, kF64, {2, 3, 4}, x24), UploadAs(*c_, kF64, {4, 2}, y8)),
-              kF64, {2, 3, 2}, {28, 34, 76, 98, 124, 162, 172, 226, 220, 290, 268, 354});
+  ExpectArray(matmul(UploadAs(*c_, kF64, {2, 3, 4}, x24), UploadAs(*c_, kF64, {4, 2}, y8)), kF64,
+              {2, 3, 2}, {28, 34, 76, 98, 124, 162, 172, 226, 220, 290, 268, 354});
   // np.matmul(np.arange(12).reshape(2,1,2,3), np.arange(18).reshape(3,3,2))
   ExpectArray(matmul(UploadAs(*c_, kI64, {2, 1, 2, 3}, i12), UploadAs(*c_, kI64, {3, 3, 2}, i18)),
-              kI64, {2, 3, 2, 2},
-              {10, 13, 28, 40, 28, 31, 100, 112, 46, 49, 172, 184,
-               46, 67, 64, 94, 172, 193, 244, 274, 298, 319, 424, 454});
+              kI64, {2, 3, 2, 2}, {10, 13, 28, 40, 28,  31,  100, 112, 46,  49,  172, 184,
+                                   46, 67, 64, 94, 172, 193, 244, 274, 298, 319, 424, 454});
   // np.matmul(np.array([1,2,3]), np.arange(24).reshape(2,3,4))
   ExpectArray(matmul(UploadAs(*c_, kI64, {3}, {1, 2, 3}), UploadAs(*c_, kI64, {2, 3, 4}, x24)),
               kI64, {2, 4}, {32, 38, 44, 50, 104, 110, 116, 122});
   // float32 @ float32 stays float32
-  ExpectArray(matmul(UploadAs(*c_, kF32, {2, 3}, {0, 1, 2, 3, 4, 5}),
-                     UploadAs(*c_, kF32, {3, 4}, i12)),
-              kF32, {2, 4}, {20, 23, 26, 29, 56, 68, 80, 92});
+  ExpectArray(
+      matmul(UploadAs(*c_, kF32, {2, 3}, {0, 1, 2, 3, 4, 5}), UploadAs(*c_, kF32, {3, 4}, i12)),
+      kF32, {2, 4}, {20, 23, 26, 29, 56, 68, 80, 92});
   // np.matmul(np.ones((2,0)), np.ones((0,4))) -> zeros (2,4)
   ExpectArray(matmul(ones(*c_, {2, 0}), ones(*c_, {0, 4})), kF64, {2, 4},
               std::vector<double>(8, 0.0));
@@ -425,8 +481,8 @@ TEST_F(OpsTest, Sum) {
   // np.arange(24, dtype=np.int32).reshape(2,3,4).sum(axis=1) -> int64
   ExpectArray(sum(astype(x, kI32), 1), kI64, {2, 4}, {12, 15, 18, 21, 48, 51, 54, 57});
   // np.arange(10, dtype=np.float32).sum() -> float32 45
-  ExpectArray(sum(arange(*c_, Scalar::Int(0), Scalar::Int(10), Scalar::Int(1), kF32)), kF32,
-              {}, {45});
+  ExpectArray(sum(arange(*c_, Scalar::Int(0), Scalar::Int(10), Scalar::Int(1), kF32)), kF32, {},
+              {45});
   absl::Status s = sum(x, 3).Evaluate();
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(s.message()), HasSubstr("axis 3 is out of bounds"));
@@ -435,20 +491,19 @@ TEST_F(OpsTest, Sum) {
 TEST_F(OpsTest, ReshapeAndTranspose) {
   Array x = reshape(arange(*c_, 24), {2, 3, 4});
   // np.arange(24).reshape(2,3,4).transpose()
-  ExpectArray(transpose(x), kI64, {4, 3, 2},
-              {0, 12, 4, 16, 8, 20, 1, 13, 5, 17, 9, 21,
-               2, 14, 6, 18, 10, 22, 3, 15, 7, 19, 11, 23});
+  ExpectArray(transpose(x), kI64, {4, 3, 2}, {0, 12, 4, 16, 8,  20, 1, 13, 5, 17, 9,  21,
+                                              2, 14, 6, 18, 10, 22, 3, 15, 7, 19, 11, 23});
   // .transpose(1, 2, 0)
-  ExpectArray(transpose(x, {1, 2, 0}), kI64, {3, 4, 2},
-              {0, 12, 1, 13, 2, 14, 3, 15, 4, 16, 5, 17,
-               6, 18, 7, 19, 8, 20, 9, 21, 10, 22, 11, 23});
+  ExpectArray(
+      transpose(x, {1, 2, 0}), kI64, {3, 4, 2},
+      {0, 12, 1, 13, 2, 14, 3, 15, 4, 16, 5, 17, 6, 18, 7, 19, 8, 20, 9, 21, 10, 22, 11, 23});
   // np.arange(6).reshape(3, -1)
   ExpectArray(reshape(arange(*c_, 6), {3, -1}), kI64, {3, 2}, {0, 1, 2, 3, 4, 5});
   // Reshape shares data but not identity: the source is unchanged.
   Array r = reshape(x, {24});
   Array r2 = r + r;
-  ExpectArray(reshape(x, {-1}), kI64, {24},
-              {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23});
+  ExpectArray(reshape(x, {-1}), kI64, {24}, {0,  1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11,
+                                             12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23});
   ASSERT_TRUE(r2.Evaluate().ok());
   ExpectArray(sum(x), kI64, {}, {276});
   absl::Status s = reshape(x, {5, -1}).Evaluate();
@@ -462,8 +517,8 @@ TEST_F(OpsTest, ReshapeAndTranspose) {
 
 TEST_F(OpsTest, ZeroDimensionalAndEmptyArrays) {
   ExpectArray(ones(*c_, {}) + ones(*c_, {}), kF64, {}, {2});
-  ExpectArray(full(*c_, {}, Scalar::Int(5), kI32) * full(*c_, {}, Scalar::Int(-2), kI32), kI32,
-              {}, {-10});
+  ExpectArray(full(*c_, {}, Scalar::Int(5), kI32) * full(*c_, {}, Scalar::Int(-2), kI32), kI32, {},
+              {-10});
   ExpectArray(reshape(full(*c_, {1, 1}, Scalar::Float(4.5)), {}), kF64, {}, {4.5});
   // np.zeros((0,3)) + np.ones((1,3)) -> shape (0, 3)
   ExpectArray(zeros(*c_, {0, 3}) + ones(*c_, {1, 3}), kF64, {0, 3}, {});
@@ -487,9 +542,10 @@ TEST_F(OpsTest, ServerSideLoopWithCarriedValuesAndInvariant) {
   // x = np.arange(3); s = np.zeros(3, np.int64); c = np.full(3, 2)
   // for _ in range(5): x, s = x + c, s + x   ->  x = [10 11 12], s = [20 25 30]
   Array c = full(*c_, {3}, Scalar::Int(2));
-  std::vector<Array> out = c_->Loop(
-      5, {arange(*c_, 3), zeros(*c_, {3}, kI64)},
-      [&](const std::vector<Array>& p) { return std::vector<Array>{p[0] + c, p[1] + p[0]}; });
+  std::vector<Array> out =
+      c_->Loop(5, {arange(*c_, 3), zeros(*c_, {3}, kI64)}, [&](const std::vector<Array>& p) {
+        return std::vector<Array>{p[0] + c, p[1] + p[0]};
+      });
   ASSERT_EQ(out.size(), 2u);
   ExpectArray(out[0], kI64, {3}, {10, 11, 12});
   ExpectArray(out[1], kI64, {3}, {20, 25, 30});
@@ -497,9 +553,10 @@ TEST_F(OpsTest, ServerSideLoopWithCarriedValuesAndInvariant) {
 
 TEST_F(OpsTest, LoopSwapsCarriedValues) {
   // a, b = 0, 1; 10 times a, b = b, a + b  ->  (55, 89)
-  std::vector<Array> out = c_->Loop(
-      10, {zeros(*c_, {1}, kI64), ones(*c_, {1}, kI64)},
-      [](const std::vector<Array>& p) { return std::vector<Array>{p[1], p[0] + p[1]}; });
+  std::vector<Array> out =
+      c_->Loop(10, {zeros(*c_, {1}, kI64), ones(*c_, {1}, kI64)}, [](const std::vector<Array>& p) {
+        return std::vector<Array>{p[1], p[0] + p[1]};
+      });
   ASSERT_EQ(out.size(), 2u);
   ExpectArray(out[0], kI64, {1}, {55});
   ExpectArray(out[1], kI64, {1}, {89});
@@ -507,15 +564,13 @@ TEST_F(OpsTest, LoopSwapsCarriedValues) {
 
 TEST_F(OpsTest, LoopOfZeroTripsAndNestedLoops) {
   Array x0 = full(*c_, {2}, Scalar::Float(1.5));
-  std::vector<Array> none = c_->Loop(0, {x0}, [](const std::vector<Array>& p) {
-    return std::vector<Array>{p[0] + p[0]};
-  });
+  std::vector<Array> none = c_->Loop(
+      0, {x0}, [](const std::vector<Array>& p) { return std::vector<Array>{p[0] + p[0]}; });
   ExpectArray(none[0], kF64, {2}, {1.5, 1.5});
   // 3 outer trips of 4 inner doublings: 1 * 2^12 = 4096.
   std::vector<Array> nested = c_->Loop(3, {ones(*c_, {2})}, [&](const std::vector<Array>& p) {
-    return c_->Loop(4, {p[0]}, [](const std::vector<Array>& q) {
-      return std::vector<Array>{q[0] + q[0]};
-    });
+    return c_->Loop(4, {p[0]},
+                    [](const std::vector<Array>& q) { return std::vector<Array>{q[0] + q[0]}; });
   });
   ExpectArray(nested[0], kF64, {2}, {4096, 4096});
   // The input array is unchanged by the loop (arrays are immutable).
@@ -605,9 +660,8 @@ TEST_F(OpsTest, EagerModeSendsEveryOp) {
   Array bad = ones(*c, {2}) + ones(*c, {3});
   EXPECT_EQ(bad.Evaluate().code(), absl::StatusCode::kInvalidArgument);
   // Eager loops run at once.
-  std::vector<Array> l = c->Loop(3, {x}, [](const std::vector<Array>& p) {
-    return std::vector<Array>{p[0] + p[0]};
-  });
+  std::vector<Array> l =
+      c->Loop(3, {x}, [](const std::vector<Array>& p) { return std::vector<Array>{p[0] + p[0]}; });
   const int runs = rpcs.count("Run");
   ExpectArray(l[0], kF64, {3}, {8192, 8192, 8192});
   EXPECT_EQ(rpcs.count("Run"), runs);
@@ -631,8 +685,8 @@ TEST_F(OpsTest, UploadAndDownloadOver64MiBInChunks) {
   // On the wire the download is chunks of at most chunk_bytes.
   absl::StatusOr<client::ServerInfo> info = c_->Info();
   ASSERT_TRUE(info.ok());
-  auto stub = v1::Resident::NewStub(grpc::CreateCustomChannel(
-      Target(*server_), grpc::InsecureChannelCredentials(), [] {
+  auto stub = v1::Resident::NewStub(
+      grpc::CreateCustomChannel(Target(*server_), grpc::InsecureChannelCredentials(), [] {
         grpc::ChannelArguments args;
         args.SetMaxReceiveMessageSize(-1);
         return args;

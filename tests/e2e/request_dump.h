@@ -16,9 +16,9 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "resident/v1/resident.pb.h"
 #include "core/dtype.h"
 #include "core/handle_id.h"
+#include "resident/v1/resident.pb.h"
 #include "tests/fuzz/fuzz_handles.h"
 
 namespace resident::e2e {
@@ -86,8 +86,8 @@ class RequestDump : public grpc::experimental::ClientInterceptorFactoryInterface
         a.dtype() > v1::DTYPE_FLOAT64) {
       return;
     }
-    std::optional<HandleId> fuzz = fuzz::EncodeHandle(
-        kAllDTypes[a.dtype() - v1::DTYPE_BOOL], Shape(a.shape().begin(), a.shape().end()));
+    std::optional<HandleId> fuzz = fuzz::EncodeHandle(kAllDTypes[a.dtype() - v1::DTYPE_BOOL],
+                                                      Shape(a.shape().begin(), a.shape().end()));
     std::lock_guard<std::mutex> lock(mu_);
     if (fuzz) handles_[a.handle()] = fuzz->bytes();
   }

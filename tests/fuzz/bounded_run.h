@@ -49,25 +49,25 @@ inline HandleResolver ResolveWithBuffers(Device& device, Stream& stream, int64_t
 // buffer). Errors: the executor's (`options` may stop it), or INTERNAL for
 // a result other than planned. The budget must be unused on entry; it is
 // again on return.
-inline absl::StatusOr<std::vector<std::string>> RunWithinBound(
-    const Plan& plan, Device& device, Stream& stream, const ExecOptions& options = {}) {
+inline absl::StatusOr<std::vector<std::string>> RunWithinBound(const Plan& plan, Device& device,
+                                                               Stream& stream,
+                                                               const ExecOptions& options = {}) {
   MemoryBudget& budget = device.budget();
   ASSIGN_OR_RETURN(MemoryBudget::Reservation mine, budget.Reserve(plan.peak_bytes));
   ASSIGN_OR_RETURN(MemoryBudget::Reservation rest,
                    budget.Reserve(budget.limit() - budget.used() - budget.reserved()));
   ASSIGN_OR_RETURN(std::vector<DeviceArray> results, Execute(plan, device, stream, &mine, options));
   if (results.size() != plan.output_types.size()) {
-    return absl::InternalError(absl::StrCat(results.size(), " results for ",
-                                            plan.output_types.size(), " outputs"));
+    return absl::InternalError(
+        absl::StrCat(results.size(), " results for ", plan.output_types.size(), " outputs"));
   }
   std::vector<std::string> bytes;
   for (size_t i = 0; i < results.size(); ++i) {
     const DeviceArray& a = results[i];
     const ValueType& want = plan.output_types[i];
     if (a.dtype != want.dtype || a.shape != want.shape) {
-      return absl::InternalError(absl::StrCat("result ", i, " is ",
-                                              TypeString({a.dtype, a.shape}), ", planned ",
-                                              TypeString(want)));
+      return absl::InternalError(absl::StrCat("result ", i, " is ", TypeString({a.dtype, a.shape}),
+                                              ", planned ", TypeString(want)));
     }
     if (a.buffer == nullptr || a.buffer->size() < a.nbytes()) {
       return absl::InternalError(absl::StrCat("result ", i, " has a buffer under its size"));

@@ -41,16 +41,14 @@ inline std::string EdgeValues(DType dtype, int64_t n) {
     }
     case DType::kFloat32: {
       using L = std::numeric_limits<float>;
-      FillCycle<float>(out, {1.5f, 0.0f, -0.0f, L::infinity(), -L::infinity(),
-                             L::quiet_NaN(), L::max(), L::lowest(), L::denorm_min(),
-                             3e9f, -2.0f});
+      FillCycle<float>(out, {1.5f, 0.0f, -0.0f, L::infinity(), -L::infinity(), L::quiet_NaN(),
+                             L::max(), L::lowest(), L::denorm_min(), 3e9f, -2.0f});
       break;
     }
     case DType::kFloat64: {
       using L = std::numeric_limits<double>;
-      FillCycle<double>(out, {1.5, 0.0, -0.0, L::infinity(), -L::infinity(),
-                              L::quiet_NaN(), L::max(), L::lowest(), L::denorm_min(),
-                              1e19, -2.0});
+      FillCycle<double>(out, {1.5, 0.0, -0.0, L::infinity(), -L::infinity(), L::quiet_NaN(),
+                              L::max(), L::lowest(), L::denorm_min(), 1e19, -2.0});
       break;
     }
   }

@@ -21,8 +21,8 @@ namespace {
 std::string AsVersion(const std::string& v1, int major) {
   const size_t header_len = static_cast<uint8_t>(v1[8]) | (static_cast<uint8_t>(v1[9]) << 8);
   std::string header = v1.substr(10, header_len);
-  header.pop_back();             // the '\n'
-  header.append(64 - 2, ' ');    // 12-byte preamble: two more bytes to align
+  header.pop_back();           // the '\n'
+  header.append(64 - 2, ' ');  // 12-byte preamble: two more bytes to align
   header.push_back('\n');
   const uint32_t len = static_cast<uint32_t>(header.size());
   std::string out = v1.substr(0, 6);
@@ -41,8 +41,8 @@ int Main(int argc, char** argv) {
   int written = 0;
   for (DType dtype : kAllDTypes) {
     for (size_t s = 0; s < shapes.size(); ++s) {
-      const std::string v1 = SerializeNpy(
-          dtype, shapes[s], EdgeValues(dtype, NumElements(shapes[s])));
+      const std::string v1 =
+          SerializeNpy(dtype, shapes[s], EdgeValues(dtype, NumElements(shapes[s])));
       for (int major : {1, 2, 3}) {
         const std::string path =
             absl::StrCat(argv[1], "/", DTypeName(dtype), "-shape", s, "-v", major, ".npy");

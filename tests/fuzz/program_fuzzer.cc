@@ -73,8 +73,7 @@ constexpr int64_t kMaxRunInputBytes = 16 << 10;
 constexpr int64_t kMaxRunOps = 1 << 14;
 constexpr int64_t kMaxRunWork = int64_t{1} << 22;
 
-absl::StatusOr<Plan> DecodeAndPlan(const v1::RunRequest& req,
-                                   const ProgramLimits& limits,
+absl::StatusOr<Plan> DecodeAndPlan(const v1::RunRequest& req, const ProgramLimits& limits,
                                    const HandleResolver& resolve) {
   absl::StatusOr<std::shared_ptr<const Program>> program =
       DecodeProgram(req.program(), limits.max_loop_depth);

@@ -22,24 +22,53 @@ namespace {
 
 using Rng = std::minstd_rand;
 
-constexpr const char* kOps[] = {"ones",     "zeros",  "full",     "arange",    "add",
-                                "subtract", "multiply", "divide", "negative",  "dot",
-                                "matmul",   "sum",    "reshape",  "transpose", "astype",
-                                "loop"};
+constexpr const char* kOps[] = {"ones",     "zeros",     "full",     "arange", "add",    "subtract",
+                                "multiply", "divide",    "negative", "dot",    "matmul", "sum",
+                                "reshape",  "transpose", "astype",   "loop"};
 
 constexpr int64_t kI64Max = std::numeric_limits<int64_t>::max();
 constexpr int64_t kI64Min = std::numeric_limits<int64_t>::min();
 // Dimensions and counts worth trying: small ones and every overflow edge.
-constexpr int64_t kEdgeInts[] = {0, 1, 2, 3, 4, 5, 7, 8, 16, -1, -2, 255, 256, 65535,
-                                 int64_t{1} << 31, (int64_t{1} << 31) - 1, int64_t{1} << 32,
-                                 int64_t{1} << 59, int64_t{1} << 61, int64_t{1} << 62,
-                                 int64_t{1} << 30, kI64Max, kI64Min, kI64Max - 1,
-                                 kI64Min + 1, 3037000500};
-constexpr double kEdgeFloats[] = {0.0, -0.0, 0.5, 1.0, -1.0, 2.5, 1e300, -1e300, 9.3e18,
+constexpr int64_t kEdgeInts[] = {0,
+                                 1,
+                                 2,
+                                 3,
+                                 4,
+                                 5,
+                                 7,
+                                 8,
+                                 16,
+                                 -1,
+                                 -2,
+                                 255,
+                                 256,
+                                 65535,
+                                 int64_t{1} << 31,
+                                 (int64_t{1} << 31) - 1,
+                                 int64_t{1} << 32,
+                                 int64_t{1} << 59,
+                                 int64_t{1} << 61,
+                                 int64_t{1} << 62,
+                                 int64_t{1} << 30,
+                                 kI64Max,
+                                 kI64Min,
+                                 kI64Max - 1,
+                                 kI64Min + 1,
+                                 3037000500};
+constexpr double kEdgeFloats[] = {0.0,
+                                  -0.0,
+                                  0.5,
+                                  1.0,
+                                  -1.0,
+                                  2.5,
+                                  1e300,
+                                  -1e300,
+                                  9.3e18,
                                   std::numeric_limits<double>::infinity(),
                                   -std::numeric_limits<double>::infinity(),
                                   std::numeric_limits<double>::quiet_NaN(),
-                                  std::numeric_limits<double>::denorm_min(), 4294967296.0};
+                                  std::numeric_limits<double>::denorm_min(),
+                                  4294967296.0};
 
 size_t Below(Rng& rng, size_t n) { return n == 0 ? 0 : rng() % n; }
 
@@ -69,9 +98,15 @@ void RandomShape(Rng& rng, google::protobuf::RepeatedField<int64_t>* shape) {
 
 void RandomScalar(Rng& rng, v1::Scalar* s) {
   switch (rng() % 3) {
-    case 0: s->set_bool_value(rng() % 2); break;
-    case 1: s->set_int_value(SmallOrEdge(rng)); break;
-    default: s->set_float_value(Pick(rng, kEdgeFloats)); break;
+    case 0:
+      s->set_bool_value(rng() % 2);
+      break;
+    case 1:
+      s->set_int_value(SmallOrEdge(rng));
+      break;
+    default:
+      s->set_float_value(Pick(rng, kEdgeFloats));
+      break;
   }
 }
 
@@ -86,8 +121,8 @@ void RandomOperand(Rng& rng, int defined, v1::Operand* o) {
   if (rng() % 3 == 0) {
     o->set_handle(RandomHandle(rng));
   } else {
-    o->set_value(static_cast<uint32_t>(rng() % 16 == 0 ? Below(rng, 1u << 31)
-                                                       : Below(rng, defined + 2)));
+    o->set_value(
+        static_cast<uint32_t>(rng() % 16 == 0 ? Below(rng, 1u << 31) : Below(rng, defined + 2)));
   }
 }
 
@@ -124,7 +159,9 @@ v1::Instruction RandomInstruction(Rng& rng, int defined) {
 
 void MutateInstruction(Rng& rng, int defined, v1::Instruction& ins) {
   switch (rng() % 10) {
-    case 0: ins.set_op(Pick(rng, kOps)); break;
+    case 0:
+      ins.set_op(Pick(rng, kOps));
+      break;
     case 1:
       if (ins.operands_size() > 0 && rng() % 2) {
         RandomOperand(rng, defined, ins.mutable_operands(Below(rng, ins.operands_size())));
@@ -141,8 +178,12 @@ void MutateInstruction(Rng& rng, int defined, v1::Instruction& ins) {
         RandomShape(rng, ins.mutable_shape());
       }
       break;
-    case 3: ins.set_dtype(static_cast<v1::DType>(Below(rng, 7))); break;
-    case 4: RandomScalar(rng, ins.mutable_fill()); break;
+    case 3:
+      ins.set_dtype(static_cast<v1::DType>(Below(rng, 7)));
+      break;
+    case 4:
+      RandomScalar(rng, ins.mutable_fill());
+      break;
     case 5:
       RandomScalar(rng, rng() % 3 == 0   ? ins.mutable_start()
                         : rng() % 2 == 0 ? ins.mutable_stop()
@@ -158,7 +199,9 @@ void MutateInstruction(Rng& rng, int defined, v1::Instruction& ins) {
         ins.add_axes(rng() % 4 ? static_cast<int64_t>(Below(rng, 7)) - 3 : SmallOrEdge(rng));
       }
       break;
-    case 8: ins.set_trip_count(SmallOrEdge(rng)); break;
+    case 8:
+      ins.set_trip_count(SmallOrEdge(rng));
+      break;
     default: {
       v1::Program* body = ins.mutable_body();
       if (rng() % 2 && body->instructions_size() < 16) {

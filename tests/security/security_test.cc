@@ -16,10 +16,10 @@
 #include "absl/strings/str_cat.h"
 #include "client/client.h"
 #include "client/client_core.h"
+#include "core/handle_id.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "resident/v1/resident.grpc.pb.h"
-#include "core/handle_id.h"
 #include "server/rpc/auth.h"
 #include "server/rpc/server.h"
 
@@ -67,10 +67,9 @@ class Scratch {
 };
 
 std::string TokensFile(const Scratch& s) {
-  return s.Write("tokens",
-                 absl::StrCat("# lab tokens\n\n", HashHex(kAliceToken), " alice user\n",
-                              HashHex(kBobToken), "\tbob   user\n", HashHex(kRootToken),
-                              " root admin\n"));
+  return s.Write("tokens", absl::StrCat("# lab tokens\n\n", HashHex(kAliceToken), " alice user\n",
+                                        HashHex(kBobToken), "\tbob   user\n", HashHex(kRootToken),
+                                        " root admin\n"));
 }
 
 ServerOptions BaseOptions() {
@@ -135,7 +134,10 @@ TEST(TokensFileTest, ParsesCommentsBlankLinesAndRoles) {
 
 TEST(TokensFileTest, MalformedLinesAreNamed) {
   const std::string h = HashHex("t");
-  struct Case { std::string text; std::string want; };
+  struct Case {
+    std::string text;
+    std::string want;
+  };
   const std::vector<Case> cases = {
       {"# ok\nnot-a-hash alice user\n", "f:2: the first field is not 64 hex digits"},
       {absl::StrCat(h, " alice\n"), "f:1: has 2 fields"},
@@ -157,7 +159,8 @@ TEST(TokensFileTest, ServerRefusesToStartWithABadFile) {
   o.auth_tokens_file = s.Write("bad", absl::StrCat(HashHex("x"), " alice user\nbroken\n"));
   absl::StatusOr<std::unique_ptr<Server>> server = Server::Start(o);
   ASSERT_FALSE(server.ok());
-  EXPECT_THAT(std::string(server.status().message()), HasSubstr(absl::StrCat(o.auth_tokens_file, ":2:")));
+  EXPECT_THAT(std::string(server.status().message()),
+              HasSubstr(absl::StrCat(o.auth_tokens_file, ":2:")));
   o.auth_tokens_file = s.Path("missing");
   EXPECT_FALSE(Server::Start(o).ok());
 }
@@ -177,8 +180,8 @@ class AuthTest : public ::testing::Test {
 };
 
 TEST_F(AuthTest, MissingOrWrongTokenIsUnauthenticated) {
-  for (const std::string& token : {std::string(), std::string("wrong"),
-                                   std::string(kAliceToken) + "x"}) {
+  for (const std::string& token :
+       {std::string(), std::string("wrong"), std::string(kAliceToken) + "x"}) {
     absl::StatusOr<std::unique_ptr<Client>> c = ConnectAs(*server_, token);
     ASSERT_FALSE(c.ok());
     EXPECT_EQ(c.status().code(), absl::StatusCode::kUnauthenticated) << c.status();
@@ -211,8 +214,7 @@ TEST_F(AuthTest, MissingOrWrongTokenIsUnauthenticated) {
     v1::RenewSessionRequest req;
     req.set_session(session);
     v1::RenewSessionResponse resp;
-    EXPECT_EQ(stub->RenewSession(&ctx, req, &resp).error_code(),
-              grpc::StatusCode::UNAUTHENTICATED);
+    EXPECT_EQ(stub->RenewSession(&ctx, req, &resp).error_code(), grpc::StatusCode::UNAUTHENTICATED);
   }
   {
     grpc::ClientContext ctx;
@@ -246,8 +248,7 @@ TEST_F(AuthTest, MissingOrWrongTokenIsUnauthenticated) {
     v1::CloseSessionRequest req;
     req.set_session(session);
     v1::CloseSessionResponse resp;
-    EXPECT_EQ(stub->CloseSession(&ctx, req, &resp).error_code(),
-              grpc::StatusCode::UNAUTHENTICATED);
+    EXPECT_EQ(stub->CloseSession(&ctx, req, &resp).error_code(), grpc::StatusCode::UNAUTHENTICATED);
   }
   // Alice's session survived all of that.
   EXPECT_TRUE((*alice)->List().ok());
@@ -280,8 +281,7 @@ TEST_F(AuthTest, UserVersusAdmin) {
   EXPECT_GE(mine->age_ms, 0);
 
   // Too short a prefix, then a good one: alice's session is gone.
-  EXPECT_EQ((*root)->AdminCloseSession("abc").status().code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ((*root)->AdminCloseSession("abc").status().code(), absl::StatusCode::kInvalidArgument);
   auto closed = (*root)->AdminCloseSession((*alice)->session_hex().substr(0, 12));
   ASSERT_TRUE(closed.ok()) << closed.status();
   EXPECT_EQ(*closed, (*alice)->session_hex());
@@ -360,9 +360,9 @@ TEST_F(AuthTest, LogsNameTheCallButNeverTheToken) {
     EXPECT_FALSE(ConnectAs(*server_, kBobToken + std::string("typo")).ok());
   }
   const std::string log = testing::internal::GetCapturedStderr();
-  EXPECT_THAT(log, testing::ContainsRegex(
-                       "rpc id=[0-9a-f]{16} method=/resident.v1.Resident/OpenSession "
-                       "tenant=alice code=OK ms=[0-9.]+"));
+  EXPECT_THAT(log,
+              testing::ContainsRegex("rpc id=[0-9a-f]{16} method=/resident.v1.Resident/OpenSession "
+                                     "tenant=alice code=OK ms=[0-9.]+"));
   EXPECT_THAT(log, HasSubstr("tenant=- code=UNAUTHENTICATED"));
   EXPECT_THAT(log, Not(HasSubstr(kAliceToken)));
   EXPECT_THAT(log, Not(HasSubstr(kBobToken)));
@@ -428,15 +428,18 @@ class TlsTest : public ::testing::Test {
     scratch_->Write("other.ext", "extendedKeyUsage=clientAuth\n");
     const std::string ec = "-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes";
     const std::string script = absl::StrCat(
-        "set -e; cd '", d, "'; exec 2>openssl.log\n",
-        "openssl req -x509 ", ec, " -keyout ca.key -out ca.pem -days 1 -subj /CN=test-ca\n",
-        "openssl req -x509 ", ec, " -keyout other-ca.key -out other-ca.pem -days 1 -subj /CN=other-ca\n",
-        "openssl req ", ec, " -keyout server.key -out server.csr -subj /CN=localhost\n",
-        "openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out server.pem -days 1 -extfile server.ext\n",
+        "set -e; cd '", d, "'; exec 2>openssl.log\n", "openssl req -x509 ", ec,
+        " -keyout ca.key -out ca.pem -days 1 -subj /CN=test-ca\n", "openssl req -x509 ", ec,
+        " -keyout other-ca.key -out other-ca.pem -days 1 -subj /CN=other-ca\n", "openssl req ", ec,
+        " -keyout server.key -out server.csr -subj /CN=localhost\n",
+        "openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out server.pem "
+        "-days 1 -extfile server.ext\n",
         "openssl req ", ec, " -keyout client.key -out client.csr -subj /CN=alice\n",
-        "openssl x509 -req -in client.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out client.pem -days 1 -extfile client.ext\n",
+        "openssl x509 -req -in client.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out client.pem "
+        "-days 1 -extfile client.ext\n",
         "openssl req ", ec, " -keyout other.key -out other.csr -subj /CN=mallory\n",
-        "openssl x509 -req -in other.csr -CA other-ca.pem -CAkey other-ca.key -CAcreateserial -out other.pem -days 1 -extfile other.ext\n");
+        "openssl x509 -req -in other.csr -CA other-ca.pem -CAkey other-ca.key -CAcreateserial -out "
+        "other.pem -days 1 -extfile other.ext\n");
     const std::string path = scratch_->Write("make-certs.sh", script);
     ok_ = std::system(absl::StrCat("sh '", path, "'").c_str()) == 0;
   }
@@ -554,20 +557,31 @@ TEST(MetricsTest, ScrapedOverHttpDuringUse) {
   EXPECT_THAT(reply, HasSubstr("\nresident_tenant_arrays{tenant=\"alice\"} 2\n"));
   EXPECT_THAT(reply, HasSubstr("\nresident_programs_total{tenant=\"alice\"} 1\n"));
   EXPECT_THAT(reply, HasSubstr("\nresident_ops_total{tenant=\"alice\"} 4\n"));
-  EXPECT_THAT(reply, HasSubstr(
-      "\nresident_transfer_bytes_total{tenant=\"alice\",direction=\"upload\"} 80\n"));
-  EXPECT_THAT(reply, HasSubstr(
-      "\nresident_transfer_bytes_total{tenant=\"alice\",direction=\"download\"} 80\n"));
-  EXPECT_THAT(reply, HasSubstr(
-      "\nresident_errors_total{method=\"Resident/Release\",code=\"NOT_FOUND\"} 1\n"));
-  EXPECT_THAT(reply, HasSubstr(
-      "\nresident_errors_total{method=\"Resident/Describe\",code=\"UNAUTHENTICATED\"} 1\n"));
+  EXPECT_THAT(
+      reply,
+      HasSubstr("\nresident_transfer_bytes_total{tenant=\"alice\",direction=\"upload\"} 80\n"));
+  EXPECT_THAT(
+      reply,
+      HasSubstr("\nresident_transfer_bytes_total{tenant=\"alice\",direction=\"download\"} 80\n"));
+  EXPECT_THAT(
+      reply,
+      HasSubstr("\nresident_errors_total{method=\"Resident/Release\",code=\"NOT_FOUND\"} 1\n"));
+  EXPECT_THAT(
+      reply,
+      HasSubstr(
+          "\nresident_errors_total{method=\"Resident/Describe\",code=\"UNAUTHENTICATED\"} 1\n"));
   EXPECT_THAT(reply, HasSubstr("# TYPE resident_request_duration_seconds histogram\n"));
-  EXPECT_THAT(reply, HasSubstr(
-      "\nresident_request_duration_seconds_bucket{method=\"Resident/Upload\",le=\"+Inf\"} 1\n"));
-  EXPECT_THAT(reply, HasSubstr("\nresident_request_duration_seconds_count{method=\"Resident/Upload\"} 1\n"));
-  EXPECT_THAT(reply, testing::ContainsRegex("\nresident_device_memory_used_bytes\\{device=\"[a-z0-9:]+\"\\} [1-9][0-9]*\n"));
-  EXPECT_THAT(reply, testing::ContainsRegex("\nresident_device_memory_free_bytes\\{device=\"[a-z0-9:]+\"\\} [0-9]+\n"));
+  EXPECT_THAT(reply, HasSubstr("\nresident_request_duration_seconds_bucket{method=\"Resident/"
+                               "Upload\",le=\"+Inf\"} 1\n"));
+  EXPECT_THAT(
+      reply,
+      HasSubstr("\nresident_request_duration_seconds_count{method=\"Resident/Upload\"} 1\n"));
+  EXPECT_THAT(reply,
+              testing::ContainsRegex(
+                  "\nresident_device_memory_used_bytes\\{device=\"[a-z0-9:]+\"\\} [1-9][0-9]*\n"));
+  EXPECT_THAT(reply,
+              testing::ContainsRegex(
+                  "\nresident_device_memory_free_bytes\\{device=\"[a-z0-9:]+\"\\} [0-9]+\n"));
   EXPECT_THAT(reply, Not(HasSubstr(kAliceToken)));
   EXPECT_THAT(reply, HasSubstr("\nresident_sessions 1\n"));
   EXPECT_THAT(reply, HasSubstr("\nresident_handles 2\n"));

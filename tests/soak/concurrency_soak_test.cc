@@ -51,12 +51,15 @@ absl::StatusOr<Array> Recipe(Client& c, int r, const Inputs& in) {
   if (!a.ok()) return a.status();
   if (!b.ok()) return b.status();
   switch (r) {
-    case 0: return (*a + *b) * *a - *b / full(c, mn, Scalar::Float(4.0));
+    case 0:
+      return (*a + *b) * *a - *b / full(c, mn, Scalar::Float(4.0));
     case 1:
       return astype(*a, DType::kFloat32) * full(c, mn, Scalar::Float(0.5), DType::kFloat32) +
              astype(*b, DType::kFloat32);
-    case 2: return dot(*a, transpose(*b));
-    case 3: return sum(*a * *b, 0);
+    case 2:
+      return dot(*a, transpose(*b));
+    case 3:
+      return sum(*a * *b, 0);
     case 4: {
       std::vector<Array> out = c.Loop(10, {*a, *b}, [](const std::vector<Array>& v) {
         return std::vector<Array>{v[0] + v[1], v[1]};
@@ -71,8 +74,10 @@ absl::StatusOr<Array> Recipe(Client& c, int r, const Inputs& in) {
       if (!bi.ok()) return bi.status();
       return r == 5 ? (*ai + *bi) * *ai : dot(*ai, transpose(*bi));
     }
-    case 6: return transpose(reshape(*a, {kN, kM})) - *a;
-    case 8: return sum(*a);
+    case 6:
+      return transpose(reshape(*a, {kN, kM})) - *a;
+    case 8:
+      return sum(*a);
   }
   return absl::InvalidArgumentError("no such recipe");
 }
@@ -188,11 +193,11 @@ TEST(ConcurrencySoakTest, SixteenClientsMixedWorkEveryResultIsNumPys) {
   }
   for (std::thread& t : clients) t.join();
 
-  std::printf("concurrency soak: 16 clients x %d s: %lld results checked, %lld via names, "
-              "%lld uploads, %lld wrong\n",
-              seconds, static_cast<long long>(results.load()),
-              static_cast<long long>(keeps.load()), static_cast<long long>(uploads.load()),
-              static_cast<long long>(wrong.load()));
+  std::printf(
+      "concurrency soak: 16 clients x %d s: %lld results checked, %lld via names, "
+      "%lld uploads, %lld wrong\n",
+      seconds, static_cast<long long>(results.load()), static_cast<long long>(keeps.load()),
+      static_cast<long long>(uploads.load()), static_cast<long long>(wrong.load()));
   for (const auto& [what, n] : errors) ADD_FAILURE() << n << " x " << what;
   EXPECT_EQ(wrong.load(), 0);
   EXPECT_GT(results.load(), 16 * 10) << "too little work to mean anything";

@@ -124,8 +124,8 @@ grpc::Status Upload(v1::Resident::Stub& stub, grpc::ClientContext& ctx, const st
 
 // Downloads `handle`, cancelling after `cancel_after` chunks (-1: never).
 grpc::Status Download(v1::Resident::Stub& stub, grpc::ClientContext& ctx,
-                      const std::string& session, const std::string& handle,
-                      int64_t cancel_after, std::string* out) {
+                      const std::string& session, const std::string& handle, int64_t cancel_after,
+                      std::string* out) {
   v1::DownloadRequest req;
   req.set_session(session);
   req.set_handle(handle);
@@ -212,11 +212,11 @@ bool Expected(const grpc::Status& s) {
 }
 
 // One SIGKILLed client process; true if it was still running when killed.
-bool KillOneProcess(const Flags& f, const std::string& target, const char* action,
-                    uint64_t seed, int delay_ms) {
+bool KillOneProcess(const Flags& f, const std::string& target, const char* action, uint64_t seed,
+                    int delay_ms) {
   std::string self = "/proc/self/exe";
-  std::vector<std::string> args = {self, "--child", action, "--target", target, "--seed",
-                                   std::to_string(seed)};
+  std::vector<std::string> args = {self,     "--child",           action, "--target", target,
+                                   "--seed", std::to_string(seed)};
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -248,7 +248,7 @@ void CancelOneCall(const std::string& target, std::mt19937_64& rng, Tally& tally
     v1::ArrayInfo info;
     grpc::Status s = Upload(*stub, ctx, session, data, chunk, at, &info);
     if (!Expected(s)) tally.Unexpected("upload", s);
-    tally.Kill(at == 0 ? "upload cancelled before the first chunk"
+    tally.Kill(at == 0        ? "upload cancelled before the first chunk"
                : at >= chunks ? "upload cancelled after the last chunk"
                               : "upload cancelled mid-stream");
   } else {
@@ -265,7 +265,7 @@ void CancelOneCall(const std::string& target, std::mt19937_64& rng, Tally& tally
       grpc::ClientContext ctx;
       grpc::Status s = Download(*stub, ctx, session, info.handle(), after, nullptr);
       if (!Expected(s)) tally.Unexpected("download", s);
-      tally.Kill(after == 0 ? "download cancelled before the first chunk"
+      tally.Kill(after == 0          ? "download cancelled before the first chunk"
                  : after >= messages ? "download cancelled after the last chunk"
                                      : "download cancelled mid-stream");
     } else {  // a long program cancelled while it runs
@@ -389,18 +389,19 @@ int RunSoak(const Flags& f) {
   }
   std::printf("  %-52s %8lld\n", "total", static_cast<long long>(total));
   const int64_t mib = 1 << 20;
-  std::printf("server RSS: warm %lld MiB, after half 1 %lld MiB (%lld cached), after half 2 "
-              "%lld MiB (%lld cached)\n",
-              static_cast<long long>(warm_rss / mib), static_cast<long long>(half_rss[0] / mib),
-              static_cast<long long>(half_cached[0] / mib),
-              static_cast<long long>(half_rss[1] / mib),
-              static_cast<long long>(half_cached[1] / mib));
-  std::printf("after: device used %lld bytes (baseline %lld), sessions %lld, handles %lld, "
-              "table host bytes %lld\n",
-              static_cast<long long>(after.devices_size() ? after.devices(0).used_bytes() : -1),
-              static_cast<long long>(baseline), static_cast<long long>(after.usage().sessions()),
-              static_cast<long long>(after.usage().handles()),
-              static_cast<long long>(after.usage().table_host_bytes()));
+  std::printf(
+      "server RSS: warm %lld MiB, after half 1 %lld MiB (%lld cached), after half 2 "
+      "%lld MiB (%lld cached)\n",
+      static_cast<long long>(warm_rss / mib), static_cast<long long>(half_rss[0] / mib),
+      static_cast<long long>(half_cached[0] / mib), static_cast<long long>(half_rss[1] / mib),
+      static_cast<long long>(half_cached[1] / mib));
+  std::printf(
+      "after: device used %lld bytes (baseline %lld), sessions %lld, handles %lld, "
+      "table host bytes %lld\n",
+      static_cast<long long>(after.devices_size() ? after.devices(0).used_bytes() : -1),
+      static_cast<long long>(baseline), static_cast<long long>(after.usage().sessions()),
+      static_cast<long long>(after.usage().handles()),
+      static_cast<long long>(after.usage().table_host_bytes()));
   bool ok = true;
   auto check = [&](bool cond, const std::string& what) {
     std::printf("  [%s] %s\n", cond ? "ok" : "FAIL", what.c_str());
@@ -414,10 +415,10 @@ int RunSoak(const Flags& f) {
   // The backend's cache of freed blocks is memory kept on purpose (and
   // reported as cached_bytes); what must settle is everything else.
   const int64_t held[2] = {half_rss[0] - half_cached[0], half_rss[1] - half_cached[1]};
-  check(held[1] <= held[0] + f.rss_growth_mib * mib,
-        absl::StrCat("RSS less the block cache grew at most ", f.rss_growth_mib,
-                     " MiB from half 1 to half 2 (", held[0] / mib, " -> ", held[1] / mib,
-                     " MiB)"));
+  check(
+      held[1] <= held[0] + f.rss_growth_mib * mib,
+      absl::StrCat("RSS less the block cache grew at most ", f.rss_growth_mib,
+                   " MiB from half 1 to half 2 (", held[0] / mib, " -> ", held[1] / mib, " MiB)"));
   check(held[1] <= warm_rss + f.rss_bound_mib * mib,
         absl::StrCat("RSS less the block cache at most ", f.rss_bound_mib,
                      " MiB over the warmed-up server's RSS"));
@@ -425,7 +426,8 @@ int RunSoak(const Flags& f) {
   for (const auto& [what, n] : tally.unexpected) {
     std::printf("    %lld x %s\n", static_cast<long long>(n), what.c_str());
   }
-  if (!alive) std::printf("server exit status %d; log:\n%s\n", server.exit_status(), server.log().c_str());
+  if (!alive)
+    std::printf("server exit status %d; log:\n%s\n", server.exit_status(), server.log().c_str());
   return ok ? 0 : 1;
 }
 
@@ -433,17 +435,28 @@ Flags ParseFlags(int argc, char** argv) {
   Flags f;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string k = argv[i], v = argv[i + 1];
-    if (k == "--server") f.server = v;
-    else if (k == "--device") f.device = v;
-    else if (k == "--child") f.child = v;
-    else if (k == "--target") f.target = v;
-    else if (k == "--kills") f.kills = std::stoll(v);
-    else if (k == "--workers") f.workers = std::stoi(v);
-    else if (k == "--process-fraction") f.process_fraction = std::stod(v);
-    else if (k == "--seed") f.seed = std::stoull(v);
-    else if (k == "--rss-growth-mib") f.rss_growth_mib = std::stoll(v);
-    else if (k == "--rss-bound-mib") f.rss_bound_mib = std::stoll(v);
-    else if (k == "--log") f.log = v;
+    if (k == "--server")
+      f.server = v;
+    else if (k == "--device")
+      f.device = v;
+    else if (k == "--child")
+      f.child = v;
+    else if (k == "--target")
+      f.target = v;
+    else if (k == "--kills")
+      f.kills = std::stoll(v);
+    else if (k == "--workers")
+      f.workers = std::stoi(v);
+    else if (k == "--process-fraction")
+      f.process_fraction = std::stod(v);
+    else if (k == "--seed")
+      f.seed = std::stoull(v);
+    else if (k == "--rss-growth-mib")
+      f.rss_growth_mib = std::stoll(v);
+    else if (k == "--rss-bound-mib")
+      f.rss_bound_mib = std::stoll(v);
+    else if (k == "--log")
+      f.log = v;
     else {
       std::fprintf(stderr, "unknown flag %s\n", k.c_str());
       std::exit(2);
@@ -459,8 +472,9 @@ int main(int argc, char** argv) {
   const resident::soak::Flags f = resident::soak::ParseFlags(argc, argv);
   if (!f.child.empty()) return resident::soak::RunChild(f);
   if (f.server.empty()) {
-    std::fprintf(stderr, "usage: kill_soak --server PATH [--kills N] [--workers N] "
-                         "[--device cpu|cuda:0] [--seed N]\n");
+    std::fprintf(stderr,
+                 "usage: kill_soak --server PATH [--kills N] [--workers N] "
+                 "[--device cpu|cuda:0] [--seed N]\n");
     return 2;
   }
   return resident::soak::RunSoak(f);

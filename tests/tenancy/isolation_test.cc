@@ -15,10 +15,14 @@ namespace {
 enum class Which { kOwn, kOther, kNever, kReleased };
 const char* WhichName(Which w) {
   switch (w) {
-    case Which::kOwn: return "own";
-    case Which::kOther: return "other tenant's";
-    case Which::kNever: return "never-existing";
-    case Which::kReleased: return "released";
+    case Which::kOwn:
+      return "own";
+    case Which::kOther:
+      return "other tenant's";
+    case Which::kNever:
+      return "never-existing";
+    case Which::kReleased:
+      return "released";
   }
   return "";
 }
@@ -68,9 +72,12 @@ class IsolationTest : public ::testing::Test {
   // A handle for bob's call.
   std::string HandleFor(Which w) {
     switch (w) {
-      case Which::kOwn: return Make(bob_);
-      case Which::kOther: return alice_handle_ = Make(alice_);
-      case Which::kNever: return HandleId::Random().bytes();
+      case Which::kOwn:
+        return Make(bob_);
+      case Which::kOther:
+        return alice_handle_ = Make(alice_);
+      case Which::kNever:
+        return HandleId::Random().bytes();
       case Which::kReleased: {
         std::string h = Make(bob_);
         EXPECT_TRUE(Release(bob_, h).ok());
@@ -84,9 +91,15 @@ class IsolationTest : public ::testing::Test {
     static int n = 0;
     const std::string name = absl::StrCat("arr", ++n);
     switch (w) {
-      case Which::kOwn: EXPECT_TRUE(Keep(bob_, Make(bob_), name).ok()); break;
-      case Which::kOther: EXPECT_TRUE(Keep(alice_, Make(alice_), name).ok()); alice_name_ = name; break;
-      case Which::kNever: break;
+      case Which::kOwn:
+        EXPECT_TRUE(Keep(bob_, Make(bob_), name).ok());
+        break;
+      case Which::kOther:
+        EXPECT_TRUE(Keep(alice_, Make(alice_), name).ok());
+        alice_name_ = name;
+        break;
+      case Which::kNever:
+        break;
       case Which::kReleased:
         EXPECT_TRUE(Keep(bob_, Make(bob_), name).ok());
         EXPECT_TRUE(Release(bob_, "", name).ok());
@@ -98,7 +111,8 @@ class IsolationTest : public ::testing::Test {
     const std::string m = s.error_message();
     EXPECT_THAT(m, ::testing::Not(::testing::HasSubstr("alice"))) << what;
     if (!alice_handle_.empty()) {
-      EXPECT_THAT(m, ::testing::Not(::testing::HasSubstr(HandleId::FromBytes(alice_handle_)->ToHex())))
+      EXPECT_THAT(m,
+                  ::testing::Not(::testing::HasSubstr(HandleId::FromBytes(alice_handle_)->ToHex())))
           << what;
       EXPECT_THAT(m, ::testing::Not(::testing::HasSubstr(alice_handle_))) << what;
     }
@@ -121,7 +135,8 @@ TEST_F(IsolationTest, EveryMethodByEveryKindOfHandleAndName) {
     Call call;
   };
   const std::vector<Method> methods = {
-      {"Run (operand)", false, [&](const std::string& h) {
+      {"Run (operand)", false,
+       [&](const std::string& h) {
          v1::RunRequest req;
          req.set_session(bob_.session);
          v1::Instruction* add = req.mutable_program()->add_instructions();
@@ -133,7 +148,8 @@ TEST_F(IsolationTest, EveryMethodByEveryKindOfHandleAndName) {
          v1::RunResponse resp;
          return bob_.stub->Run(&ctx, req, &resp);
        }},
-      {"Download", false, [&](const std::string& h) {
+      {"Download", false,
+       [&](const std::string& h) {
          v1::DownloadRequest req;
          req.set_session(bob_.session);
          req.set_handle(h);
@@ -141,15 +157,18 @@ TEST_F(IsolationTest, EveryMethodByEveryKindOfHandleAndName) {
          bob_.Prepare(ctx);
          auto reader = bob_.stub->Download(&ctx, req);
          v1::DownloadChunk chunk;
-         while (reader->Read(&chunk)) {}
+         while (reader->Read(&chunk)) {
+         }
          return reader->Finish();
        }},
       {"Release (handle)", false, [&](const std::string& h) { return Release(bob_, h); }},
-      {"Keep (handle)", false, [&](const std::string& h) {
+      {"Keep (handle)", false,
+       [&](const std::string& h) {
          static int n = 0;
          return Keep(bob_, h, absl::StrCat("bobs", ++n));
        }},
-      {"Attach (name)", true, [&](const std::string& name) {
+      {"Attach (name)", true,
+       [&](const std::string& name) {
          v1::AttachRequest req;
          req.set_session(bob_.session);
          req.set_name(name);
@@ -163,8 +182,8 @@ TEST_F(IsolationTest, EveryMethodByEveryKindOfHandleAndName) {
   for (const Method& m : methods) {
     std::string never_message;
     for (Which w : {Which::kNever, Which::kOwn, Which::kOther, Which::kReleased}) {
-      const std::string what = absl::StrCat(m.name, " with a ", WhichName(w),
-                                            m.takes_name ? " name" : " handle");
+      const std::string what =
+          absl::StrCat(m.name, " with a ", WhichName(w), m.takes_name ? " name" : " handle");
       const std::string arg = m.takes_name ? NameFor(w) : HandleFor(w);
       grpc::Status s = m.call(arg);
       if (w == Which::kOwn) {

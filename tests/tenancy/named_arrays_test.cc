@@ -61,9 +61,9 @@ TEST_F(NamedArraysTest, KeptArraysOutliveTheirSessionAndAttachInTheNext) {
 TEST_F(NamedArraysTest, NamesAreValidated) {
   auto alice = ConnectAs(*server_, kAliceToken);
   client::Array x = client::ones(*alice, {2});
-  for (const std::string& bad : {std::string(""), std::string(129, 'a'), std::string("a b"),
-                                std::string("a/b"), std::string("caf\xc3\xa9"),
-                                std::string("x\n")}) {
+  for (const std::string& bad :
+       {std::string(""), std::string(129, 'a'), std::string("a b"), std::string("a/b"),
+        std::string("caf\xc3\xa9"), std::string("x\n")}) {
     absl::Status s = alice->Keep(x, bad);
     EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << bad;
     EXPECT_THAT(std::string(s.message()), HasSubstr("1 to 128 characters")) << bad;

@@ -132,10 +132,10 @@ absl::Status KeepBytes(client::Client& c, const std::string& bytes, const std::s
   return c.Keep(*a, name);
 }
 
-#define SKIP_UNLESS_MOUNTED(fs)                                                      \
-  if (!(fs).mounted()) {                                                             \
+#define SKIP_UNLESS_MOUNTED(fs)                                                       \
+  if (!(fs).mounted()) {                                                              \
     GTEST_SKIP() << "cannot mount a tmpfs at " << (fs).path() << " (" << (fs).error() \
-                 << "; mounting needs CAP_SYS_ADMIN), so no small disk to fill";     \
+                 << "; mounting needs CAP_SYS_ADMIN), so no small disk to fill";      \
   }
 
 TEST(FullDiskTest, KeepThatDoesNotFitFailsCleanlyAndRmNeverLosesNames) {
@@ -143,7 +143,7 @@ TEST(FullDiskTest, KeepThatDoesNotFitFailsCleanlyAndRmNeverLosesNames) {
   SmallTmpfs fs(dir);
   SKIP_UNLESS_MOUNTED(fs);
   const std::string data = fs.path() + "/data";
-  const std::string fits = RandomBytes(3 << 20, 1);   // 3 MiB of an 8 MiB disk
+  const std::string fits = RandomBytes(3 << 20, 1);  // 3 MiB of an 8 MiB disk
   const std::string other = RandomBytes(4096, 2);
   const std::string too_big = RandomBytes(6 << 20, 3);
   const std::string after = RandomBytes(8 * 1000, 4);

@@ -116,8 +116,8 @@ class KillDuringKeepTest : public ::testing::Test {
   void Restart(const std::map<std::string, std::string>& env) {
     client_.reset();
     server_.reset();
-    server_ = std::make_unique<ServerProcess>(
-        data_, absl::StrCat(dir_.path(), "/log", ++starts_), env);
+    server_ =
+        std::make_unique<ServerProcess>(data_, absl::StrCat(dir_.path(), "/log", ++starts_), env);
     if (server_->port() > 0) client_ = server_->Connect();
   }
 
@@ -131,8 +131,7 @@ class KillDuringKeepTest : public ::testing::Test {
   // and kept again (a small array, checked by the next restart).
   bool RestartAndCheck(const std::string& name) {
     Restart({});
-    EXPECT_GT(server_->port(), 0) << "the server did not start after a kill:\n"
-                                  << server_->log();
+    EXPECT_GT(server_->port(), 0) << "the server did not start after a kill:\n" << server_->log();
     if (client_ == nullptr) return false;
     ExpectTidy(data_);
     EXPECT_THAT(server_->log(), ::testing::Not(HasSubstr(".corrupt")))
@@ -204,8 +203,7 @@ TEST_F(KillDuringKeepTest, AtEachStepOfTheWrite) {
   ASSERT_GT(server_->port(), 0) << server_->log();
   ExpectTidy(data_);
   for (const std::string& n : rekept_) ExpectArray(*client_, n, {3}, Small());
-  EXPECT_THAT(server_->log(), HasSubstr(absl::StrCat(rekept_.size() + 1,
-                                                     " named arrays loaded")));
+  EXPECT_THAT(server_->log(), HasSubstr(absl::StrCat(rekept_.size() + 1, " named arrays loaded")));
 }
 
 // An rm crashed into before and after its manifest rename: the name is
@@ -249,8 +247,8 @@ TEST_F(KillDuringKeepTest, AtSpreadTimes) {
     keep_s = std::chrono::duration<double>(Clock::now() - t0).count();
     ASSERT_TRUE(client_->Delete("calibration").ok());
   }
-  std::printf("a keep of %lld MiB takes %.3f s here\n",
-              static_cast<long long>(kBigBytes >> 20), keep_s);
+  std::printf("a keep of %lld MiB takes %.3f s here\n", static_cast<long long>(kBigBytes >> 20),
+              keep_s);
   int present = 0;
   for (double f : kKillFractions) {
     const std::string name = absl::StrCat("big-at-", static_cast<int>(f * 100));
@@ -259,23 +257,21 @@ TEST_F(KillDuringKeepTest, AtSpreadTimes) {
     ASSERT_GT(server_->port(), 0) << server_->log();
     auto big = UploadBig();
     ASSERT_TRUE(big.ok()) << big.status();
-    auto keep = std::async(std::launch::async,
-                           [&] { return client_->Keep(*big, name); });
+    auto keep = std::async(std::launch::async, [&] { return client_->Keep(*big, name); });
     std::this_thread::sleep_for(std::chrono::duration<double>(f * keep_s));
     server_->Kill();
     const absl::Status kept = keep.get();
     const std::string left = DescribeLeftovers(data_, name);
     const bool was_present = RestartAndCheck(name);
-    std::printf("killed at %.0f%% (%.3f s): keep %s; left: %s; after the restart: %s\n",
-                f * 100, f * keep_s, kept.ok() ? "acknowledged" : "failed", left.c_str(),
+    std::printf("killed at %.0f%% (%.3f s): keep %s; left: %s; after the restart: %s\n", f * 100,
+                f * keep_s, kept.ok() ? "acknowledged" : "failed", left.c_str(),
                 was_present ? "present, identical" : "absent");
     if (kept.ok()) {
       EXPECT_TRUE(was_present) << "an acknowledged keep was lost";
     }
     present += was_present;
   }
-  std::printf("%d of %zu timed kills left the array present\n", present,
-              std::size(kKillFractions));
+  std::printf("%d of %zu timed kills left the array present\n", present, std::size(kKillFractions));
 }
 
 }  // namespace

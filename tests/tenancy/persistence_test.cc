@@ -74,7 +74,8 @@ TEST(PersistenceTest, KeptArraysSurviveSigkillAndDamageIsIgnored) {
     const std::string log = server.log();
     EXPECT_THAT(log, HasSubstr("named array 'to-truncate' of tenant 'default'"));
     EXPECT_THAT(log, HasSubstr("truncated"));
-    EXPECT_THAT(log, HasSubstr("0123456789abcdef.npy.tmp, a temporary file left by an interrupted write"));
+    EXPECT_THAT(
+        log, HasSubstr("0123456789abcdef.npy.tmp, a temporary file left by an interrupted write"));
     EXPECT_THAT(log, HasSubstr("MANIFEST.tmp"));
     EXPECT_THAT(log, HasSubstr("fedcba9876543210.npy, which no manifest entry names"));
     EXPECT_THAT(log, HasSubstr("3 named arrays loaded"));

@@ -29,12 +29,16 @@ TEST(QuotaConfigTest, DefaultsAndTenantOverrides) {
 }
 
 TEST(QuotaConfigTest, ErrorsNameTheLine) {
-  struct Case { const char* text; const char* want; };
+  struct Case {
+    const char* text;
+    const char* want;
+  };
   for (const Case& c : std::vector<Case>{
            {"default bytes=8G\ntenant alice bytes=lots\n", "q.conf line 2: bad bytes 'lots'"},
            {"default bytes=8G\ndefault arrays=3\n", "line 2: a second 'default' line"},
            {"tenant alice arrays=-1\n", "line 1: bad arrays '-1'"},
-           {"tenant alice bytes=1G\n\ntenant alice bytes=2G\n", "line 3: tenant 'alice' already has a line (line 1)"},
+           {"tenant alice bytes=1G\n\ntenant alice bytes=2G\n",
+            "line 3: tenant 'alice' already has a line (line 1)"},
            {"user alice bytes=1G\n", "line 1: unknown keyword 'user'"},
            {"tenant alice memory=1G\n", "line 1: unknown key 'memory'"},
            {"tenant bytes=1G\n", "line 1: 'tenant' needs a tenant name"},
@@ -72,8 +76,10 @@ TEST_F(QuotaTest, BytesOverTheQuotaAreRefusedBeforeAnythingIsAllocated) {
   client::Array big = client::ones(*alice_, {1000});
   absl::Status s = big.Evaluate();
   EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted);
-  EXPECT_THAT(std::string(s.message()),
-              HasSubstr("tenant 'alice' quota of 10000 device bytes would be exceeded: it holds 8000 bytes"));
+  EXPECT_THAT(
+      std::string(s.message()),
+      HasSubstr(
+          "tenant 'alice' quota of 10000 device bytes would be exceeded: it holds 8000 bytes"));
   EXPECT_EQ(budget.used(), before);
   EXPECT_EQ(server_->sessions().Usage("alice").reserved_bytes, 0);
   // An upload is refused the same way, before its buffer exists.
@@ -101,7 +107,8 @@ TEST_F(QuotaTest, ArraysOverTheQuotaAreRefused) {
   client::Array fourth = client::ones(*alice_, {10});
   absl::Status s = fourth.Evaluate();
   EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted);
-  EXPECT_THAT(std::string(s.message()), HasSubstr("tenant 'alice' quota of 3 arrays would be exceeded"));
+  EXPECT_THAT(std::string(s.message()),
+              HasSubstr("tenant 'alice' quota of 3 arrays would be exceeded"));
   // A name counts as an array too.
   absl::Status k = alice_->Keep(kept[0], "w");
   EXPECT_EQ(k.code(), absl::StatusCode::kResourceExhausted);

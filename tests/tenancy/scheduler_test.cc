@@ -29,10 +29,22 @@ TEST(SchedulerTest, TenantsAreServedRoundRobin) {
   std::vector<std::string> order;
   EXPECT_TRUE(sched.Submit("a", Far(), [&](bool) { open.wait(); }).ok());
   for (int i = 0; i < 4; ++i) {
-    EXPECT_TRUE(sched.Submit("a", Far(), [&](bool) { std::lock_guard<std::mutex> l(mu); order.push_back("a"); }).ok());
+    EXPECT_TRUE(sched
+                    .Submit("a", Far(),
+                            [&](bool) {
+                              std::lock_guard<std::mutex> l(mu);
+                              order.push_back("a");
+                            })
+                    .ok());
   }
   for (int i = 0; i < 4; ++i) {
-    EXPECT_TRUE(sched.Submit("b", Far(), [&](bool) { std::lock_guard<std::mutex> l(mu); order.push_back("b"); }).ok());
+    EXPECT_TRUE(sched
+                    .Submit("b", Far(),
+                            [&](bool) {
+                              std::lock_guard<std::mutex> l(mu);
+                              order.push_back("b");
+                            })
+                    .ok());
   }
   gate.set_value();
   while (sched.stats().ran < 9) std::this_thread::sleep_for(milliseconds(1));
@@ -46,14 +58,18 @@ TEST(SchedulerTest, ATenantNeverRunsMoreThanItsCap) {
   Scheduler sched({.threads = 6, .max_concurrent_per_tenant = 2});
   std::atomic<int> now{0}, peak{0}, done{0};
   for (int i = 0; i < 12; ++i) {
-    EXPECT_TRUE(sched.Submit("a", Far(), [&](bool) {
-      int n = ++now;
-      int p = peak.load();
-      while (n > p && !peak.compare_exchange_weak(p, n)) {}
-      std::this_thread::sleep_for(milliseconds(10));
-      --now;
-      ++done;
-    }).ok());
+    EXPECT_TRUE(sched
+                    .Submit("a", Far(),
+                            [&](bool) {
+                              int n = ++now;
+                              int p = peak.load();
+                              while (n > p && !peak.compare_exchange_weak(p, n)) {
+                              }
+                              std::this_thread::sleep_for(milliseconds(10));
+                              --now;
+                              ++done;
+                            })
+                    .ok());
   }
   while (done < 12) std::this_thread::sleep_for(milliseconds(1));
   EXPECT_EQ(peak.load(), 2);
@@ -65,9 +81,13 @@ TEST(SchedulerTest, AFloodDoesNotDelayAnotherTenantsSmallTasks) {
   Scheduler sched({.threads = 4, .max_concurrent_per_tenant = 2});
   std::atomic<bool> stop{false};
   for (int i = 0; i < 40; ++i) {
-    EXPECT_TRUE(sched.Submit("a", Far(), [&](bool) {
-      for (int t = 0; t < 25 && !stop; ++t) std::this_thread::sleep_for(milliseconds(10));
-    }).ok());
+    EXPECT_TRUE(sched
+                    .Submit("a", Far(),
+                            [&](bool) {
+                              for (int t = 0; t < 25 && !stop; ++t)
+                                std::this_thread::sleep_for(milliseconds(10));
+                            })
+                    .ok());
   }
   std::this_thread::sleep_for(milliseconds(20));
   for (int i = 0; i < 10; ++i) {
@@ -94,7 +114,9 @@ TEST(SchedulerTest, QueuedTasksPastTheirDeadlineExpireWithoutRunning) {
   } opener{gate};  // even when an assertion below returns early
   std::promise<bool> result;
   const auto start = Clock::now();
-  EXPECT_TRUE(sched.Submit("b", start + milliseconds(50), [&](bool expired) { result.set_value(expired); }).ok());
+  EXPECT_TRUE(
+      sched.Submit("b", start + milliseconds(50), [&](bool expired) { result.set_value(expired); })
+          .ok());
   std::future<bool> f = result.get_future();
   // Expired while the only worker is still blocked: promptly, not when it frees.
   ASSERT_EQ(f.wait_for(milliseconds(1000)), std::future_status::ready);
@@ -108,7 +130,12 @@ TEST(SchedulerTest, DestructionRunsWhatIsQueued) {
   {
     Scheduler sched({.threads = 2, .max_concurrent_per_tenant = 1});
     for (int i = 0; i < 10; ++i) {
-      EXPECT_TRUE(sched.Submit(i % 2 ? "a" : "b", Far(), [&](bool expired) { if (!expired) ++ran; }).ok());
+      EXPECT_TRUE(sched
+                      .Submit(i % 2 ? "a" : "b", Far(),
+                              [&](bool expired) {
+                                if (!expired) ++ran;
+                              })
+                      .ok());
     }
   }
   EXPECT_EQ(ran.load(), 10);

@@ -51,8 +51,7 @@ inline std::string TokensFile(const ScratchDir& dir) {
 }
 
 // A server on 127.0.0.1:0 where alice and bob authenticate with tokens.
-inline std::unique_ptr<Server> StartTenantServer(const ScratchDir& dir,
-                                                 ServerOptions o = {}) {
+inline std::unique_ptr<Server> StartTenantServer(const ScratchDir& dir, ServerOptions o = {}) {
   o.auth_tokens_file = TokensFile(dir);
   return e2e::StartServer(std::move(o));
 }

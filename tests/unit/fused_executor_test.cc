@@ -31,30 +31,32 @@ std::shared_ptr<Program> TestProgram(const HandleId& k_handle, int64_t n) {
   ar.op = OpKind::kArange;
   ar.stop = Scalar::Int(n);
   ar.dtype = DType::kFloat64;
-  p->instructions.push_back(ar);                       // value 0: x
+  p->instructions.push_back(ar);  // value 0: x
   Instruction c0;
   c0.op = OpKind::kFull;
   c0.shape = {n};
   c0.fill = Scalar::Int(2000000000);
   c0.dtype = DType::kInt32;
-  p->instructions.push_back(c0);                       // value 1: c
+  p->instructions.push_back(c0);  // value 1: c
   Instruction half;
   half.op = OpKind::kFull;
   half.shape = {};
   half.fill = Scalar::Float(1.5);
   half.dtype = DType::kFloat32;
-  p->instructions.push_back(half);                     // value 2: 1.5 (0-d)
-  auto body = std::make_shared<Program>();             // params: x, c, h
+  p->instructions.push_back(half);          // value 2: 1.5 (0-d)
+  auto body = std::make_shared<Program>();  // params: x, c, h
   body->instructions.push_back(Op(OpKind::kMultiply, {Operand::Value(0), Operand::Value(2)}));  // 3
   body->instructions.push_back(Op(OpKind::kNegative, {Operand::Value(3)}));                     // 4
-  body->instructions.push_back(Op(OpKind::kDivide, {Operand::Value(4), Operand::Handle(k_handle)}));  // 5
-  body->instructions.push_back(Op(OpKind::kAdd, {Operand::Value(5), Operand::Value(0)}));       // 6
-  body->instructions.push_back(Op(OpKind::kAdd, {Operand::Value(1), Operand::Handle(k_handle)}));  // 7
+  body->instructions.push_back(
+      Op(OpKind::kDivide, {Operand::Value(4), Operand::Handle(k_handle)}));                // 5
+  body->instructions.push_back(Op(OpKind::kAdd, {Operand::Value(5), Operand::Value(0)}));  // 6
+  body->instructions.push_back(
+      Op(OpKind::kAdd, {Operand::Value(1), Operand::Handle(k_handle)}));  // 7
   body->yields = {Operand::Value(6), Operand::Value(7)};
   Instruction loop = Op(OpKind::kLoop, {Operand::Value(0), Operand::Value(1), Operand::Value(2)});
   loop.trip_count = 300;
   loop.body = body;
-  p->instructions.push_back(loop);                     // values 3, 4
+  p->instructions.push_back(loop);  // values 3, 4
   return p;
 }
 

@@ -76,8 +76,15 @@ class FuzzRegressionTest : public ::testing::Test {
 // missed: run within the bound it failed with RESOURCE_EXHAUSTED.
 TEST_F(FuzzRegressionTest, BoolArangeStaysWithinItsBound) {
   const std::string text = R"pb(
-    program { instructions { op: "arange" dtype: DTYPE_BOOL
-                             start { int_value: 0 } stop { int_value: 2 } step { int_value: 1 } } }
+    program {
+      instructions {
+        op: "arange"
+        dtype: DTYPE_BOOL
+        start { int_value: 0 }
+        stop { int_value: 2 }
+        step { int_value: 1 }
+      }
+    }
     outputs { keep: true return_data: true })pb";
   absl::StatusOr<Plan> plan = PlanText(text);
   ASSERT_TRUE(plan.ok()) << plan.status();
@@ -123,10 +130,10 @@ TEST_F(FuzzRegressionTest, ArangeStartPlusStepPastInt64) {
     EXPECT_EQ(plan->output_types[0].shape, Shape({0})) << dtype;
   }
   // np.arange(2**63 - 2, 2**63 - 1, 5): one element, start + step past int64.
-  absl::StatusOr<std::vector<std::string>> out = RunText(absl::StrCat(
-      "program { instructions { op: \"arange\" start { int_value: ", kI64Max - 1,
-      " } stop { int_value: ", kI64Max, " } step { int_value: 5 } } }",
-      " outputs { return_data: true }"));
+  absl::StatusOr<std::vector<std::string>> out = RunText(
+      absl::StrCat("program { instructions { op: \"arange\" start { int_value: ", kI64Max - 1,
+                   " } stop { int_value: ", kI64Max, " } step { int_value: 5 } } }",
+                   " outputs { return_data: true }"));
   ASSERT_TRUE(out.ok()) << out.status();
   ASSERT_EQ((*out)[0].size(), 8u);
   int64_t v;
@@ -141,10 +148,10 @@ TEST_F(FuzzRegressionTest, ArangeStartPlusStepPastInt64) {
 TEST_F(FuzzRegressionTest, SizesPastInt64AreRefusedNotWrapped) {
   // int32 (1,) + float64 (2^59,): a 2^62-byte result plus a 2^62-byte
   // promoted copy of the int32 operand broadcast to it.
-  absl::StatusOr<Plan> plan = PlanText(absl::StrCat(
-      "program { instructions { op: \"ones\" shape: 576460752303423488 }",
-      " instructions { op: \"add\" ", HandleOperand(DType::kInt32, {1}),
-      " operands { value: 0 } } } outputs { value: 1 keep: true }"));
+  absl::StatusOr<Plan> plan =
+      PlanText(absl::StrCat("program { instructions { op: \"ones\" shape: 576460752303423488 }",
+                            " instructions { op: \"add\" ", HandleOperand(DType::kInt32, {1}),
+                            " operands { value: 0 } } } outputs { value: 1 keep: true }"));
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_EQ(plan->peak_bytes, kI64Max);
   EXPECT_EQ(device_.budget().Reserve(plan->peak_bytes).status().code(),
@@ -174,19 +181,21 @@ TEST_F(FuzzRegressionTest, SizesPastInt64AreRefusedNotWrapped) {
 // executed-ops limit and spun about 2^60 times, and an empty body checked
 // no deadline.
 TEST_F(FuzzRegressionTest, EmptyLoopBodiesCountAndStop) {
-  const std::string empty_loop = R"pb(op: "loop" operands { value: 0 } trip_count: 1073741824
+  const std::string empty_loop = R"pb(op: "loop"
+                                      operands { value: 0 }
+                                      trip_count: 1073741824
                                       body { yields { value: 0 } })pb";
-  absl::StatusOr<Plan> nested = PlanText(absl::StrCat(
-      "program { instructions { op: \"ones\" shape: 1000 }",
-      " instructions { op: \"loop\" operands { value: 0 } trip_count: 1073741824",
-      " body { instructions { ", empty_loop, " } yields { value: 1 } } } }",
-      " outputs { keep: true value: 1 }"));
+  absl::StatusOr<Plan> nested = PlanText(
+      absl::StrCat("program { instructions { op: \"ones\" shape: 1000 }",
+                   " instructions { op: \"loop\" operands { value: 0 } trip_count: 1073741824",
+                   " body { instructions { ", empty_loop, " } yields { value: 1 } } } }",
+                   " outputs { keep: true value: 1 }"));
   ASSERT_EQ(nested.status().code(), absl::StatusCode::kInvalidArgument) << nested.status();
   EXPECT_THAT(std::string(nested.status().message()), HasSubstr("ops"));
 
-  const std::string single = absl::StrCat("program { instructions { op: \"ones\" shape: 3 }",
-                                          " instructions { ", empty_loop, " } }",
-                                          " outputs { keep: true value: 1 }");
+  const std::string single =
+      absl::StrCat("program { instructions { op: \"ones\" shape: 3 }", " instructions { ",
+                   empty_loop, " } }", " outputs { keep: true value: 1 }");
   absl::StatusOr<Plan> plan = PlanText(single);
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_EQ(plan->executed_ops, 1 + 1 + (int64_t{1} << 30));
@@ -209,9 +218,15 @@ TEST_F(FuzzRegressionTest, FusedLoopPlanningSkipsLoopsThatDefineNothing) {
     program {
       instructions { op: "ones" shape: 2 dtype: DTYPE_INT32 }
       instructions {
-        op: "loop" operands { value: 0 } trip_count: 4
+        op: "loop"
+        operands { value: 0 }
+        trip_count: 4
         body {
-          instructions { op: "add" operands { value: 0 } operands { value: 0 } }
+          instructions {
+            op: "add"
+            operands { value: 0 }
+            operands { value: 0 }
+          }
           instructions { op: "loop" }
           yields { value: 1 }
         }

@@ -31,19 +31,13 @@ ValueType T(DType d, Shape s) { return ValueType{d, std::move(s)}; }
 // numpy.add(np.ones(2, a), np.ones(2, b)).dtype for a, b in
 // [bool, int32, int64, float32, float64] (rows a, columns b).
 constexpr DType kAddTable[5][5] = {
-    {kB, kI32, kI64, kF32, kF64},
-    {kI32, kI32, kI64, kF64, kF64},
-    {kI64, kI64, kI64, kF64, kF64},
-    {kF32, kF64, kF64, kF32, kF64},
-    {kF64, kF64, kF64, kF64, kF64},
+    {kB, kI32, kI64, kF32, kF64},   {kI32, kI32, kI64, kF64, kF64}, {kI64, kI64, kI64, kF64, kF64},
+    {kF32, kF64, kF64, kF32, kF64}, {kF64, kF64, kF64, kF64, kF64},
 };
 // numpy.divide(np.ones(2, a), np.ones(2, b)).dtype, same order.
 constexpr DType kDivideTable[5][5] = {
-    {kF64, kF64, kF64, kF32, kF64},
-    {kF64, kF64, kF64, kF64, kF64},
-    {kF64, kF64, kF64, kF64, kF64},
-    {kF32, kF64, kF64, kF32, kF64},
-    {kF64, kF64, kF64, kF64, kF64},
+    {kF64, kF64, kF64, kF32, kF64}, {kF64, kF64, kF64, kF64, kF64}, {kF64, kF64, kF64, kF64, kF64},
+    {kF32, kF64, kF64, kF32, kF64}, {kF64, kF64, kF64, kF64, kF64},
 };
 
 TEST(PromoteTypes, EveryPairMatchesNumPy) {
@@ -59,12 +53,11 @@ TEST(InferType, AddAndMultiplyEveryDtypePair) {
   for (OpKind op : {OpKind::kAdd, OpKind::kMultiply}) {
     for (int a = 0; a < 5; ++a) {
       for (int b = 0; b < 5; ++b) {
-        absl::StatusOr<ValueType> t = InferType(
-            Op(op), {T(kAllDTypes[a], {2}), T(kAllDTypes[b], {2})});
+        absl::StatusOr<ValueType> t =
+            InferType(Op(op), {T(kAllDTypes[a], {2}), T(kAllDTypes[b], {2})});
         ASSERT_TRUE(t.ok()) << t.status();
         EXPECT_EQ(t->dtype, kAddTable[a][b])
-            << OpName(op) << " " << DTypeName(kAllDTypes[a]) << ", "
-            << DTypeName(kAllDTypes[b]);
+            << OpName(op) << " " << DTypeName(kAllDTypes[a]) << ", " << DTypeName(kAllDTypes[b]);
         EXPECT_EQ(t->shape, Shape({2}));
       }
     }
@@ -74,13 +67,12 @@ TEST(InferType, AddAndMultiplyEveryDtypePair) {
 TEST(InferType, DivideEveryDtypePair) {
   for (int a = 0; a < 5; ++a) {
     for (int b = 0; b < 5; ++b) {
-      absl::StatusOr<ValueType> t = InferType(
-          Op(OpKind::kDivide), {T(kAllDTypes[a], {2}), T(kAllDTypes[b], {2})});
+      absl::StatusOr<ValueType> t =
+          InferType(Op(OpKind::kDivide), {T(kAllDTypes[a], {2}), T(kAllDTypes[b], {2})});
       ASSERT_TRUE(t.ok()) << t.status();
       EXPECT_EQ(t->dtype, kDivideTable[a][b])
           << DTypeName(kAllDTypes[a]) << " / " << DTypeName(kAllDTypes[b]);
-      EXPECT_EQ(ArithmeticType(OpKind::kDivide, kAllDTypes[a], kAllDTypes[b]),
-                kDivideTable[a][b]);
+      EXPECT_EQ(ArithmeticType(OpKind::kDivide, kAllDTypes[a], kAllDTypes[b]), kDivideTable[a][b]);
     }
   }
 }
@@ -88,13 +80,12 @@ TEST(InferType, DivideEveryDtypePair) {
 TEST(InferType, SubtractEveryDtypePairButBoolBool) {
   for (int a = 0; a < 5; ++a) {
     for (int b = 0; b < 5; ++b) {
-      absl::StatusOr<ValueType> t = InferType(
-          Op(OpKind::kSubtract), {T(kAllDTypes[a], {2}), T(kAllDTypes[b], {2})});
+      absl::StatusOr<ValueType> t =
+          InferType(Op(OpKind::kSubtract), {T(kAllDTypes[a], {2}), T(kAllDTypes[b], {2})});
       if (a == 0 && b == 0) {
         // np.ones(2, bool) - np.ones(2, bool): TypeError "numpy boolean subtract..."
         ASSERT_EQ(t.status().code(), absl::StatusCode::kInvalidArgument);
-        EXPECT_THAT(std::string(t.status().message()),
-                    HasSubstr("boolean subtract"));
+        EXPECT_THAT(std::string(t.status().message()), HasSubstr("boolean subtract"));
         continue;
       }
       ASSERT_TRUE(t.ok()) << t.status();
@@ -135,14 +126,12 @@ TEST(BroadcastShapes, NumPyRules) {
   // together with shapes (2,3) (4,)" (NumPy prints no space after commas).
   absl::StatusOr<Shape> bad = BroadcastShapes({2, 3}, {4});
   ASSERT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(std::string(bad.status().message()),
-              HasSubstr("could not be broadcast together"));
+  EXPECT_THAT(std::string(bad.status().message()), HasSubstr("could not be broadcast together"));
   EXPECT_FALSE(BroadcastShapes({0}, {2}).ok());
 }
 
 TEST(InferType, BroadcastInArithmetic) {
-  absl::StatusOr<ValueType> t =
-      InferType(Op(OpKind::kAdd), {T(kI32, {3, 1}), T(kF32, {4})});
+  absl::StatusOr<ValueType> t = InferType(Op(OpKind::kAdd), {T(kI32, {3, 1}), T(kF32, {4})});
   ASSERT_TRUE(t.ok());
   EXPECT_EQ(*t, T(kF64, {3, 4}));
   t = InferType(Op(OpKind::kMultiply), {T(kI32, {2, 3}), T(kI32, {3, 2})});
@@ -150,23 +139,24 @@ TEST(InferType, BroadcastInArithmetic) {
 }
 
 TEST(InferType, DotShapes) {
-  struct Case { Shape a, b, out; };
+  struct Case {
+    Shape a, b, out;
+  };
   // np.dot(np.ones(a), np.ones(b)).shape
   const Case cases[] = {
       {{2, 3}, {3, 4}, {2, 4}},
       {{2, 3}, {3}, {2}},
       {{3}, {3, 4}, {4}},
       {{3}, {3}, {}},
-      {{2, 3}, {}, {2, 3}},  // np.dot(np.ones((2,3)), np.array(2.)) is multiply
+      {{2, 3}, {}, {2, 3}},  // np.dot(np.ones((2,3)), np.array(2.)) is
+                             // multiply
       {{}, {4}, {4}},
       {{0, 3}, {3, 5}, {0, 5}},
       {{2, 0}, {0, 5}, {2, 5}},
   };
   for (const Case& c : cases) {
-    absl::StatusOr<ValueType> t =
-        InferType(Op(OpKind::kDot), {T(kF64, c.a), T(kF64, c.b)});
-    ASSERT_TRUE(t.ok()) << ShapeString(c.a) << "." << ShapeString(c.b) << ": "
-                        << t.status();
+    absl::StatusOr<ValueType> t = InferType(Op(OpKind::kDot), {T(kF64, c.a), T(kF64, c.b)});
+    ASSERT_TRUE(t.ok()) << ShapeString(c.a) << "." << ShapeString(c.b) << ": " << t.status();
     EXPECT_EQ(t->shape, c.out) << ShapeString(c.a) << "." << ShapeString(c.b);
   }
   // np.dot(np.ones(2, bool), np.ones(2, bool)).dtype == bool;
@@ -179,16 +169,13 @@ TEST(InferType, DotShapes) {
 TEST(InferType, DotErrors) {
   // np.dot(np.ones((2,3)), np.ones((4,5))):
   //   "shapes (2,3) and (4,5) not aligned: 3 (dim 1) != 4 (dim 0)"
-  absl::StatusOr<ValueType> t =
-      InferType(Op(OpKind::kDot), {T(kF64, {2, 3}), T(kF64, {4, 5})});
+  absl::StatusOr<ValueType> t = InferType(Op(OpKind::kDot), {T(kF64, {2, 3}), T(kF64, {4, 5})});
   ASSERT_EQ(t.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(std::string(t.status().message()),
-              HasSubstr("not aligned: 3 (dim 1) != 4 (dim 0)"));
+  EXPECT_THAT(std::string(t.status().message()), HasSubstr("not aligned: 3 (dim 1) != 4 (dim 0)"));
   // np.dot(np.ones(3), np.ones((4,2))): "... 3 (dim 0) != 4 (dim 0)"
   t = InferType(Op(OpKind::kDot), {T(kF64, {3}), T(kF64, {4, 2})});
   ASSERT_EQ(t.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(std::string(t.status().message()),
-              HasSubstr("not aligned: 3 (dim 0) != 4 (dim 0)"));
+  EXPECT_THAT(std::string(t.status().message()), HasSubstr("not aligned: 3 (dim 0) != 4 (dim 0)"));
   // N-D dot is not supported; the message points to matmul.
   t = InferType(Op(OpKind::kDot), {T(kF64, {2, 2, 3}), T(kF64, {3, 4})});
   ASSERT_EQ(t.status().code(), absl::StatusCode::kInvalidArgument);
@@ -196,7 +183,9 @@ TEST(InferType, DotErrors) {
 }
 
 TEST(InferType, MatmulShapes) {
-  struct Case { Shape a, b, out; };
+  struct Case {
+    Shape a, b, out;
+  };
   // np.matmul(np.ones(a), np.ones(b)).shape
   const Case cases[] = {
       {{2, 3}, {3, 4}, {2, 4}},
@@ -208,8 +197,7 @@ TEST(InferType, MatmulShapes) {
       {{0, 2, 3}, {3, 4}, {0, 2, 4}},
   };
   for (const Case& c : cases) {
-    absl::StatusOr<ValueType> t =
-        InferType(Op(OpKind::kMatmul), {T(kF32, c.a), T(kF32, c.b)});
+    absl::StatusOr<ValueType> t = InferType(Op(OpKind::kMatmul), {T(kF32, c.a), T(kF32, c.b)});
     ASSERT_TRUE(t.ok()) << t.status();
     EXPECT_EQ(*t, T(kF32, c.out)) << ShapeString(c.a) << "@" << ShapeString(c.b);
   }
@@ -219,8 +207,7 @@ TEST(InferType, MatmulErrors) {
   // np.matmul(np.ones((2,3)), np.ones((4,5))): "matmul: Input operand 1 has a
   // mismatch in its core dimension 0, with gufunc signature
   // (n?,k),(k,m?)->(n?,m?) (size 4 is different from 3)"
-  absl::StatusOr<ValueType> t =
-      InferType(Op(OpKind::kMatmul), {T(kF64, {2, 3}), T(kF64, {4, 5})});
+  absl::StatusOr<ValueType> t = InferType(Op(OpKind::kMatmul), {T(kF64, {2, 3}), T(kF64, {4, 5})});
   ASSERT_EQ(t.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(t.status().message()),
               HasSubstr("matmul: Input operand 1 has a mismatch in its core "
@@ -315,8 +302,7 @@ TEST(InferType, OverflowingAndNegativeShapes) {
   ones.shape = Shape(64, 1);
   EXPECT_TRUE(InferType(ones, {}).ok());
   // Broadcasting two legal shapes into an overflowing one.
-  t = InferType(Op(OpKind::kAdd),
-                {T(kB, {int64_t{1} << 40, 1}), T(kB, {1, int64_t{1} << 40})});
+  t = InferType(Op(OpKind::kAdd), {T(kB, {int64_t{1} << 40, 1}), T(kB, {1, int64_t{1} << 40})});
   EXPECT_EQ(t.status().code(), absl::StatusCode::kInvalidArgument);
 }
 
@@ -344,8 +330,7 @@ TEST(ComputeArange, LengthsAndFillParameters) {
   EXPECT_EQ(len(S::Int(INT64_MIN), S::Int(INT64_MAX), S::Int(INT64_MAX), kI64), 3);
 
   // np.arange(0.5, 5, dtype=np.int64) -> [0 1 2 3 4]: start 0, delta 1.
-  absl::StatusOr<ArangeParams> p =
-      ComputeArange(S::Float(0.5), S::Int(5), S::Int(1), kI64);
+  absl::StatusOr<ArangeParams> p = ComputeArange(S::Float(0.5), S::Int(5), S::Int(1), kI64);
   ASSERT_TRUE(p.ok());
   EXPECT_EQ(p->length, 5);
   EXPECT_EQ(p->start.as_int64(), 0);
@@ -369,11 +354,9 @@ TEST(ComputeArange, Errors) {
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(ComputeArange(S::Int(0), S::Int(10), S::Float(0.0), kF64).status().code(),
             absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(ComputeArange(S::Int(0), S::Float(1e300), S::Float(1e-300), kF64)
-                .status().code(),
+  EXPECT_EQ(ComputeArange(S::Int(0), S::Float(1e300), S::Float(1e-300), kF64).status().code(),
             absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(ComputeArange(S::Int(0), S::Int(1), S::Float(std::nan("")), kF64)
-                .status().code(),
+  EXPECT_EQ(ComputeArange(S::Int(0), S::Int(1), S::Float(std::nan("")), kF64).status().code(),
             absl::StatusCode::kInvalidArgument);
   // np.arange(0, 3, dtype=bool): "arange() is only supported for booleans
   // when the result has at most length 2."
@@ -404,8 +387,7 @@ TEST(ResolveReshape, NumPyRules) {
   EXPECT_THAT(std::string(s.status().message()),
               HasSubstr("can only specify one unknown dimension"));
   EXPECT_EQ(ResolveReshape({6}, {7}).status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(ResolveReshape({6}, {-2, -3}).status().code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ResolveReshape({6}, {-2, -3}).status().code(), absl::StatusCode::kInvalidArgument);
   // A target whose known dims overflow is refused, not wrapped.
   EXPECT_EQ(ResolveReshape({8}, {int64_t{1} << 62, 4, -1}).status().code(),
             absl::StatusCode::kInvalidArgument);
@@ -450,8 +432,7 @@ TEST(InferType, ReshapeAndAstype) {
     EXPECT_EQ(*InferType(as, {T(kF32, {5, 0})}), T(d, {5, 0}));
   }
   as.dtype.reset();
-  EXPECT_EQ(InferType(as, {T(kF32, {5})}).status().code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(InferType(as, {T(kF32, {5})}).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 TEST(AllocationBound, CountsResultAndPromotedCopies) {

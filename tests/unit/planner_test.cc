@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/strings/str_cat.h"
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -36,8 +36,8 @@ class PlannerTest : public ::testing::Test {
       if (it == arrays_.end()) return absl::NotFoundError("array handle not found");
       return it->second;
     };
-    return PlanProgram(std::make_shared<const Program>(std::move(p)),
-                       std::move(outputs), resolve, limits_);
+    return PlanProgram(std::make_shared<const Program>(std::move(p)), std::move(outputs), resolve,
+                       limits_);
   }
 
   static Instruction Ones(Shape shape, DType d = DType::kFloat64) {
@@ -150,8 +150,7 @@ TEST_F(PlannerTest, UnknownHandleIsNotFound) {
   p.instructions.push_back(Binary(OpKind::kAdd, V(0), Operand::Handle(HandleId::Random())));
   absl::StatusOr<Plan> plan = Plan_(std::move(p), {Keep(1)});
   ASSERT_EQ(plan.status().code(), absl::StatusCode::kNotFound);
-  EXPECT_THAT(std::string(plan.status().message()),
-              HasSubstr("instruction 1 (add): operand 1"));
+  EXPECT_THAT(std::string(plan.status().message()), HasSubstr("instruction 1 (add): operand 1"));
 }
 
 TEST_F(PlannerTest, OperandErrorsNameTheInstruction) {
@@ -166,8 +165,8 @@ TEST_F(PlannerTest, OperandErrorsNameTheInstruction) {
 }
 
 TEST_F(PlannerTest, LoopTripCounts) {
-  for (int64_t trips : {int64_t{-1}, int64_t{-(int64_t{1} << 40)},
-                        limits_.max_trip_count + 1, INT64_MAX}) {
+  for (int64_t trips :
+       {int64_t{-1}, int64_t{-(int64_t{1} << 40)}, limits_.max_trip_count + 1, INT64_MAX}) {
     Program p;
     p.instructions.push_back(Ones({2}));
     p.instructions.push_back(Loop(trips, {V(0)}, DoublingBody()));
@@ -242,9 +241,9 @@ TEST_F(PlannerTest, LoopWithInvariantAndSeveralCarriedValues) {
   body.instructions.push_back(Binary(OpKind::kMultiply, V(1), V(0)));  // v4
   body.yields = {V(3), V(4)};
   Program p;
-  p.instructions.push_back(Ones({5}));                  // v0
-  p.instructions.push_back(Ones({5}));                  // v1
-  p.instructions.push_back(Ones({5}));                  // v2
+  p.instructions.push_back(Ones({5}));                                     // v0
+  p.instructions.push_back(Ones({5}));                                     // v1
+  p.instructions.push_back(Ones({5}));                                     // v2
   p.instructions.push_back(Loop(4, {V(0), V(1), V(2)}, std::move(body)));  // v3, v4
   absl::StatusOr<Plan> plan = Plan_(std::move(p), {Keep(3), Keep(4)});
   ASSERT_TRUE(plan.ok()) << plan.status();
@@ -258,8 +257,7 @@ TEST_F(PlannerTest, BodyYieldingMoreValuesThanOperands) {
   Program p;
   p.instructions.push_back(Ones({5}));
   p.instructions.push_back(Loop(1, {V(0)}, std::move(body)));
-  EXPECT_EQ(Plan_(std::move(p), {Keep(1)}).status().code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(Plan_(std::move(p), {Keep(1)}).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 TEST_F(PlannerTest, InlineResultsOverTheLimit) {
@@ -282,8 +280,7 @@ TEST_F(PlannerTest, BadOutputs) {
   Program p;
   p.instructions.push_back(Ones({2}));
   EXPECT_EQ(Plan_(p, {Keep(1)}).status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(Plan_(p, {Keep(0xFFFFFFFFu)}).status().code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(Plan_(p, {Keep(0xFFFFFFFFu)}).status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(Plan_(p, {OutputSpec{0, false, false}}).status().code(),
             absl::StatusCode::kInvalidArgument);
   Program y = p;
@@ -352,9 +349,9 @@ TEST_F(PlannerTest, PeakBytesCountsKeptValuesAndPromotion) {
 TEST_F(PlannerTest, PeakBytesIncludesLoopBodies) {
   // A loop whose body makes a 1 MB temporary from a 8-byte carried value.
   Program body;
-  Instruction big = Ones({125000});  // 1,000,000 bytes
-  body.instructions.push_back(big);                             // v1
-  body.instructions.push_back(Unary(OpKind::kSum, V(1)));        // v2 (0-d)
+  Instruction big = Ones({125000});                               // 1,000,000 bytes
+  body.instructions.push_back(big);                               // v1
+  body.instructions.push_back(Unary(OpKind::kSum, V(1)));         // v2 (0-d)
   body.instructions.push_back(Binary(OpKind::kAdd, V(0), V(2)));  // v3
   body.yields = {V(3)};
   Program p;

@@ -29,20 +29,17 @@ namespace {
 // Host memory is the device's: a copy is a memcpy, complete on return.
 class CpuStream final : public Stream {
  public:
-  absl::Status CopyToDevice(const void* src, Buffer& dst, int64_t offset,
-                            int64_t bytes) override {
+  absl::Status CopyToDevice(const void* src, Buffer& dst, int64_t offset, int64_t bytes) override {
     RETURN_IF_ERROR(CheckCopy("CopyToDevice", dst, offset, bytes, src));
     if (bytes > 0) {
       std::memcpy(static_cast<char*>(dst.data()) + offset, src, static_cast<size_t>(bytes));
     }
     return absl::OkStatus();
   }
-  absl::Status CopyToHost(const Buffer& src, int64_t offset, void* dst,
-                          int64_t bytes) override {
+  absl::Status CopyToHost(const Buffer& src, int64_t offset, void* dst, int64_t bytes) override {
     RETURN_IF_ERROR(CheckCopy("CopyToHost", src, offset, bytes, dst));
     if (bytes > 0) {
-      std::memcpy(dst, static_cast<const char*>(src.data()) + offset,
-                  static_cast<size_t>(bytes));
+      std::memcpy(dst, static_cast<const char*>(src.data()) + offset, static_cast<size_t>(bytes));
     }
     return absl::OkStatus();
   }
@@ -79,8 +76,8 @@ bool SafeAlias(const DeviceArray& in, const DeviceArray& out) {
 // input other than as a SafeAlias (when `elementwise`) — the planner may
 // hand out a dead input's buffer, and kernels assume no other overlap.
 template <typename Kernel>
-absl::Status WithOutput(std::initializer_list<const DeviceArray*> inputs,
-                        bool elementwise, const DeviceArray& out, Kernel&& kernel) {
+absl::Status WithOutput(std::initializer_list<const DeviceArray*> inputs, bool elementwise,
+                        const DeviceArray& out, Kernel&& kernel) {
   bool scratch = false;
   for (const DeviceArray* in : inputs) {
     if (in != nullptr && Overlaps(*in, out) && !(elementwise && SafeAlias(*in, out))) {
@@ -105,8 +102,8 @@ class CpuBackend final : public Backend {
 
   std::string name() const override { return "cpu"; }
   std::string description() const override {
-    return absl::StrCat("CPU (", pool_.num_threads(), " threads, ",
-                        total_ >> 20, " MiB RAM, OpenBLAS)");
+    return absl::StrCat("CPU (", pool_.num_threads(), " threads, ", total_ >> 20,
+                        " MiB RAM, OpenBLAS)");
   }
   MemoryInfo memory() const override {
     MemoryInfo info;
@@ -137,47 +134,40 @@ class CpuBackend final : public Backend {
   }
 
  private:
-  absl::Status Do(const FillOp& op) {
-    return cpu::Fill(&pool_, op.value, MutableView(*op.out));
-  }
+  absl::Status Do(const FillOp& op) { return cpu::Fill(&pool_, op.value, MutableView(*op.out)); }
   absl::Status Do(const ArangeOp& op) {
     return cpu::Arange(&pool_, op.start, op.delta, MutableView(*op.out));
   }
   absl::Status Do(const ElementwiseOp& op) {
     const int arity = Arity(op.kind);
-    const cpu::ConstView in[2] = {View(*op.in[0]),
-                                  arity == 2 ? View(*op.in[1]) : cpu::ConstView{}};
+    const cpu::ConstView in[2] = {View(*op.in[0]), arity == 2 ? View(*op.in[1]) : cpu::ConstView{}};
     return WithOutput({op.in[0], arity == 2 ? op.in[1] : nullptr}, true, *op.out,
                       [&](const cpu::MutView& o) {
-                        return cpu::Elementwise(&pool_, op.kind,
-                                                absl::MakeConstSpan(in, arity), o);
+                        return cpu::Elementwise(&pool_, op.kind, absl::MakeConstSpan(in, arity), o);
                       });
   }
   absl::Status Do(const CastOp& op) {
-    return WithOutput({op.in}, true, *op.out, [&](const cpu::MutView& o) {
-      return cpu::Cast(&pool_, View(*op.in), o);
-    });
+    return WithOutput({op.in}, true, *op.out,
+                      [&](const cpu::MutView& o) { return cpu::Cast(&pool_, View(*op.in), o); });
   }
   absl::Status Do(const MatmulOp& op) {
     const DeviceArray &a = *op.a, &b = *op.b, &out = *op.out;
     const MatmulShape& shape = op.shape;
     if (a.dtype != out.dtype || b.dtype != out.dtype) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "matmul needs one dtype, got ", cpu::NameOf(a.dtype), " @ ",
-          cpu::NameOf(b.dtype), " -> ", cpu::NameOf(out.dtype)));
+      return absl::InvalidArgumentError(
+          absl::StrCat("matmul needs one dtype, got ", cpu::NameOf(a.dtype), " @ ",
+                       cpu::NameOf(b.dtype), " -> ", cpu::NameOf(out.dtype)));
     }
-    const cpu::MatmulDims dims{shape.batch,          shape.m,
-                               shape.k,              shape.n,
-                               shape.a_batch_stride, shape.b_batch_stride};
+    const cpu::MatmulDims dims{shape.batch,         shape.m, shape.k, shape.n, shape.a_batch_stride,
+                               shape.b_batch_stride};
     cpu::MatmulExtent extent;
     RETURN_IF_ERROR(cpu::CheckMatmulDims(dims, &extent));
     if (a.num_elements() < extent.a || b.num_elements() < extent.b ||
         out.num_elements() != extent.out) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "matmul batch=", shape.batch, " m=", shape.m, " k=", shape.k,
-          " n=", shape.n, " strides=", shape.a_batch_stride, ",",
-          shape.b_batch_stride, " needs a >= ", extent.a, ", b >= ", extent.b,
-          ", out == ", extent.out, " elements; got ", a.num_elements(), ", ",
+          "matmul batch=", shape.batch, " m=", shape.m, " k=", shape.k, " n=", shape.n,
+          " strides=", shape.a_batch_stride, ",", shape.b_batch_stride, " needs a >= ", extent.a,
+          ", b >= ", extent.b, ", out == ", extent.out, " elements; got ", a.num_elements(), ", ",
           b.num_elements(), ", ", out.num_elements()));
     }
     return WithOutput({&a, &b}, false, out, [&](const cpu::MutView& o) {

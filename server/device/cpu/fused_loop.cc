@@ -6,9 +6,9 @@
 #include <mutex>
 
 #include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
 #include "kernels/cpu/convert.h"
 #include "kernels/cpu/elementwise.h"
-#include "core/status_macros.h"
 
 namespace resident::cpu {
 namespace {
@@ -110,8 +110,7 @@ absl::Status RunFusedLoop(ThreadPool* pool, const FusedLoopSpec& spec,
         }
         for (int c = 0; c < spec.num_carried && status.ok(); ++c) {
           if (spec.yields[c] == c) continue;
-          std::memcpy(mem[c].get(), next[c].get(),
-                      static_cast<size_t>(count * ItemSize(dtype[c])));
+          std::memcpy(mem[c].get(), next[c].get(), static_cast<size_t>(count * ItemSize(dtype[c])));
         }
       }
       if (!status.ok()) {
@@ -120,8 +119,8 @@ absl::Status RunFusedLoop(ThreadPool* pool, const FusedLoopSpec& spec,
         return;
       }
       for (int c = 0; c < spec.num_carried; ++c) {
-        std::memcpy(static_cast<char*>(outs[c].data()) + begin * ItemSize(dtype[c]),
-                    mem[c].get(), static_cast<size_t>(count * ItemSize(dtype[c])));
+        std::memcpy(static_cast<char*>(outs[c].data()) + begin * ItemSize(dtype[c]), mem[c].get(),
+                    static_cast<size_t>(count * ItemSize(dtype[c])));
       }
     }
   });

@@ -16,8 +16,7 @@ namespace resident::cpu {
 // checked; INVALID_ARGUMENT when params or outs do not match the spec, or
 // for a step the kernels refuse.
 absl::Status RunFusedLoop(ThreadPool* pool, const FusedLoopSpec& spec,
-                          absl::Span<const DeviceArray> params,
-                          absl::Span<const DeviceArray> outs);
+                          absl::Span<const DeviceArray> params, absl::Span<const DeviceArray> outs);
 
 }  // namespace resident::cpu
 

@@ -56,8 +56,7 @@ void* HostAllocator::Map(int64_t capacity) {
   // Over-map by a huge page and cut the ends off, so the block starts on a
   // 2 MiB boundary and can be backed by transparent huge pages.
   const size_t span = static_cast<size_t>(capacity + kHugePage);
-  void* raw = mmap(nullptr, span, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  void* raw = mmap(nullptr, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (raw == MAP_FAILED) return nullptr;
   const uintptr_t start = reinterpret_cast<uintptr_t>(raw);
   const uintptr_t aligned = RoundUp(static_cast<int64_t>(start), kHugePage);
@@ -95,13 +94,12 @@ void* HostAllocator::TakeCached(int64_t capacity, int64_t* got) {
 
 absl::StatusOr<std::shared_ptr<Buffer>> HostAllocator::Allocate(int64_t bytes) {
   if (bytes < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("cannot allocate a negative size: ", bytes));
+    return absl::InvalidArgumentError(absl::StrCat("cannot allocate a negative size: ", bytes));
   }
   if (bytes > max_allocation_) {
-    return absl::ResourceExhaustedError(
-        absl::StrCat("cannot allocate ", bytes, " bytes: more than the host's ",
-                     max_allocation_, " bytes of RAM"));
+    return absl::ResourceExhaustedError(absl::StrCat("cannot allocate ", bytes,
+                                                     " bytes: more than the host's ",
+                                                     max_allocation_, " bytes of RAM"));
   }
   const int64_t wanted = CapacityFor(bytes);
   Block block{nullptr, wanted};
@@ -124,8 +122,7 @@ absl::StatusOr<std::shared_ptr<Buffer>> HostAllocator::Allocate(int64_t bytes) {
     std::lock_guard<std::mutex> lock(mu_);
     in_use_ += bytes;
   }
-  return std::shared_ptr<Buffer>(
-      std::make_shared<HostBuffer>(shared_from_this(), block, bytes));
+  return std::shared_ptr<Buffer>(std::make_shared<HostBuffer>(shared_from_this(), block, bytes));
 }
 
 void HostAllocator::Release(Block block, int64_t bytes) {

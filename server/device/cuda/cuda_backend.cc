@@ -39,16 +39,16 @@ int CudaDeviceCount() {
 absl::StatusOr<std::unique_ptr<Backend>> NewCudaBackend(int ordinal) {
   const int count = CudaDeviceCount();
   if (ordinal < 0 || ordinal >= count) {
-    return absl::UnavailableError(absl::StrCat(
-        "cuda:", ordinal, " cannot be opened: ", count, " CUDA device(s) visible"));
+    return absl::UnavailableError(
+        absl::StrCat("cuda:", ordinal, " cannot be opened: ", count, " CUDA device(s) visible"));
   }
   auto device = std::make_shared<DeviceState>();
   device->ordinal = ordinal;
   DeviceGuard guard(ordinal);
   auto fail = [&](cudaError_t e, absl::string_view where) {
-    return absl::UnavailableError(
-        absl::StrCat("cuda:", ordinal, " cannot be opened: ",
-                     cuda_internal::CudaStatus(e, where, nullptr).message()));
+    return absl::UnavailableError(absl::StrCat(
+        "cuda:", ordinal,
+        " cannot be opened: ", cuda_internal::CudaStatus(e, where, nullptr).message()));
   };
   // Creates the primary context now rather than inside the first op.
   if (cudaError_t e = cudaFree(nullptr); e != cudaSuccess) return fail(e, "cudaFree(0)");
@@ -57,34 +57,31 @@ absl::StatusOr<std::unique_ptr<Backend>> NewCudaBackend(int ordinal) {
     return fail(e, "cudaGetDeviceProperties");
   }
   int pools_supported = 0;
-  if (cudaError_t e = cudaDeviceGetAttribute(
-          &pools_supported, cudaDevAttrMemoryPoolsSupported, ordinal);
+  if (cudaError_t e =
+          cudaDeviceGetAttribute(&pools_supported, cudaDevAttrMemoryPoolsSupported, ordinal);
       e != cudaSuccess || !pools_supported) {
-    return absl::UnavailableError(absl::StrCat(
-        "cuda:", ordinal, " does not support stream-ordered memory pools"));
+    return absl::UnavailableError(
+        absl::StrCat("cuda:", ordinal, " does not support stream-ordered memory pools"));
   }
-  if (cudaError_t e = cudaDeviceGetDefaultMemPool(&device->pool, ordinal);
-      e != cudaSuccess) {
+  if (cudaError_t e = cudaDeviceGetDefaultMemPool(&device->pool, ordinal); e != cudaSuccess) {
     return fail(e, "cudaDeviceGetDefaultMemPool");
   }
   // Keep freed blocks cached in the pool instead of returning them to the
   // driver at every synchronisation; Trim() and the OOM path release them.
   uint64_t threshold = std::numeric_limits<uint64_t>::max();
-  if (cudaError_t e = cudaMemPoolSetAttribute(
-          device->pool, cudaMemPoolAttrReleaseThreshold, &threshold);
+  if (cudaError_t e =
+          cudaMemPoolSetAttribute(device->pool, cudaMemPoolAttrReleaseThreshold, &threshold);
       e != cudaSuccess) {
     return fail(e, "cudaMemPoolSetAttribute(ReleaseThreshold)");
   }
   device->sm_count = props.multiProcessorCount;
   device->cc_major = props.major;
   device->cc_minor = props.minor;
-  std::string description =
-      absl::StrCat(props.name, " (sm_", props.major, props.minor, ", ",
-                   props.multiProcessorCount, " SMs)");
-  RESIDENT_LOG(kInfo, "cuda:", ordinal, ": ", description, ", ",
-               props.totalGlobalMem >> 20, " MiB");
-  return std::unique_ptr<Backend>(
-      new CudaBackend(std::move(device), std::move(description)));
+  std::string description = absl::StrCat(props.name, " (sm_", props.major, props.minor, ", ",
+                                         props.multiProcessorCount, " SMs)");
+  RESIDENT_LOG(kInfo, "cuda:", ordinal, ": ", description, ", ", props.totalGlobalMem >> 20,
+               " MiB");
+  return std::unique_ptr<Backend>(new CudaBackend(std::move(device), std::move(description)));
 }
 
 namespace cuda_internal {
@@ -122,19 +119,18 @@ absl::StatusOr<cublasHandle_t> StreamState::Cublas() {
   std::lock_guard<std::mutex> lock(mu_);
   if (cublas_ != nullptr) return cublas_;
   cublasHandle_t handle = nullptr;
-  RETURN_IF_ERROR(CublasStatus(cublasCreate(&handle), "cublasCreate",
-                               &device_->poisoned));
-  absl::Status s = CublasStatus(cublasSetStream(handle, stream_),
-                                "cublasSetStream", &device_->poisoned);
+  RETURN_IF_ERROR(CublasStatus(cublasCreate(&handle), "cublasCreate", &device_->poisoned));
+  absl::Status s =
+      CublasStatus(cublasSetStream(handle, stream_), "cublasSetStream", &device_->poisoned);
   // Default math: float32 in true fp32 (TF32 only if the process sets
   // NVIDIA_TF32_OVERRIDE=1, which a deployment must not).
   if (s.ok()) {
-    s = CublasStatus(cublasSetMathMode(handle, CUBLAS_DEFAULT_MATH),
-                     "cublasSetMathMode", &device_->poisoned);
+    s = CublasStatus(cublasSetMathMode(handle, CUBLAS_DEFAULT_MATH), "cublasSetMathMode",
+                     &device_->poisoned);
   }
   if (s.ok()) {
-    s = CublasStatus(cublasSetPointerMode(handle, CUBLAS_POINTER_MODE_HOST),
-                     "cublasSetPointerMode", &device_->poisoned);
+    s = CublasStatus(cublasSetPointerMode(handle, CUBLAS_POINTER_MODE_HOST), "cublasSetPointerMode",
+                     &device_->poisoned);
   }
   if (!s.ok()) {
     (void)cublasDestroy(handle);
@@ -178,16 +174,12 @@ CudaBuffer::~CudaBuffer() {
   device_->in_use.fetch_sub(size_);
 }
 
-CudaBackend::CudaBackend(std::shared_ptr<DeviceState> device,
-                         std::string description)
+CudaBackend::CudaBackend(std::shared_ptr<DeviceState> device, std::string description)
     : device_(std::move(device)),
       description_(std::move(description)),
-      fused_kernels_(std::make_unique<FusedKernelCache>(device_->cc_major,
-                                                        device_->cc_minor)) {}
+      fused_kernels_(std::make_unique<FusedKernelCache>(device_->cc_major, device_->cc_minor)) {}
 
-std::string CudaBackend::name() const {
-  return absl::StrCat("cuda:", device_->ordinal);
-}
+std::string CudaBackend::name() const { return absl::StrCat("cuda:", device_->ordinal); }
 
 MemoryInfo CudaBackend::memory() const {
   MemoryInfo info;
@@ -201,10 +193,9 @@ MemoryInfo CudaBackend::memory() const {
   }
   info.in_use = device_->in_use.load();
   uint64_t reserved = 0, used = 0;
-  if (cudaMemPoolGetAttribute(device_->pool, cudaMemPoolAttrReservedMemCurrent,
-                              &reserved) == cudaSuccess &&
-      cudaMemPoolGetAttribute(device_->pool, cudaMemPoolAttrUsedMemCurrent,
-                              &used) == cudaSuccess) {
+  if (cudaMemPoolGetAttribute(device_->pool, cudaMemPoolAttrReservedMemCurrent, &reserved) ==
+          cudaSuccess &&
+      cudaMemPoolGetAttribute(device_->pool, cudaMemPoolAttrUsedMemCurrent, &used) == cudaSuccess) {
     info.cached = reserved > used ? static_cast<int64_t>(reserved - used) : 0;
   } else {
     (void)cudaGetLastError();
@@ -223,8 +214,7 @@ std::unique_ptr<Stream> CudaBackend::NewStream() {
     (void)Check(e, "cudaStreamCreateWithFlags");
     return std::make_unique<CudaStream>(device_, nullptr);
   }
-  return std::make_unique<CudaStream>(device_,
-                                      std::make_shared<StreamState>(device_, stream));
+  return std::make_unique<CudaStream>(device_, std::make_shared<StreamState>(device_, stream));
 }
 
 bool CudaBackend::Supports(DeviceOpKind kind, DType dtype) const {
@@ -232,14 +222,12 @@ bool CudaBackend::Supports(DeviceOpKind kind, DType dtype) const {
   return DefinedFor(kind, dtype);
 }
 
-absl::StatusOr<std::shared_ptr<StreamState>> CudaBackend::Resolve(
-    Stream& stream) const {
+absl::StatusOr<std::shared_ptr<StreamState>> CudaBackend::Resolve(Stream& stream) const {
   if (device_->poisoned.load()) return cuda_internal::PoisonedStatus();
   auto* cuda_stream = dynamic_cast<CudaStream*>(&stream);
   if (cuda_stream == nullptr || cuda_stream->state() == nullptr ||
       &cuda_stream->state()->device() != device_.get()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("stream does not belong to ", name()));
+    return absl::InvalidArgumentError(absl::StrCat("stream does not belong to ", name()));
   }
   return cuda_stream->state();
 }
@@ -249,8 +237,8 @@ absl::StatusOr<std::shared_ptr<CudaBuffer>> CudaBackend::AllocateOn(
   if (bytes < 0) return absl::InvalidArgumentError("negative allocation size");
   void* ptr = nullptr;
   if (bytes > 0) {
-    cudaError_t e = cudaMallocFromPoolAsync(&ptr, static_cast<size_t>(bytes),
-                                            device_->pool, stream->stream());
+    cudaError_t e =
+        cudaMallocFromPoolAsync(&ptr, static_cast<size_t>(bytes), device_->pool, stream->stream());
     if (e == cudaErrorMemoryAllocation) {
       // Give every cached block back to the driver (after all pending
       // stream-ordered frees have happened) and try once more.
@@ -259,15 +247,15 @@ absl::StatusOr<std::shared_ptr<CudaBuffer>> CudaBackend::AllocateOn(
                    " bytes; trimming the pool and retrying");
       RETURN_IF_ERROR(Check(cudaDeviceSynchronize(), "cudaDeviceSynchronize"));
       RETURN_IF_ERROR(Check(cudaMemPoolTrimTo(device_->pool, 0), "cudaMemPoolTrimTo"));
-      e = cudaMallocFromPoolAsync(&ptr, static_cast<size_t>(bytes),
-                                  device_->pool, stream->stream());
+      e = cudaMallocFromPoolAsync(&ptr, static_cast<size_t>(bytes), device_->pool,
+                                  stream->stream());
     }
     if (e == cudaErrorMemoryAllocation) {
       (void)cudaGetLastError();
       const MemoryInfo m = memory();
-      return absl::ResourceExhaustedError(absl::StrCat(
-          name(), ": out of device memory allocating ", bytes, " bytes (",
-          m.in_use, " in use, ", m.free, " free of ", m.total, ")"));
+      return absl::ResourceExhaustedError(absl::StrCat(name(), ": out of device memory allocating ",
+                                                       bytes, " bytes (", m.in_use, " in use, ",
+                                                       m.free, " free of ", m.total, ")"));
     }
     RETURN_IF_ERROR(Check(e, "cudaMallocFromPoolAsync"));
   }
@@ -275,8 +263,7 @@ absl::StatusOr<std::shared_ptr<CudaBuffer>> CudaBackend::AllocateOn(
   return std::make_shared<CudaBuffer>(device_, stream, ptr, bytes);
 }
 
-absl::StatusOr<std::shared_ptr<Buffer>> CudaBackend::Allocate(int64_t bytes,
-                                                              Stream& stream) {
+absl::StatusOr<std::shared_ptr<Buffer>> CudaBackend::Allocate(int64_t bytes, Stream& stream) {
   ASSIGN_OR_RETURN(auto s, Resolve(stream));
   DeviceGuard guard(device_->ordinal);
   ASSIGN_OR_RETURN(std::shared_ptr<CudaBuffer> buffer, AllocateOn(s, bytes));
@@ -291,8 +278,7 @@ void CudaBackend::Trim() {
 }
 
 absl::Status CheckDeviceBuffer(const DeviceState& device, const Buffer& buffer,
-                               const std::shared_ptr<StreamState>& stream,
-                               absl::string_view what) {
+                               const std::shared_ptr<StreamState>& stream, absl::string_view what) {
   const auto* cuda_buffer = dynamic_cast<const CudaBuffer*>(buffer.backing());
   if (cuda_buffer == nullptr || cuda_buffer->ordinal() != device.ordinal) {
     return absl::InvalidArgumentError(
@@ -303,8 +289,7 @@ absl::Status CheckDeviceBuffer(const DeviceState& device, const Buffer& buffer,
 }
 
 absl::Status CudaBackend::CheckOnDevice(const DeviceArray& array, const StreamRef& stream,
-                                        absl::string_view op,
-                                        absl::string_view role) const {
+                                        absl::string_view op, absl::string_view role) const {
   if (array.shape.size() > static_cast<size_t>(kMaxRank)) {
     return absl::InvalidArgumentError(absl::StrCat(op, " ", role, ": too many dimensions"));
   }
@@ -322,21 +307,20 @@ constexpr int64_t kStageAbove = int64_t{256} << 10;
 absl::Status CudaStream::Live() const {
   if (device_->poisoned.load()) return PoisonedStatus();
   if (state_ == nullptr) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "this stream of cuda:", device_->ordinal, " has no CUDA stream (its creation failed)"));
+    return absl::InvalidArgumentError(absl::StrCat("this stream of cuda:", device_->ordinal,
+                                                   " has no CUDA stream (its creation failed)"));
   }
   return absl::OkStatus();
 }
 
-absl::Status CudaStream::CheckCopyOf(absl::string_view what, const Buffer& buffer,
-                                     int64_t offset, int64_t bytes, const void* host) const {
+absl::Status CudaStream::CheckCopyOf(absl::string_view what, const Buffer& buffer, int64_t offset,
+                                     int64_t bytes, const void* host) const {
   RETURN_IF_ERROR(Live());
   RETURN_IF_ERROR(CheckDeviceBuffer(*device_, buffer, state_, what));
   return CheckCopy(what, buffer, offset, bytes, host);
 }
 
-absl::Status CudaStream::CopyToDevice(const void* src, Buffer& dst, int64_t offset,
-                                      int64_t bytes) {
+absl::Status CudaStream::CopyToDevice(const void* src, Buffer& dst, int64_t offset, int64_t bytes) {
   RETURN_IF_ERROR(CheckCopyOf("CopyToDevice", dst, offset, bytes, src));
   if (bytes == 0) return absl::OkStatus();
   DeviceGuard guard(device_->ordinal);
@@ -344,20 +328,18 @@ absl::Status CudaStream::CopyToDevice(const void* src, Buffer& dst, int64_t offs
     return state_->staging().ToDevice(state_->stream(), static_cast<const char*>(src),
                                       static_cast<char*>(dst.data()) + offset, bytes);
   }
-  return device_->Check(cudaMemcpyAsync(static_cast<char*>(dst.data()) + offset, src,
-                                        static_cast<size_t>(bytes), cudaMemcpyHostToDevice,
-                                        state_->stream()),
-                        "cudaMemcpyAsync(HostToDevice)");
+  return device_->Check(
+      cudaMemcpyAsync(static_cast<char*>(dst.data()) + offset, src, static_cast<size_t>(bytes),
+                      cudaMemcpyHostToDevice, state_->stream()),
+      "cudaMemcpyAsync(HostToDevice)");
 }
 
-absl::Status CudaStream::CopyToHost(const Buffer& src, int64_t offset, void* dst,
-                                    int64_t bytes) {
+absl::Status CudaStream::CopyToHost(const Buffer& src, int64_t offset, void* dst, int64_t bytes) {
   RETURN_IF_ERROR(CheckCopyOf("CopyToHost", src, offset, bytes, dst));
   if (bytes == 0) return absl::OkStatus();
   DeviceGuard guard(device_->ordinal);
   if (bytes >= kStageAbove) {
-    return state_->staging().ToHost(state_->stream(),
-                                    static_cast<const char*>(src.data()) + offset,
+    return state_->staging().ToHost(state_->stream(), static_cast<const char*>(src.data()) + offset,
                                     static_cast<char*>(dst), bytes);
   }
   RETURN_IF_ERROR(device_->Check(

@@ -33,8 +33,8 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "absl/strings/string_view.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "kernels/cuda/kernels.h"
 #include "server/device/backend.h"
 #include "server/device/cuda/cuda_status.h"
@@ -103,10 +103,8 @@ class CudaStream final : public Stream {
       : device_(std::move(device)), state_(std::move(state)) {}
   const std::shared_ptr<StreamState>& state() const { return state_; }
 
-  absl::Status CopyToDevice(const void* src, Buffer& dst, int64_t offset,
-                            int64_t bytes) override;
-  absl::Status CopyToHost(const Buffer& src, int64_t offset, void* dst,
-                          int64_t bytes) override;
+  absl::Status CopyToDevice(const void* src, Buffer& dst, int64_t offset, int64_t bytes) override;
+  absl::Status CopyToHost(const Buffer& src, int64_t offset, void* dst, int64_t bytes) override;
   absl::Status Synchronize() override;
 
  private:
@@ -123,10 +121,9 @@ class CudaStream final : public Stream {
 
 class CudaBuffer final : public Buffer {
  public:
-  CudaBuffer(std::shared_ptr<DeviceState> device,
-             std::shared_ptr<StreamState> home, void* ptr, int64_t size)
-      : device_(std::move(device)), home_(std::move(home)), ptr_(ptr),
-        size_(size) {}
+  CudaBuffer(std::shared_ptr<DeviceState> device, std::shared_ptr<StreamState> home, void* ptr,
+             int64_t size)
+      : device_(std::move(device)), home_(std::move(home)), ptr_(ptr), size_(size) {}
   ~CudaBuffer() override;
   CudaBuffer(const CudaBuffer&) = delete;
   CudaBuffer& operator=(const CudaBuffer&) = delete;
@@ -149,8 +146,7 @@ class CudaBuffer final : public Buffer {
 // OK when `buffer` is memory of `device`, and notes its use on `stream` (so
 // its free waits for that stream); INVALID_ARGUMENT naming `what` otherwise.
 absl::Status CheckDeviceBuffer(const DeviceState& device, const Buffer& buffer,
-                               const std::shared_ptr<StreamState>& stream,
-                               absl::string_view what);
+                               const std::shared_ptr<StreamState>& stream, absl::string_view what);
 
 class CudaBackend final : public Backend {
  public:
@@ -162,8 +158,7 @@ class CudaBackend final : public Backend {
   bool poisoned() const override { return device_->poisoned.load(); }
   bool Supports(DeviceOpKind kind, DType dtype) const override;
   std::unique_ptr<Stream> NewStream() override;
-  absl::StatusOr<std::shared_ptr<Buffer>> Allocate(int64_t bytes,
-                                                   Stream& stream) override;
+  absl::StatusOr<std::shared_ptr<Buffer>> Allocate(int64_t bytes, Stream& stream) override;
   void Trim() override;
   // cuda_ops.cc: the stream and every operand checked once, then one Do()
   // per op struct.
@@ -185,9 +180,8 @@ class CudaBackend final : public Backend {
   absl::Status Negative(const StreamRef& s, const DeviceArray& a, const DeviceArray& out);
   absl::Status Sum(const StreamRef& s, const DeviceArray& a, std::optional<int> axis,
                    const DeviceArray& out);
-  absl::Status MatmulFloat(const StreamRef& s, const MatmulShape& shape,
-                           const DeviceArray& a, const DeviceArray& b,
-                           const DeviceArray& out);
+  absl::Status MatmulFloat(const StreamRef& s, const MatmulShape& shape, const DeviceArray& a,
+                           const DeviceArray& b, const DeviceArray& out);
 
   // The stream's state, INVALID_ARGUMENT for a stream of another backend or
   // device, UNAVAILABLE once poisoned.
@@ -197,8 +191,8 @@ class CudaBackend final : public Backend {
   absl::Status CheckOnDevice(const DeviceArray& array, const StreamRef& stream,
                              absl::string_view op, absl::string_view role) const;
   // A stream-ordered block on `stream` (trim and retry once on OOM).
-  absl::StatusOr<std::shared_ptr<CudaBuffer>> AllocateOn(
-      const std::shared_ptr<StreamState>& stream, int64_t bytes);
+  absl::StatusOr<std::shared_ptr<CudaBuffer>> AllocateOn(const std::shared_ptr<StreamState>& stream,
+                                                         int64_t bytes);
   cuda_kernels::LaunchContext Launch(const StreamState& s) const {
     return {s.stream(), device_->sm_count};
   }

@@ -29,8 +29,7 @@ namespace {
 
 namespace k = cuda_kernels;
 
-absl::Status LaunchStatus(DeviceState& device, cudaError_t e,
-                          absl::string_view what) {
+absl::Status LaunchStatus(DeviceState& device, cudaError_t e, absl::string_view what) {
   return device.Check(e, what);
 }
 
@@ -53,9 +52,8 @@ uint64_t ScalarBits(const Scalar& value, DType dtype) {
       int32_t v;
       if (value.is_float()) {
         const double d = value.as_double();
-        v = (d > -2147483649.0 && d < 2147483648.0)
-                ? static_cast<int32_t>(d)
-                : std::numeric_limits<int32_t>::min();
+        v = (d > -2147483649.0 && d < 2147483648.0) ? static_cast<int32_t>(d)
+                                                    : std::numeric_limits<int32_t>::min();
       } else {
         v = static_cast<int32_t>(value.as_int64());  // wraps
       }
@@ -86,13 +84,10 @@ uint64_t ScalarBits(const Scalar& value, DType dtype) {
   return bits;
 }
 
-bool Mul64(int64_t a, int64_t b, int64_t* out) {
-  return !__builtin_mul_overflow(a, b, out);
-}
+bool Mul64(int64_t a, int64_t b, int64_t* out) { return !__builtin_mul_overflow(a, b, out); }
 
 // Elements an operand of a matmul must hold: (batch-1)*stride + rows*cols.
-absl::StatusOr<int64_t> MatmulExtent(int64_t batch, int64_t stride,
-                                     int64_t rows, int64_t cols) {
+absl::StatusOr<int64_t> MatmulExtent(int64_t batch, int64_t stride, int64_t rows, int64_t cols) {
   int64_t matrix, reach;
   if (!Mul64(rows, cols, &matrix) || !Mul64(batch - 1, stride, &reach) ||
       __builtin_add_overflow(reach, matrix, &reach)) {
@@ -115,11 +110,10 @@ absl::Status CudaBackend::Run(Stream& stream, const DeviceOp& op) {
 
 absl::Status CudaBackend::Do(const StreamRef& s, const FillOp& op) {
   const DeviceArray& out = *op.out;
-  return LaunchStatus(
-      *device_,
-      k::FillBits(Launch(*s), out.data(), static_cast<int>(ItemSize(out.dtype)),
-                  ScalarBits(op.value, out.dtype), out.num_elements()),
-      "Fill");
+  return LaunchStatus(*device_,
+                      k::FillBits(Launch(*s), out.data(), static_cast<int>(ItemSize(out.dtype)),
+                                  ScalarBits(op.value, out.dtype), out.num_elements()),
+                      "Fill");
 }
 
 absl::Status CudaBackend::Do(const StreamRef& s, const ArangeOp& op) {
@@ -137,8 +131,8 @@ absl::Status CudaBackend::Do(const StreamRef& s, const ArangeOp& op) {
     e = k::ArangeFloat(Launch(*s), out.dtype, op.start.as_double(), op.delta.as_double(),
                        out.data(), n);
   } else {
-    e = k::ArangeInt(Launch(*s), out.dtype, op.start.as_int64(), op.delta.as_int64(),
-                     out.data(), n);
+    e = k::ArangeInt(Launch(*s), out.dtype, op.start.as_int64(), op.delta.as_int64(), out.data(),
+                     n);
   }
   return LaunchStatus(*device_, e, "Arange");
 }
@@ -148,8 +142,8 @@ absl::Status CudaBackend::Do(const StreamRef& s, const ElementwiseOp& op) {
   const char* name = ElementwiseName(op.kind);
   for (int i = 0; i < Arity(op.kind); ++i) {
     if (op.in[i]->dtype != out.dtype) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          name, ": dtypes differ: ", Describe(*op.in[i]), " -> ", Describe(out)));
+      return absl::InvalidArgumentError(
+          absl::StrCat(name, ": dtypes differ: ", Describe(*op.in[i]), " -> ", Describe(out)));
     }
   }
   if (!ElementwiseAccepts(op.kind, out.dtype)) {
@@ -163,14 +157,13 @@ absl::Status CudaBackend::Do(const StreamRef& s, const ElementwiseOp& op) {
   return absl::UnimplementedError(absl::StrCat(name, " has no CUDA kernel"));
 }
 
-absl::Status CudaBackend::Binary(const StreamRef& s, ElementwiseKind kind,
-                                 const DeviceArray& a, const DeviceArray& b,
-                                 const DeviceArray& out) {
+absl::Status CudaBackend::Binary(const StreamRef& s, ElementwiseKind kind, const DeviceArray& a,
+                                 const DeviceArray& b, const DeviceArray& out) {
   const char* name = ElementwiseName(kind);
   for (const DeviceArray* in : {&a, &b}) {
     if (!BroadcastsTo(in->shape, out.shape)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          name, ": ", Describe(*in), " does not broadcast to ", Describe(out)));
+      return absl::InvalidArgumentError(
+          absl::StrCat(name, ": ", Describe(*in), " does not broadcast to ", Describe(out)));
     }
     // In-place is allowed only for an input of out's own shape.
     if (in->data() != nullptr && in->data() == out.data() &&
@@ -205,8 +198,8 @@ absl::Status CudaBackend::Binary(const StreamRef& s, ElementwiseKind kind,
 absl::Status CudaBackend::Negative(const StreamRef& s, const DeviceArray& a,
                                    const DeviceArray& out) {
   if (a.shape != out.shape) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "negative: shapes differ: ", Describe(a), " -> ", Describe(out)));
+    return absl::InvalidArgumentError(
+        absl::StrCat("negative: shapes differ: ", Describe(a), " -> ", Describe(out)));
   }
   return LaunchStatus(*device_,
                       k::Negate(Launch(*s), a.dtype, a.data(), out.data(), out.num_elements()),
@@ -216,8 +209,8 @@ absl::Status CudaBackend::Negative(const StreamRef& s, const DeviceArray& a,
 absl::Status CudaBackend::Do(const StreamRef& s, const CastOp& op) {
   const DeviceArray &a = *op.in, &out = *op.out;
   if (!BroadcastsTo(a.shape, out.shape)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "Cast: ", Describe(a), " does not broadcast to ", Describe(out)));
+    return absl::InvalidArgumentError(
+        absl::StrCat("Cast: ", Describe(a), " does not broadcast to ", Describe(out)));
   }
   const int64_t n = out.num_elements();
   if (n == 0) return absl::OkStatus();
@@ -240,9 +233,8 @@ absl::Status CudaBackend::Do(const StreamRef& s, const CastOp& op) {
 absl::Status CudaBackend::Do(const StreamRef& s, const MatmulOp& op) {
   const DeviceArray &a = *op.a, &b = *op.b, &out = *op.out;
   if (a.dtype != out.dtype || b.dtype != out.dtype) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("Matmul: dtypes differ: ", Describe(a), ", ", Describe(b),
-                     " -> ", Describe(out)));
+    return absl::InvalidArgumentError(absl::StrCat("Matmul: dtypes differ: ", Describe(a), ", ",
+                                                   Describe(b), " -> ", Describe(out)));
   }
   const auto& [batch, m, kk, n, a_stride, b_stride] = op.shape;
   if (batch < 0 || m < 0 || kk < 0 || n < 0 || a_stride < 0 || b_stride < 0) {
@@ -251,17 +243,16 @@ absl::Status CudaBackend::Do(const StreamRef& s, const MatmulOp& op) {
   int64_t out_elements;
   if (!Mul64(batch, m, &out_elements) || !Mul64(out_elements, n, &out_elements) ||
       out_elements != out.num_elements()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "Matmul: output ", Describe(out), " does not hold ", batch, " x ", m,
-        " x ", n));
+    return absl::InvalidArgumentError(absl::StrCat("Matmul: output ", Describe(out),
+                                                   " does not hold ", batch, " x ", m, " x ", n));
   }
   if (out_elements == 0) return absl::OkStatus();
   ASSIGN_OR_RETURN(const int64_t a_need, MatmulExtent(batch, a_stride, m, kk));
   ASSIGN_OR_RETURN(const int64_t b_need, MatmulExtent(batch, b_stride, kk, n));
   if (a_need > a.num_elements() || b_need > b.num_elements()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "Matmul: operands ", Describe(a), ", ", Describe(b),
-        " are too small for batch ", batch, " of ", m, "x", kk, " @ ", kk, "x", n));
+    return absl::InvalidArgumentError(absl::StrCat("Matmul: operands ", Describe(a), ", ",
+                                                   Describe(b), " are too small for batch ", batch,
+                                                   " of ", m, "x", kk, " @ ", kk, "x", n));
   }
   if (out.data() == a.data() || out.data() == b.data()) {
     return absl::InvalidArgumentError("Matmul: output shares a buffer with an input");
@@ -269,15 +260,14 @@ absl::Status CudaBackend::Do(const StreamRef& s, const MatmulOp& op) {
   if (IsFloating(out.dtype) && kk > 0) return MatmulFloat(s, op.shape, a, b, out);
   // Integers and bool, and k == 0 for every dtype (the kernel writes zeros).
   if (IsFloating(out.dtype)) {
-    return LaunchStatus(*device_,
-                        k::FillBits(Launch(*s), out.data(),
-                                    static_cast<int>(ItemSize(out.dtype)), 0,
-                                    out_elements),
-                        "Matmul (k = 0)");
+    return LaunchStatus(
+        *device_,
+        k::FillBits(Launch(*s), out.data(), static_cast<int>(ItemSize(out.dtype)), 0, out_elements),
+        "Matmul (k = 0)");
   }
   return LaunchStatus(*device_,
-                      k::MatmulInt(Launch(*s), out.dtype, a.data(), b.data(), out.data(),
-                                   batch, m, kk, n, a_stride, b_stride),
+                      k::MatmulInt(Launch(*s), out.dtype, a.data(), b.data(), out.data(), batch, m,
+                                   kk, n, a_stride, b_stride),
                       "Matmul");
 }
 
@@ -296,23 +286,21 @@ absl::Status CudaBackend::MatmulFloat(const StreamRef& s, const MatmulShape& sha
     const float* pa = static_cast<const float*>(a.data());
     const float* pb = static_cast<const float*>(b.data());
     float* pc = static_cast<float*>(out.data());
-    st = batch == 1 ? cublasSgemm_64(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, m, kk,
-                                     &one, pb, n, pa, kk, &zero, pc, n)
-                    : cublasSgemmStridedBatched_64(
-                          handle, CUBLAS_OP_N, CUBLAS_OP_N, n, m, kk, &one, pb,
-                          n, b_stride, pa, kk, a_stride, &zero, pc, n, m * n,
-                          batch);
+    st = batch == 1
+             ? cublasSgemm_64(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, m, kk, &one, pb, n, pa, kk,
+                              &zero, pc, n)
+             : cublasSgemmStridedBatched_64(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, m, kk, &one, pb, n,
+                                            b_stride, pa, kk, a_stride, &zero, pc, n, m * n, batch);
   } else {
     const double one = 1.0, zero = 0.0;
     const double* pa = static_cast<const double*>(a.data());
     const double* pb = static_cast<const double*>(b.data());
     double* pc = static_cast<double*>(out.data());
-    st = batch == 1 ? cublasDgemm_64(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, m, kk,
-                                     &one, pb, n, pa, kk, &zero, pc, n)
-                    : cublasDgemmStridedBatched_64(
-                          handle, CUBLAS_OP_N, CUBLAS_OP_N, n, m, kk, &one, pb,
-                          n, b_stride, pa, kk, a_stride, &zero, pc, n, m * n,
-                          batch);
+    st = batch == 1
+             ? cublasDgemm_64(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, m, kk, &one, pb, n, pa, kk,
+                              &zero, pc, n)
+             : cublasDgemmStridedBatched_64(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, m, kk, &one, pb, n,
+                                            b_stride, pa, kk, a_stride, &zero, pc, n, m * n, batch);
   }
   RETURN_IF_ERROR(CublasStatus(st, "cuBLAS gemm", &device_->poisoned));
   return LaunchStatus(*device_, cudaPeekAtLastError(), "cuBLAS gemm launch");
@@ -326,12 +314,12 @@ absl::Status CudaBackend::Do(const StreamRef& s, const ReduceOp& op) {
   return absl::UnimplementedError("unknown reduction");
 }
 
-absl::Status CudaBackend::Sum(const StreamRef& s, const DeviceArray& a,
-                              std::optional<int> axis, const DeviceArray& out) {
+absl::Status CudaBackend::Sum(const StreamRef& s, const DeviceArray& a, std::optional<int> axis,
+                              const DeviceArray& out) {
   if (out.dtype != SumResultType(a.dtype)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "Sum: output of ", Describe(a), " must be ",
-        TypeName(SumResultType(a.dtype)), ", not ", Describe(out)));
+    return absl::InvalidArgumentError(absl::StrCat("Sum: output of ", Describe(a), " must be ",
+                                                   TypeName(SumResultType(a.dtype)), ", not ",
+                                                   Describe(out)));
   }
   const int rank = static_cast<int>(a.shape.size());
   int64_t outer = 1, len = a.num_elements(), inner = 1;
@@ -350,9 +338,8 @@ absl::Status CudaBackend::Sum(const StreamRef& s, const DeviceArray& a,
     expected.erase(expected.begin() + ax);
   }
   if (out.shape != expected) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "Sum: output ", Describe(out), " should have shape ",
-        ShapeString(expected)));
+    return absl::InvalidArgumentError(
+        absl::StrCat("Sum: output ", Describe(out), " should have shape ", ShapeString(expected)));
   }
   if (outer * inner == 0) return absl::OkStatus();
   const k::LaunchContext ctx = Launch(*s);
@@ -363,11 +350,10 @@ absl::Status CudaBackend::Sum(const StreamRef& s, const DeviceArray& a,
     ASSIGN_OR_RETURN(temp, AllocateOn(s, static_cast<int64_t>(temp_bytes)));
   }
   // `temp` is freed (stream-ordered, after the sum) when it goes out of scope.
-  return LaunchStatus(
-      *device_,
-      k::SumAxis(ctx, t, a.data(), outer, len, inner, out.data(),
-                 temp ? temp->data() : nullptr, temp_bytes),
-      "Sum");
+  return LaunchStatus(*device_,
+                      k::SumAxis(ctx, t, a.data(), outer, len, inner, out.data(),
+                                 temp ? temp->data() : nullptr, temp_bytes),
+                      "Sum");
 }
 
 absl::Status CudaBackend::Do(const StreamRef& s, const TransposeOp& op) {
@@ -375,18 +361,17 @@ absl::Status CudaBackend::Do(const StreamRef& s, const TransposeOp& op) {
   const absl::Span<const int> perm = op.perm;
   const size_t rank = a.shape.size();
   if (a.dtype != out.dtype || perm.size() != rank || out.shape.size() != rank) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "Transpose: ", Describe(a), " -> ", Describe(out), " with axes (",
-        absl::StrJoin(perm, ", "), ")"));
+    return absl::InvalidArgumentError(absl::StrCat("Transpose: ", Describe(a), " -> ",
+                                                   Describe(out), " with axes (",
+                                                   absl::StrJoin(perm, ", "), ")"));
   }
   std::vector<bool> seen(rank, false);
   for (size_t i = 0; i < rank; ++i) {
     const int p = perm[i];
-    if (p < 0 || static_cast<size_t>(p) >= rank || seen[p] ||
-        out.shape[i] != a.shape[p]) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "Transpose: axes (", absl::StrJoin(perm, ", "),
-          ") are not a permutation taking ", Describe(a), " to ", Describe(out)));
+    if (p < 0 || static_cast<size_t>(p) >= rank || seen[p] || out.shape[i] != a.shape[p]) {
+      return absl::InvalidArgumentError(absl::StrCat("Transpose: axes (", absl::StrJoin(perm, ", "),
+                                                     ") are not a permutation taking ", Describe(a),
+                                                     " to ", Describe(out)));
     }
     seen[p] = true;
   }
@@ -406,13 +391,12 @@ absl::Status CudaBackend::Do(const StreamRef& s, const TransposeOp& op) {
     e = k::CastContiguous(Launch(*s), t, t, a.data(), out.data(), n);
   } else if (l.rank == 2 && l.stride[0][0] == 1 && l.stride[0][1] == l.shape[0]) {
     // out (C, R) from a contiguous (R, C).
-    e = k::TransposeBatched2D(Launch(*s), item, a.data(), out.data(), 1,
-                              l.shape[1], l.shape[0]);
+    e = k::TransposeBatched2D(Launch(*s), item, a.data(), out.data(), 1, l.shape[1], l.shape[0]);
   } else if (l.rank == 3 && l.stride[0][1] == 1 && l.stride[0][2] == l.shape[1] &&
              l.stride[0][0] == l.shape[1] * l.shape[2]) {
     // out (B, C, R) from a contiguous (B, R, C).
-    e = k::TransposeBatched2D(Launch(*s), item, a.data(), out.data(), l.shape[0],
-                              l.shape[2], l.shape[1]);
+    e = k::TransposeBatched2D(Launch(*s), item, a.data(), out.data(), l.shape[0], l.shape[2],
+                              l.shape[1]);
   } else {
     e = k::CastStrided(Launch(*s), t, t, a.data(), out.data(), l);
   }

@@ -35,8 +35,7 @@ absl::Status PoisonedStatus() {
       "restarted");
 }
 
-absl::Status CudaStatus(cudaError_t e, absl::string_view where,
-                        std::atomic<bool>* poisoned) {
+absl::Status CudaStatus(cudaError_t e, absl::string_view where, std::atomic<bool>* poisoned) {
   if (e == cudaSuccess) return absl::OkStatus();
   const std::string message =
       absl::StrCat(where, ": ", cudaGetErrorName(e), ": ", cudaGetErrorString(e));
@@ -53,12 +52,10 @@ absl::Status CudaStatus(cudaError_t e, absl::string_view where,
   return absl::InternalError(message);
 }
 
-absl::Status CublasStatus(cublasStatus_t s, absl::string_view where,
-                          std::atomic<bool>* poisoned) {
+absl::Status CublasStatus(cublasStatus_t s, absl::string_view where, std::atomic<bool>* poisoned) {
   if (s == CUBLAS_STATUS_SUCCESS) return absl::OkStatus();
   const std::string message =
-      absl::StrCat(where, ": ", cublasGetStatusName(s), ": ",
-                   cublasGetStatusString(s));
+      absl::StrCat(where, ": ", cublasGetStatusName(s), ": ", cublasGetStatusString(s));
   if (s == CUBLAS_STATUS_ALLOC_FAILED) {
     return absl::ResourceExhaustedError(message);
   }

@@ -25,13 +25,11 @@ bool IsStickyError(cudaError_t e);
 // OK for cudaSuccess; otherwise the status for `e` at `where`. A sticky
 // error sets *poisoned; any other error is also cleared from the thread's
 // last-error slot so a later launch check does not report it again.
-absl::Status CudaStatus(cudaError_t e, absl::string_view where,
-                        std::atomic<bool>* poisoned);
+absl::Status CudaStatus(cudaError_t e, absl::string_view where, std::atomic<bool>* poisoned);
 
 // OK for CUBLAS_STATUS_SUCCESS; ALLOC_FAILED is RESOURCE_EXHAUSTED; an
 // execution failure looks at the runtime's error for a sticky one.
-absl::Status CublasStatus(cublasStatus_t s, absl::string_view where,
-                          std::atomic<bool>* poisoned);
+absl::Status CublasStatus(cublasStatus_t s, absl::string_view where, std::atomic<bool>* poisoned);
 
 // The status every call gets once the device is poisoned.
 absl::Status PoisonedStatus();

@@ -17,11 +17,16 @@ namespace {
 // is its storage byte, as in every other kernel, never C++'s bool).
 const char* CType(DType d) {
   switch (d) {
-    case DType::kBool: return "unsigned char";
-    case DType::kInt32: return "int";
-    case DType::kInt64: return "long long";
-    case DType::kFloat32: return "float";
-    case DType::kFloat64: return "double";
+    case DType::kBool:
+      return "unsigned char";
+    case DType::kInt32:
+      return "int";
+    case DType::kInt64:
+      return "long long";
+    case DType::kFloat32:
+      return "float";
+    case DType::kFloat64:
+      return "double";
   }
   return "?";
 }
@@ -31,15 +36,14 @@ static_assert(sizeof(int) == ItemSize(DType::kInt32) &&
 static_assert(std::is_same_v<StorageType<DType::kFloat32>, float> &&
               std::is_same_v<StorageType<DType::kFloat64>, double>);
 
-const char* UType(DType d) {
-  return d == DType::kInt32 ? "unsigned int" : "unsigned long long";
-}
+const char* UType(DType d) { return d == DType::kInt32 ? "unsigned int" : "unsigned long long"; }
 
 // The same conversions as the Cast kernel (kernels/cuda/common.cuh).
 std::string CastExpr(const std::string& x, DType from, DType to) {
   if (from == to) return x;
   if (to == DType::kBool) return absl::StrCat("(", x, " != 0)");
-  if (from == DType::kBool) return absl::StrCat("(", x, " ? (", CType(to), ")1 : (", CType(to), ")0)");
+  if (from == DType::kBool)
+    return absl::StrCat("(", x, " ? (", CType(to), ")1 : (", CType(to), ")0)");
   if (IsInteger(to) && IsFloating(from)) {
     return absl::StrCat(to == DType::kInt32 ? "f2i32" : "f2i64", "((double)", x, ")");
   }
@@ -49,17 +53,21 @@ std::string CastExpr(const std::string& x, DType from, DType to) {
 // C's operator for a binary kind; nullptr for kNegative (unary).
 const char* BinaryOperator(ElementwiseKind kind) {
   switch (kind) {
-    case ElementwiseKind::kAdd: return " + ";
-    case ElementwiseKind::kSubtract: return " - ";
-    case ElementwiseKind::kMultiply: return " * ";
-    case ElementwiseKind::kDivide: return " / ";
-    case ElementwiseKind::kNegative: return nullptr;
+    case ElementwiseKind::kAdd:
+      return " + ";
+    case ElementwiseKind::kSubtract:
+      return " - ";
+    case ElementwiseKind::kMultiply:
+      return " * ";
+    case ElementwiseKind::kDivide:
+      return " / ";
+    case ElementwiseKind::kNegative:
+      return nullptr;
   }
   return nullptr;
 }
 
-std::string BinaryExpr(ElementwiseKind kind, const std::string& a, const std::string& b,
-                       DType t) {
+std::string BinaryExpr(ElementwiseKind kind, const std::string& a, const std::string& b, DType t) {
   if (t == DType::kBool) {
     return absl::StrCat("(", a, kind == ElementwiseKind::kAdd ? " || " : " && ", b, ")");
   }
@@ -123,10 +131,11 @@ std::string FusedLoopSource(const FusedLoopSpec& spec) {
   for (int c = 0; c < spec.num_carried; ++c) {
     absl::StrAppend(&src, CType(spec.param_dtypes[c]), "* out", c, ", ");
   }
-  absl::StrAppend(&src, "long long trips, long long n) {\n"
-                        "  const long long stride = (long long)blockDim.x * gridDim.x;\n"
-                        "  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;"
-                        " i < n; i += stride) {\n");
+  absl::StrAppend(&src,
+                  "long long trips, long long n) {\n"
+                  "  const long long stride = (long long)blockDim.x * gridDim.x;\n"
+                  "  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;"
+                  " i < n; i += stride) {\n");
   // Every param is read before any out is written (outs may alias them).
   for (int p = 0; p < params; ++p) {
     absl::StrAppend(&src, "    ", CType(spec.param_dtypes[p]), " p", p, " = in", p,
@@ -147,7 +156,8 @@ std::string FusedLoopSource(const FusedLoopSpec& spec) {
   }
   for (int c = 0; c < spec.num_carried; ++c) absl::StrAppend(&src, "      p", c, " = y", c, ";\n");
   absl::StrAppend(&src, "    }\n");
-  for (int c = 0; c < spec.num_carried; ++c) absl::StrAppend(&src, "    out", c, "[i] = p", c, ";\n");
+  for (int c = 0; c < spec.num_carried; ++c)
+    absl::StrAppend(&src, "    out", c, "[i] = p", c, ";\n");
   absl::StrAppend(&src, "  }\n}\n");
   return src;
 }
@@ -160,9 +170,9 @@ absl::StatusOr<cudaKernel_t> FusedKernelCache::Get(const std::string& source) {
   std::lock_guard<std::mutex> lock(mu_);
   if (auto it = kernels_.find(source); it != kernels_.end()) return it->second.second;
   nvrtcProgram prog = nullptr;
-  RETURN_IF_ERROR(Nvrtc(nvrtcCreateProgram(&prog, source.c_str(), "resident_fused.cu",
-                                           0, nullptr, nullptr),
-                        "nvrtcCreateProgram"));
+  RETURN_IF_ERROR(
+      Nvrtc(nvrtcCreateProgram(&prog, source.c_str(), "resident_fused.cu", 0, nullptr, nullptr),
+            "nvrtcCreateProgram"));
   const std::string arch = absl::StrCat("--gpu-architecture=sm_", major_, minor_);
   // No FMA contraction: the fused loop must equal the op-by-op kernels.
   const char* opts[] = {arch.c_str(), "--fmad=false", "--std=c++17"};
@@ -174,8 +184,8 @@ absl::StatusOr<cudaKernel_t> FusedKernelCache::Get(const std::string& source) {
     nvrtcGetProgramLogSize(prog, &log_size);
     std::string log(log_size, '\0');
     if (log_size > 0) nvrtcGetProgramLog(prog, log.data());
-    status = absl::InternalError(absl::StrCat("NVRTC failed to compile a fused loop: ",
-                                              nvrtcGetErrorString(compiled), "\n", log));
+    status = absl::InternalError(absl::StrCat(
+        "NVRTC failed to compile a fused loop: ", nvrtcGetErrorString(compiled), "\n", log));
   } else {
     size_t size = 0;
     status = Nvrtc(nvrtcGetCUBINSize(prog, &size), "nvrtcGetCUBINSize");
@@ -187,8 +197,8 @@ absl::StatusOr<cudaKernel_t> FusedKernelCache::Get(const std::string& source) {
   nvrtcDestroyProgram(&prog);
   RETURN_IF_ERROR(status);
   cudaLibrary_t library = nullptr;
-  cudaError_t e = cudaLibraryLoadData(&library, cubin.data(), nullptr, nullptr, 0,
-                                      nullptr, nullptr, 0);
+  cudaError_t e =
+      cudaLibraryLoadData(&library, cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0);
   if (e != cudaSuccess) {
     (void)cudaGetLastError();
     return absl::InternalError(absl::StrCat("cudaLibraryLoadData: ", cudaGetErrorString(e)));
@@ -217,10 +227,12 @@ absl::Status CudaBackend::Do(const StreamRef& s, const FusedLoopOp& op) {
   const Shape& shape = params[0].shape;
   const int64_t n = NumElements(shape);
   for (size_t p = 0; p < np; ++p) {
-    const bool ok = params[p].dtype == spec.param_dtypes[p] &&
-                    (spec.param_scalar[p] ? params[p].num_elements() == 1
-                                          : params[p].shape == shape);
-    if (!ok) return absl::InvalidArgumentError(absl::StrCat("FusedLoop: param ", p, " does not match the spec"));
+    const bool ok =
+        params[p].dtype == spec.param_dtypes[p] &&
+        (spec.param_scalar[p] ? params[p].num_elements() == 1 : params[p].shape == shape);
+    if (!ok)
+      return absl::InvalidArgumentError(
+          absl::StrCat("FusedLoop: param ", p, " does not match the spec"));
   }
   for (size_t c = 0; c < outs.size(); ++c) {
     if (outs[c].dtype != spec.param_dtypes[c] || outs[c].shape != shape) {
@@ -239,12 +251,12 @@ absl::Status CudaBackend::Do(const StreamRef& s, const FusedLoopOp& op) {
   args.push_back(&trips);
   args.push_back(&count);
   constexpr int kBlock = 256;
-  const int64_t blocks = std::min<int64_t>((n + kBlock - 1) / kBlock,
-                                           int64_t{device_->sm_count} * 32);
-  return Check(cudaLaunchKernel(reinterpret_cast<const void*>(kernel),
-                                dim3(static_cast<unsigned>(blocks)), dim3(kBlock),
-                                args.data(), 0, s->stream()),
-               "cudaLaunchKernel(fused loop)");
+  const int64_t blocks =
+      std::min<int64_t>((n + kBlock - 1) / kBlock, int64_t{device_->sm_count} * 32);
+  return Check(
+      cudaLaunchKernel(reinterpret_cast<const void*>(kernel), dim3(static_cast<unsigned>(blocks)),
+                       dim3(kBlock), args.data(), 0, s->stream()),
+      "cudaLaunchKernel(fused loop)");
 }
 
 }  // namespace resident::cuda_internal

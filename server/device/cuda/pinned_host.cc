@@ -15,8 +15,7 @@ absl::StatusOr<PinnedHostPtr> AllocatePinnedHost(int64_t bytes) {
   if (bytes < 0) return absl::InvalidArgumentError("negative size");
   if (bytes == 0) return PinnedHostPtr(nullptr);
   void* p = nullptr;
-  const cudaError_t e =
-      cudaHostAlloc(&p, static_cast<size_t>(bytes), cudaHostAllocPortable);
+  const cudaError_t e = cudaHostAlloc(&p, static_cast<size_t>(bytes), cudaHostAllocPortable);
   if (e != cudaSuccess) {
     (void)cudaGetLastError();
     return absl::ResourceExhaustedError(

@@ -13,8 +13,7 @@ bool BroadcastsTo(absl::Span<const int64_t> in, absl::Span<const int64_t> out) {
   return true;
 }
 
-std::vector<int64_t> BroadcastStrides(absl::Span<const int64_t> in,
-                                      absl::Span<const int64_t> out) {
+std::vector<int64_t> BroadcastStrides(absl::Span<const int64_t> in, absl::Span<const int64_t> out) {
   std::vector<int64_t> strides(out.size(), 0);
   const size_t lead = out.size() - in.size();
   int64_t stride = 1;
@@ -25,9 +24,8 @@ std::vector<int64_t> BroadcastStrides(absl::Span<const int64_t> in,
   return strides;
 }
 
-cuda_kernels::StridedLayout CollapseLayout(
-    absl::Span<const int64_t> shape,
-    absl::Span<const std::vector<int64_t>> strides) {
+cuda_kernels::StridedLayout CollapseLayout(absl::Span<const int64_t> shape,
+                                           absl::Span<const std::vector<int64_t>> strides) {
   cuda_kernels::StridedLayout layout;
   const size_t inputs = strides.size();
   int rank = 0;

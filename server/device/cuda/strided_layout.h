@@ -16,8 +16,7 @@ namespace resident::cuda_internal {
 // `out` (right-aligned, NumPy rules): one per dimension of out, 0 where `in`
 // has no such dimension or extent 1. The caller has checked that `in`
 // broadcasts to `out`.
-std::vector<int64_t> BroadcastStrides(absl::Span<const int64_t> in,
-                                      absl::Span<const int64_t> out);
+std::vector<int64_t> BroadcastStrides(absl::Span<const int64_t> in, absl::Span<const int64_t> out);
 
 // True when `in` broadcasts to `out` under NumPy's rules.
 bool BroadcastsTo(absl::Span<const int64_t> in, absl::Span<const int64_t> out);
@@ -26,9 +25,8 @@ bool BroadcastsTo(absl::Span<const int64_t> in, absl::Span<const int64_t> out);
 // the given per-dimension strides: extent-1 dimensions dropped, neighbours
 // merged where every input is contiguous across them. rank <= 64 in, so the
 // result always fits StridedLayout.
-cuda_kernels::StridedLayout CollapseLayout(
-    absl::Span<const int64_t> shape,
-    absl::Span<const std::vector<int64_t>> strides);
+cuda_kernels::StridedLayout CollapseLayout(absl::Span<const int64_t> shape,
+                                           absl::Span<const std::vector<int64_t>> strides);
 
 }  // namespace resident::cuda_internal
 

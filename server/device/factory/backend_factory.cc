@@ -29,10 +29,10 @@ absl::StatusOr<std::unique_ptr<Backend>> CreateBackend(const std::string& spec) 
   int ordinal = 0;
   const bool is_auto = spec == "auto";
   if (!is_auto) {
-    if (!absl::StartsWith(spec, "cuda:") ||
-        !absl::SimpleAtoi(spec.substr(5), &ordinal) || ordinal < 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "unknown device '", spec, "': expected auto, cpu or cuda:N"));
+    if (!absl::StartsWith(spec, "cuda:") || !absl::SimpleAtoi(spec.substr(5), &ordinal) ||
+        ordinal < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("unknown device '", spec, "': expected auto, cpu or cuda:N"));
     }
   }
 #ifdef RESIDENT_HAVE_CUDA
@@ -46,9 +46,10 @@ absl::StatusOr<std::unique_ptr<Backend>> CreateBackend(const std::string& spec) 
     RESIDENT_LOG(kInfo, "device auto: built without CUDA support, using cpu");
     return std::unique_ptr<Backend>(NewCpuBackend());
   }
-  return absl::InvalidArgumentError(absl::StrCat(
-      "device '", spec, "' needs CUDA support, which this build lacks "
-      "(configure with -DRESIDENT_CUDA=ON on a machine with nvcc)"));
+  return absl::InvalidArgumentError(
+      absl::StrCat("device '", spec,
+                   "' needs CUDA support, which this build lacks "
+                   "(configure with -DRESIDENT_CUDA=ON on a machine with nvcc)"));
 #endif
 }
 

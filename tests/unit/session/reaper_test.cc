@@ -25,7 +25,9 @@ TEST(ReaperTest, TicksEveryInterval) {
 TEST(ReaperTest, StopsAtOnceMidInterval) {
   std::atomic<int> ticks{0};
   const auto start = std::chrono::steady_clock::now();
-  { Reaper reaper(absl::Hours(1), [&] { ++ticks; }); }
+  {
+    Reaper reaper(absl::Hours(1), [&] { ++ticks; });
+  }
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
   EXPECT_EQ(ticks.load(), 0);
 }

@@ -248,9 +248,15 @@ TEST_F(SessionManagerTest, ManyThreadsAtOnceLeaveConsistentTables) {
       const std::string tenant = t % 2 ? "alice" : "bob";
       for (int i = 0; i < 500; ++i) {
         absl::StatusOr<HandleId> s = sessions_->Open(tenant);
-        if (!s.ok()) { ++failures; continue; }
+        if (!s.ok()) {
+          ++failures;
+          continue;
+        }
         auto r = sessions_->Run(tenant, *s, Ones(2), Kept(), {});
-        if (!r.ok()) { ++failures; continue; }
+        if (!r.ok()) {
+          ++failures;
+          continue;
+        }
         const HandleId h = (*r)[0].array.handle;
         const std::string name = "n" + std::to_string(t) + "-" + std::to_string(i);
         if (!sessions_->Keep(tenant, *s, h, name).ok()) ++failures;

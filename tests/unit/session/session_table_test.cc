@@ -97,8 +97,7 @@ TEST(SessionTableTest, RemoveMarksTheSessionClosed) {
 TEST(SessionTableTest, IdleSessionsAreReapedButNeverBusyOnes) {
   SessionTable table(TableLimits{});
   const absl::Duration timeout = absl::Minutes(30);
-  const HandleId idle = HandleId::Random(), used = HandleId::Random(),
-                 busy = HandleId::Random();
+  const HandleId idle = HandleId::Random(), used = HandleId::Random(), busy = HandleId::Random();
   ASSERT_TRUE(table.Insert(idle, NewSession("alice")).ok());
   ASSERT_TRUE(table.Insert(used, NewSession("bob")).ok());
   std::shared_ptr<Session> running = NewSession("alice");
@@ -113,8 +112,7 @@ TEST(SessionTableTest, IdleSessionsAreReapedButNeverBusyOnes) {
   EXPECT_THAT(table.Idle(later + absl::Seconds(1), timeout),
               UnorderedElementsAre(Pair("alice", idle)));
   EXPECT_THAT(table.Idle(later + timeout + absl::Seconds(1), timeout),
-              UnorderedElementsAre(Pair("alice", idle), Pair("alice", busy),
-                                   Pair("bob", used)));
+              UnorderedElementsAre(Pair("alice", idle), Pair("alice", busy), Pair("bob", used)));
 }
 
 TEST(SessionTableTest, TouchRenewsAndHandsTheSessionOut) {

@@ -39,9 +39,9 @@ class TenantLedgerTest : public ::testing::Test {
 TEST_F(TenantLedgerTest, ABufferHeldTwiceCountsOnce) {
   TenantLedger ledger(QuotaConfig(), mu_);
   std::lock_guard<std::mutex> lock(mu_);
-  const DeviceArray a = arrays_.F64(10);                                // 80 bytes
+  const DeviceArray a = arrays_.F64(10);                             // 80 bytes
   const DeviceArray reshaped = DeviceArrays::SameBuffer(a, {2, 5});  // same buffer
-  const DeviceArray b = arrays_.F64(4);                                 // 32 bytes
+  const DeviceArray b = arrays_.F64(4);                              // 32 bytes
   ledger.AddRef("alice", a);
   ledger.AddRef("alice", reshaped);
   ledger.AddRef("alice", b);
@@ -131,8 +131,12 @@ TEST_F(TenantLedgerTest, HoldsGoBackFromAnyThread) {
     for (int i = 0; i < 100; ++i) holds.push_back(*ledger.Hold("alice", 10, 10));
     EXPECT_FALSE(ledger.Fits("alice", 1, 0).ok());
   }
-  std::thread t1([&] { for (int i = 0; i < 50; ++i) holds[i].reset(); });
-  std::thread t2([&] { for (int i = 50; i < 100; ++i) holds[i].reset(); });
+  std::thread t1([&] {
+    for (int i = 0; i < 50; ++i) holds[i].reset();
+  });
+  std::thread t2([&] {
+    for (int i = 50; i < 100; ++i) holds[i].reset();
+  });
   t1.join();
   t2.join();
   std::lock_guard<std::mutex> lock(mu_);
@@ -146,10 +150,10 @@ TEST_F(TenantLedgerTest, AllListsEveryTenantThatHeldOrAsked) {
   std::lock_guard<std::mutex> lock(mu_);
   ledger.AddRef("bob", Held(1));
   refused = ledger.Hold("alice", 11, 0);
-  EXPECT_FALSE(refused.ok());  // refused, but alice asked
-  EXPECT_TRUE(ledger.Fits("carol", 1, 1).ok());     // only a question: not listed
-  EXPECT_THAT(ledger.All(), UnorderedElementsAre(Pair("alice", ::testing::_),
-                                                 Pair("bob", ::testing::_)));
+  EXPECT_FALSE(refused.ok());                    // refused, but alice asked
+  EXPECT_TRUE(ledger.Fits("carol", 1, 1).ok());  // only a question: not listed
+  EXPECT_THAT(ledger.All(),
+              UnorderedElementsAre(Pair("alice", ::testing::_), Pair("bob", ::testing::_)));
 }
 
 TEST_F(TenantLedgerTest, OverQuotaNamesTenantsHoldingTooMuch) {
