@@ -20,15 +20,10 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "core/npy.h"
+#include "tests/fuzz/finding.h"
 
 namespace resident::fuzz {
 namespace {
-
-[[noreturn]] void Finding(const std::string& what) {
-  std::fprintf(stderr, "FINDING: %s\n", what.c_str());
-  std::fflush(stderr);
-  std::abort();
-}
 
 void CheckInvalid(const absl::Status& s, const char* stage) {
   if (s.code() != absl::StatusCode::kInvalidArgument) {

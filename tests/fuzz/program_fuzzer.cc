@@ -32,16 +32,11 @@
 #include "server/program/planner.h"
 #include "server/rpc/proto_convert.h"
 #include "tests/fuzz/bounded_run.h"
+#include "tests/fuzz/finding.h"
 #include "tests/unit/fusing_backend.h"
 
 namespace resident::fuzz {
 namespace {
-
-[[noreturn]] void Finding(const std::string& what) {
-  std::fprintf(stderr, "FINDING: %s\n", what.c_str());
-  std::fflush(stderr);
-  std::abort();
-}
 
 void CheckDocumented(const absl::Status& s, const char* stage) {
   if (s.ok()) return;

@@ -20,6 +20,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/session/array_store.h"
+#include "tests/support/dir_listing.h"
 #include "tests/tenancy/server_process.h"
 
 namespace resident::tenancy {
@@ -59,29 +60,19 @@ class SmallTmpfs {
   std::string error_;
 };
 
-std::vector<std::string> Files(const std::string& dir) {
-  std::vector<std::string> out;
-  if (DIR* d = opendir(dir.c_str())) {
-    while (dirent* e = readdir(d)) {
-      const std::string n = e->d_name;
-      if (n != "." && n != "..") out.push_back(n);
-    }
-    closedir(d);
-  }
-  return out;
-}
+using testing_support::DirEntries;
 
 // Every file of the data dir and its arrays/ folder.
 std::multiset<std::string> Contents(const std::string& data) {
   std::multiset<std::string> out;
-  for (const std::string& f : Files(data)) out.insert(f);
-  for (const std::string& f : Files(data + "/arrays")) out.insert("arrays/" + f);
+  for (const std::string& f : DirEntries(data)) out.insert(f);
+  for (const std::string& f : DirEntries(data + "/arrays")) out.insert("arrays/" + f);
   return out;
 }
 
 int NpyFiles(const std::string& data) {
   int n = 0;
-  for (const std::string& f : Files(data + "/arrays")) n += absl::EndsWith(f, ".npy");
+  for (const std::string& f : DirEntries(data + "/arrays")) n += absl::EndsWith(f, ".npy");
   return n;
 }
 

@@ -20,6 +20,7 @@
 #include "absl/strings/match.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/support/dir_listing.h"
 #include "tests/tenancy/server_process.h"
 
 namespace resident::tenancy {
@@ -33,17 +34,7 @@ using Clock = std::chrono::steady_clock;
 constexpr int64_t kBigElems = int64_t{8} << 20;  // float64: 64 MiB
 constexpr int64_t kBigBytes = kBigElems * 8;
 
-std::vector<std::string> Files(const std::string& dir) {
-  std::vector<std::string> out;
-  if (DIR* d = opendir(dir.c_str())) {
-    while (dirent* e = readdir(d)) {
-      const std::string n = e->d_name;
-      if (n != "." && n != "..") out.push_back(n);
-    }
-    closedir(d);
-  }
-  return out;
-}
+using testing_support::DirEntries;
 
 int64_t FileSize(const std::string& path) {
   struct stat st;
@@ -55,11 +46,11 @@ int64_t FileSize(const std::string& path) {
 std::string DescribeLeftovers(const std::string& data, const std::string& name) {
   const std::string manifest = ReadFile(data + "/MANIFEST");
   if (manifest.find(" " + name + " ") != std::string::npos) return "in the manifest";
-  for (const std::string& f : Files(data)) {
+  for (const std::string& f : DirEntries(data)) {
     if (f == "MANIFEST.tmp") return "manifest .tmp written, not renamed";
   }
   std::string out = "nothing on disk yet";
-  for (const std::string& f : Files(data + "/arrays")) {
+  for (const std::string& f : DirEntries(data + "/arrays")) {
     const int64_t size = FileSize(data + "/arrays/" + f);
     if (absl::EndsWith(f, ".npy.tmp")) {
       out = absl::StrCat("data .tmp of ", size, " of ", kBigBytes + 128, " bytes");
@@ -73,10 +64,10 @@ std::string DescribeLeftovers(const std::string& data, const std::string& name) 
 // After a restart: no temporary, orphan or damaged file in the data dir.
 void ExpectTidy(const std::string& data) {
   const std::string manifest = ReadFile(data + "/MANIFEST");
-  for (const std::string& f : Files(data)) {
+  for (const std::string& f : DirEntries(data)) {
     EXPECT_FALSE(absl::EndsWith(f, ".tmp")) << f << " outlived a restart";
   }
-  for (const std::string& f : Files(data + "/arrays")) {
+  for (const std::string& f : DirEntries(data + "/arrays")) {
     EXPECT_TRUE(absl::EndsWith(f, ".npy")) << f << " in arrays/ after a restart";
     EXPECT_THAT(manifest, HasSubstr(f)) << f << " is named by no manifest entry";
   }
