@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/device/cpu/cpu_backend.h"
@@ -258,7 +259,7 @@ TEST_F(SessionManagerTest, ManyThreadsAtOnceLeaveConsistentTables) {
           continue;
         }
         const HandleId h = (*r)[0].array.handle;
-        const std::string name = "n" + std::to_string(t) + "-" + std::to_string(i);
+        const std::string name = absl::StrCat("n", t, "-", i);
         if (!sessions_->Keep(tenant, *s, h, name).ok()) ++failures;
         if (!sessions_->Attach(tenant, *s, name).ok()) ++failures;
         sessions_->Stats();
