@@ -21,6 +21,9 @@ step() {  # step NAME COMMAND...: runs, logs, records pass/fail and seconds
   local rc=$?
   printf '%-28s %-5s %6.1fs\n' "$name" "$([ $rc -eq 0 ] && echo ok || echo FAIL)" \
     "$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{print b - a}')" | tee -a "$summary"
+  # What has run so far comes back even if the call is cut off.
+  cp "$summary" "$final/"
+  tail -60 "$out/$name.log" >"$final/last_step.log"
 }
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader >"$out/gpu.txt" 2>&1
 step conformance "$dist/tests/backend_conformance_test"
