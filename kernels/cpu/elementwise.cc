@@ -4,71 +4,37 @@
 #include <type_traits>
 
 #include "absl/strings/str_cat.h"
+#include "core/elementwise_expr.h"
 #include "core/shape.h"
 #include "kernels/cpu/broadcast.h"
 
 namespace resident::cpu {
 namespace {
 
-// Integer arithmetic goes through the unsigned type: wrapping, never UB.
+// The op's expression from core/elementwise_expr.h over the register type:
+// a bool element is loaded as `x != 0` and stored as 0/1.
 template <typename T>
-using Unsigned = std::make_unsigned_t<T>;
-
-struct AddOp {
-  template <typename T>
-  static T Apply(T x, T y) {
-    if constexpr (kIsBoolStorage<T>) {
-      return static_cast<T>((x | y) != 0);
-    } else if constexpr (std::is_floating_point_v<T>) {
-      return x + y;
-    } else {
-      return static_cast<T>(static_cast<Unsigned<T>>(x) + static_cast<Unsigned<T>>(y));
-    }
+auto Reg(T x) {
+  if constexpr (kIsBoolStorage<T>) {
+    return x != 0;
+  } else {
+    return x;
   }
-};
+}
 
-struct SubtractOp {
-  template <typename T>
-  static T Apply(T x, T y) {
-    if constexpr (std::is_floating_point_v<T>) {
-      return x - y;
-    } else {
-      return static_cast<T>(static_cast<Unsigned<T>>(x) - static_cast<Unsigned<T>>(y));
-    }
-  }
-};
-
-struct MultiplyOp {
-  template <typename T>
-  static T Apply(T x, T y) {
-    if constexpr (kIsBoolStorage<T>) {
-      return static_cast<T>(x != 0 && y != 0);
-    } else if constexpr (std::is_floating_point_v<T>) {
-      return x * y;
-    } else {
-      // uint32 * uint32 stays unsigned (no promotion to signed int).
-      return static_cast<T>(static_cast<Unsigned<T>>(x) * static_cast<Unsigned<T>>(y));
-    }
-  }
-};
-
-struct DivideOp {
-  template <typename T>
-  static T Apply(T x, T y) {
-    return x / y;  // floats only (checked by the caller)
-  }
-};
-
-struct NegateOp {
-  template <typename T>
-  static T Apply(T x, T /*unused*/) {
-    if constexpr (std::is_floating_point_v<T>) {
-      return -x;
-    } else {
-      return static_cast<T>(Unsigned<T>{0} - static_cast<Unsigned<T>>(x));
-    }
-  }
-};
+#define RESIDENT_EW_FUNCTOR(kind, name, arity, rule)               \
+  struct kind##Op {                                                \
+    template <typename T>                                          \
+    static T Apply(T x, [[maybe_unused]] T y) {                    \
+      if constexpr (arity == 1) {                                  \
+        return static_cast<T>(resident_ew_##name(Reg(x)));         \
+      } else {                                                     \
+        return static_cast<T>(resident_ew_##name(Reg(x), Reg(y))); \
+      }                                                            \
+    }                                                              \
+  };
+RESIDENT_ELEMENTWISE_OPS(RESIDENT_EW_FUNCTOR)
+#undef RESIDENT_EW_FUNCTOR
 
 // One run of elements. Contiguous operands use blocks of 8 computed into a
 // temporary before storing, which the compiler vectorises and which stays
@@ -126,12 +92,6 @@ absl::Status RunTyped(ThreadPool* pool, const ConstView& a, const ConstView& b,
   return absl::OkStatus();
 }
 
-template <typename Op>
-absl::Status RunOp(ThreadPool* pool, const ConstView& a, const ConstView& b, const MutView& out) {
-  return DispatchDType(out.dtype,
-                       [&](auto zero) { return RunTyped<decltype(zero), Op>(pool, a, b, out); });
-}
-
 // Why `kind` cannot run in `dtype` (ElementwiseAccepts said no).
 absl::Status Refused(ElementwiseKind kind, DType dtype) {
   if (kind == ElementwiseKind::kDivide) {
@@ -140,6 +100,35 @@ absl::Status Refused(ElementwiseKind kind, DType dtype) {
   }
   return absl::InvalidArgumentError(absl::StrCat(ElementwiseName(kind), " is not supported for ",
                                                  NameOf(dtype), " (NumPy refuses it too)"));
+}
+
+// The dtype whose storage type is T.
+template <typename T>
+constexpr DType DTypeOf() {
+  for (DType d : kAllDTypes) {
+    if (VisitDType(
+            d, [](auto zero) { return std::is_same_v<decltype(zero), T>; }, [] { return false; })) {
+      return d;
+    }
+  }
+  return DType::kBool;
+}
+
+// Runs Op in out.dtype, instantiated only for dtypes the table's rule
+// accepts (a unary op reads its one input as both operands; Apply ignores
+// the second).
+template <typename Op, ElementwiseKind kKind>
+absl::Status RunAccepted(ThreadPool* pool, absl::Span<const ConstView> in, const MutView& out) {
+  const ConstView& b = in.size() > 1 ? in[1] : in[0];
+  return DispatchDType(out.dtype, [&](auto zero) {
+    using T = decltype(zero);
+    constexpr DType kD = DTypeOf<T>();
+    if constexpr (ElementwiseAccepts(kKind, kD)) {
+      return RunTyped<T, Op>(pool, in[0], b, out);
+    } else {
+      return Refused(kKind, kD);
+    }
+  });
 }
 
 }  // namespace
@@ -159,19 +148,14 @@ absl::Status Elementwise(ThreadPool* pool, ElementwiseKind kind, absl::Span<cons
     }
   }
   if (!ElementwiseAccepts(kind, out.dtype)) return Refused(kind, out.dtype);
-  // One switch over every kind (no default: a new kind fails to compile).
+  // Dispatch generated from the op table; ElementwiseAccepts above keeps
+  // each op to the dtypes its expression is defined for.
   switch (kind) {
-    case ElementwiseKind::kAdd:
-      return RunOp<AddOp>(pool, in[0], in[1], out);
-    case ElementwiseKind::kSubtract:
-      return RunOp<SubtractOp>(pool, in[0], in[1], out);
-    case ElementwiseKind::kMultiply:
-      return RunOp<MultiplyOp>(pool, in[0], in[1], out);
-    case ElementwiseKind::kDivide:
-      return RunOp<DivideOp>(pool, in[0], in[1], out);
-    case ElementwiseKind::kNegative:
-      // The second operand is ignored by NegateOp; pass the input again.
-      return RunOp<NegateOp>(pool, in[0], in[0], out);
+#define RESIDENT_EW_CASE(kind, name, arity, rule) \
+  case ElementwiseKind::kind:                     \
+    return RunAccepted<kind##Op, ElementwiseKind::kind>(pool, in, out);
+    RESIDENT_ELEMENTWISE_OPS(RESIDENT_EW_CASE)
+#undef RESIDENT_EW_CASE
   }
   return absl::InvalidArgumentError("unknown elementwise kind");
 }

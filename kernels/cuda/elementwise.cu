@@ -7,33 +7,35 @@
 // (read once per thread), and general broadcasting through strided indexing.
 #include <cstdint>
 
+#include "core/elementwise_expr.h"
 #include "kernels/cuda/common.cuh"
 #include "kernels/cuda/kernels.h"
 
 namespace resident::cuda_kernels {
 namespace {
 
+// A bool element is computed as C++'s bool (the shared expressions'
+// register type) and stored as its byte.
+template <typename T>
+__device__ __forceinline__ auto Reg(T x) {
+  if constexpr (kIsBool<T>) {
+    return x != 0;
+  } else {
+    return x;
+  }
+}
+
+// The op table's expression (core/elementwise_expr.h) of a binary kind.
 template <typename T, ElementwiseKind kOp>
 struct BinaryFn {
   __device__ __forceinline__ T operator()(T x, T y) const {
-    static_assert(kOp != ElementwiseKind::kNegative, "negative is Negate's");
-    if constexpr (kIsBool<T>) {
-      static_assert(kOp == ElementwiseKind::kAdd || kOp == ElementwiseKind::kMultiply);
-      return kOp == ElementwiseKind::kAdd ? static_cast<T>(x != 0 || y != 0)
-                                          : static_cast<T>(x != 0 && y != 0);
-    } else if constexpr (std::is_integral_v<T>) {
-      using U = UnsignedT<T>;
-      const U ux = static_cast<U>(x), uy = static_cast<U>(y);
-      if constexpr (kOp == ElementwiseKind::kAdd) return static_cast<T>(ux + uy);
-      if constexpr (kOp == ElementwiseKind::kSubtract) return static_cast<T>(ux - uy);
-      if constexpr (kOp == ElementwiseKind::kMultiply) return static_cast<T>(ux * uy);
-      static_assert(kOp != ElementwiseKind::kDivide, "no integer division");
-    } else {
-      if constexpr (kOp == ElementwiseKind::kAdd) return x + y;
-      if constexpr (kOp == ElementwiseKind::kSubtract) return x - y;
-      if constexpr (kOp == ElementwiseKind::kMultiply) return x * y;
-      if constexpr (kOp == ElementwiseKind::kDivide) return x / y;  // IEEE (-prec-div)
-    }
+#define RESIDENT_EW_BINARY(kind, name, arity, rule)             \
+  if constexpr (kOp == ElementwiseKind::kind && (arity) == 2) { \
+    return static_cast<T>(resident_ew_##name(Reg(x), Reg(y)));  \
+  }
+    RESIDENT_ELEMENTWISE_OPS(RESIDENT_EW_BINARY)
+#undef RESIDENT_EW_BINARY
+    return T{};  // unreached: DispatchBinary launches binary kinds only
   }
 };
 
@@ -126,31 +128,33 @@ cudaError_t LaunchContiguous(const LaunchContext& ctx, const T* a, const T* b, T
   return cudaGetLastError();
 }
 
-// Calls f(T{}, integral_constant<op>) for the (type, op) pairs that exist.
+// The dtype whose storage type is T.
+template <typename T>
+constexpr DType DTypeOfStorage() {
+  if constexpr (kIsBool<T>) return DType::kBool;
+  if constexpr (std::is_floating_point_v<T>) {
+    return sizeof(T) == 4 ? DType::kFloat32 : DType::kFloat64;
+  }
+  return sizeof(T) == 4 ? DType::kInt32 : DType::kInt64;
+}
+
+// Calls f(T{}, integral_constant<op>) for the (type, op) pairs the op table
+// accepts; the switch is generated from the table.
 template <typename F>
 cudaError_t DispatchBinary(DType t, ElementwiseKind op, F&& f) {
   using K = ElementwiseKind;
   auto with_type = [&](auto tag) -> cudaError_t {
     using T = decltype(tag);
     switch (op) {
-      case K::kAdd:
-        return f(tag, std::integral_constant<K, K::kAdd>{});
-      case K::kMultiply:
-        return f(tag, std::integral_constant<K, K::kMultiply>{});
-      case K::kSubtract:
-        if constexpr (kIsBool<T>) {
-          return cudaErrorInvalidValue;
-        } else {
-          return f(tag, std::integral_constant<K, K::kSubtract>{});
-        }
-      case K::kDivide:
-        if constexpr (std::is_floating_point_v<T>) {
-          return f(tag, std::integral_constant<K, K::kDivide>{});
-        } else {
-          return cudaErrorInvalidValue;
-        }
-      case K::kNegative:  // unary: Negate
-        return cudaErrorInvalidValue;
+#define RESIDENT_EW_DISPATCH(kind, name, arity, rule)                                 \
+  case K::kind:                                                                       \
+    if constexpr ((arity) == 2 && ElementwiseAccepts(K::kind, DTypeOfStorage<T>())) { \
+      return f(tag, std::integral_constant<K, K::kind>{});                            \
+    } else {                                                                          \
+      return cudaErrorInvalidValue;                                                   \
+    }
+      RESIDENT_ELEMENTWISE_OPS(RESIDENT_EW_DISPATCH)
+#undef RESIDENT_EW_DISPATCH
     }
     return cudaErrorInvalidValue;
   };

@@ -30,32 +30,12 @@ const char* OpName(OpKind op) {
   return "?";
 }
 
+// By name through the op table: an op is elementwise when its wire name is a
+// row of kElementwiseTable.
 std::optional<ElementwiseKind> ElementwiseKindOf(OpKind op) {
-  switch (op) {
-    case OpKind::kAdd:
-      return ElementwiseKind::kAdd;
-    case OpKind::kSubtract:
-      return ElementwiseKind::kSubtract;
-    case OpKind::kMultiply:
-      return ElementwiseKind::kMultiply;
-    case OpKind::kDivide:
-      return ElementwiseKind::kDivide;
-    case OpKind::kNegative:
-      return ElementwiseKind::kNegative;
-    case OpKind::kOnes:
-    case OpKind::kZeros:
-    case OpKind::kFull:
-    case OpKind::kArange:
-    case OpKind::kDot:
-    case OpKind::kMatmul:
-    case OpKind::kSum:
-    case OpKind::kReshape:
-    case OpKind::kTranspose:
-    case OpKind::kAstype:
-    case OpKind::kLoop:
-      return std::nullopt;
-  }
-  return std::nullopt;
+  const ElementwiseInfo* e = FindElementwise(OpName(op));
+  if (e == nullptr) return std::nullopt;
+  return e->kind;
 }
 
 }  // namespace resident

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "server/device/cuda/cuda_backend_internal.h"
+#include "server/device/cuda/elementwise_expr_text.h"
 
 namespace resident::cuda_internal {
 namespace {
@@ -36,8 +37,6 @@ static_assert(sizeof(int) == ItemSize(DType::kInt32) &&
 static_assert(std::is_same_v<StorageType<DType::kFloat32>, float> &&
               std::is_same_v<StorageType<DType::kFloat64>, double>);
 
-const char* UType(DType d) { return d == DType::kInt32 ? "unsigned int" : "unsigned long long"; }
-
 // The same conversions as the Cast kernel (kernels/cuda/common.cuh).
 std::string CastExpr(const std::string& x, DType from, DType to) {
   if (from == to) return x;
@@ -50,61 +49,26 @@ std::string CastExpr(const std::string& x, DType from, DType to) {
   return absl::StrCat("((", CType(to), ")", x, ")");
 }
 
-// C's operator for a binary kind; nullptr for kNegative (unary).
-const char* BinaryOperator(ElementwiseKind kind) {
-  switch (kind) {
-    case ElementwiseKind::kAdd:
-      return " + ";
-    case ElementwiseKind::kSubtract:
-      return " - ";
-    case ElementwiseKind::kMultiply:
-      return " * ";
-    case ElementwiseKind::kDivide:
-      return " / ";
-    case ElementwiseKind::kNegative:
-      return nullptr;
-  }
-  return nullptr;
-}
-
-std::string BinaryExpr(ElementwiseKind kind, const std::string& a, const std::string& b, DType t) {
-  if (t == DType::kBool) {
-    return absl::StrCat("(", a, kind == ElementwiseKind::kAdd ? " || " : " && ", b, ")");
-  }
-  const char* op = BinaryOperator(kind);
-  if (IsInteger(t)) {  // wrapping, as the elementwise kernels
-    return absl::StrCat("((", CType(t), ")((", UType(t), ")", a, op, "(", UType(t), ")", b, "))");
-  }
-  return absl::StrCat("(", a, op, b, ")");
-}
-
-std::string NegativeExpr(const std::string& a, DType t) {
-  if (IsInteger(t)) {
-    return absl::StrCat("((", CType(t), ")((", UType(t), ")0 - (", UType(t), ")", a, "))");
-  }
-  return absl::StrCat("(-", a, ")");
-}
-
 std::string Slot(const FusedLoopSpec& spec, int slot) {
   const int params = static_cast<int>(spec.param_dtypes.size());
   return slot < params ? absl::StrCat("p", slot) : absl::StrCat("s", slot);
 }
 
-// The expression of one step: a cast, or an elementwise op (no default: a
-// new ElementwiseKind fails to compile until it has an expression here).
+// The expression of one step: a cast, or a call of the op table's function
+// (core/elementwise_expr.h, embedded in the source) over the register type:
+// a bool operand is read as `x != 0`, and the result stored in the slot's type.
 std::string StepExpr(const FusedLoopSpec& spec, const FusedLoopSpec::Step& st,
                      const std::vector<DType>& dtypes) {
   if (!st.op.has_value()) return CastExpr(Slot(spec, st.a), dtypes[st.a], st.dtype);
-  switch (*st.op) {
-    case ElementwiseKind::kAdd:
-    case ElementwiseKind::kSubtract:
-    case ElementwiseKind::kMultiply:
-    case ElementwiseKind::kDivide:
-      return BinaryExpr(*st.op, Slot(spec, st.a), Slot(spec, st.b), st.dtype);
-    case ElementwiseKind::kNegative:
-      return NegativeExpr(Slot(spec, st.a), st.dtype);
-  }
-  return "0";
+  const ElementwiseInfo* e = FindElementwise(*st.op);
+  if (e == nullptr) return "0";
+  auto reg = [&](int slot) {
+    return dtypes[slot] == DType::kBool ? absl::StrCat("(", Slot(spec, slot), " != 0)")
+                                        : Slot(spec, slot);
+  };
+  std::string args = reg(st.a);
+  if (e->arity == 2) absl::StrAppend(&args, ", ", reg(st.b));
+  return absl::StrCat("((", CType(st.dtype), ")", e->function, "(", args, "))");
 }
 
 absl::Status Nvrtc(nvrtcResult r, const char* where) {
@@ -116,15 +80,16 @@ absl::Status Nvrtc(nvrtcResult r, const char* where) {
 
 std::string FusedLoopSource(const FusedLoopSpec& spec) {
   const int params = static_cast<int>(spec.param_dtypes.size());
-  std::string src =
-      "__device__ __forceinline__ int f2i32(double d) {\n"
-      "  if (!(d > -2147483649.0 && d < 2147483648.0)) return (-2147483647 - 1);\n"
-      "  return (int)d;\n}\n"
-      "__device__ __forceinline__ long long f2i64(double d) {\n"
-      "  if (!(d >= -9223372036854775808.0 && d < 9223372036854775808.0))\n"
-      "    return (-9223372036854775807LL - 1);\n"
-      "  return (long long)d;\n}\n"
-      "extern \"C\" __global__ void resident_fused(";
+  std::string src = ElementwiseExprText();
+  absl::StrAppend(&src,
+                  "__device__ __forceinline__ int f2i32(double d) {\n"
+                  "  if (!(d > -2147483649.0 && d < 2147483648.0)) return (-2147483647 - 1);\n"
+                  "  return (int)d;\n}\n"
+                  "__device__ __forceinline__ long long f2i64(double d) {\n"
+                  "  if (!(d >= -9223372036854775808.0 && d < 9223372036854775808.0))\n"
+                  "    return (-9223372036854775807LL - 1);\n"
+                  "  return (long long)d;\n}\n"
+                  "extern \"C\" __global__ void resident_fused(");
   for (int p = 0; p < params; ++p) {
     absl::StrAppend(&src, "const ", CType(spec.param_dtypes[p]), "* __restrict__ in", p, ", ");
   }

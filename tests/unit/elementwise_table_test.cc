@@ -1,0 +1,88 @@
+// The op table (core/elementwise_kind.h) against NumPy's ufuncs, and the
+// shared scalar expressions (core/elementwise_expr.h) against NumPy-computed
+// literals. The names, arities and the dtypes each op accepts were read from
+// numpy.<ufunc>.nin and .types (NumPy 2.x) for bool/int32/int64/float32/float64
+// loops with one dtype throughout.
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+
+#include "core/elementwise_expr.h"
+#include "core/elementwise_kind.h"
+#include "gtest/gtest.h"
+
+namespace resident {
+namespace {
+
+struct NumpyUfunc {
+  const char* name;
+  int nin;
+  const char* loops;  // NumPy type chars of its same-dtype loops: ? i l f d
+};
+constexpr NumpyUfunc kNumpy[] = {
+    {"add", 2, "?ilfd"}, {"subtract", 2, "ilfd"}, {"multiply", 2, "?ilfd"},
+    {"divide", 2, "fd"}, {"negative", 1, "ilfd"},
+};
+
+char TypeChar(DType d) {
+  switch (d) {
+    case DType::kBool:
+      return '?';
+    case DType::kInt32:
+      return 'i';
+    case DType::kInt64:
+      return 'l';
+    case DType::kFloat32:
+      return 'f';
+    case DType::kFloat64:
+      return 'd';
+  }
+  return 0;
+}
+
+TEST(ElementwiseTableTest, EveryRowIsNumpysUfunc) {
+  ASSERT_EQ(kNumElementwiseKinds, static_cast<int>(std::size(kNumpy)));
+  for (const NumpyUfunc& u : kNumpy) {
+    const ElementwiseInfo* e = FindElementwise(u.name);
+    ASSERT_NE(e, nullptr) << u.name;
+    EXPECT_EQ(e->arity, u.nin) << u.name;
+    EXPECT_EQ(Arity(e->kind), u.nin);
+    EXPECT_STREQ(ElementwiseName(e->kind), u.name);
+    EXPECT_EQ(std::string(e->function), std::string("resident_ew_") + u.name);
+    for (DType d : kAllDTypes) {
+      const bool numpy_has = std::string(u.loops).find(TypeChar(d)) != std::string::npos;
+      EXPECT_EQ(ElementwiseAccepts(e->kind, d), numpy_has) << u.name << " " << DTypeName(d);
+    }
+  }
+  EXPECT_EQ(FindElementwise("true_divide_typo"), nullptr);
+  EXPECT_EQ(FindElementwise(static_cast<ElementwiseKind>(200)), nullptr);
+  EXPECT_EQ(Arity(static_cast<ElementwiseKind>(200)), 0);
+}
+
+// Literals from NumPy: np.int32(2147483647) + np.int32(1) == -2147483648, etc.
+TEST(ElementwiseExprTest, IntegersWrapAsNumpy) {
+  EXPECT_EQ(resident_ew_add(int32_t{2147483647}, int32_t{1}), -2147483647 - 1);
+  EXPECT_EQ(resident_ew_subtract(std::numeric_limits<int64_t>::min(), int64_t{1}),
+            std::numeric_limits<int64_t>::max());
+  EXPECT_EQ(resident_ew_multiply(int32_t{65536}, int32_t{65536}), 0);
+  EXPECT_EQ(resident_ew_negative(int32_t{-2147483647 - 1}), -2147483647 - 1);
+}
+
+TEST(ElementwiseExprTest, BoolAddIsOrMultiplyIsAnd) {
+  EXPECT_TRUE(resident_ew_add(true, true));
+  EXPECT_TRUE(resident_ew_add(false, true));
+  EXPECT_FALSE(resident_ew_add(false, false));
+  EXPECT_FALSE(resident_ew_multiply(true, false));
+  EXPECT_TRUE(resident_ew_multiply(true, true));
+}
+
+TEST(ElementwiseExprTest, FloatsAreIeee) {
+  // np.float32(1) / np.float32(3) == 0.3333333432674408 (as float64)
+  EXPECT_EQ(static_cast<double>(resident_ew_divide(1.0f, 3.0f)), 0.3333333432674408);
+  EXPECT_TRUE(std::isinf(resident_ew_divide(1.0, 0.0)));
+  EXPECT_TRUE(std::signbit(resident_ew_negative(0.0)));
+}
+
+}  // namespace
+}  // namespace resident
