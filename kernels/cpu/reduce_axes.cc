@@ -14,20 +14,31 @@ namespace {
 
 const char* KindName(AxesReduceKind kind) {
   switch (kind) {
-    case AxesReduceKind::kSum: return "sum";
-    case AxesReduceKind::kProd: return "prod";
-    case AxesReduceKind::kMean: return "mean";
-    case AxesReduceKind::kMax: return "max";
-    case AxesReduceKind::kMin: return "min";
-    case AxesReduceKind::kArgmax: return "argmax";
-    case AxesReduceKind::kArgmin: return "argmin";
-    case AxesReduceKind::kAny: return "any";
-    case AxesReduceKind::kAll: return "all";
+    case AxesReduceKind::kSum:
+      return "sum";
+    case AxesReduceKind::kProd:
+      return "prod";
+    case AxesReduceKind::kMean:
+      return "mean";
+    case AxesReduceKind::kMax:
+      return "max";
+    case AxesReduceKind::kMin:
+      return "min";
+    case AxesReduceKind::kArgmax:
+      return "argmax";
+    case AxesReduceKind::kArgmin:
+      return "argmin";
+    case AxesReduceKind::kAny:
+      return "any";
+    case AxesReduceKind::kAll:
+      return "all";
   }
   return "reduce";
 }
 
-bool IsArg(AxesReduceKind k) { return k == AxesReduceKind::kArgmax || k == AxesReduceKind::kArgmin; }
+bool IsArg(AxesReduceKind k) {
+  return k == AxesReduceKind::kArgmax || k == AxesReduceKind::kArgmin;
+}
 
 // Walks the reduced elements of one output in row-major order: offsets into
 // a, from the reduced axes' sizes and strides (an odometer, innermost last).
@@ -120,9 +131,8 @@ void ReduceTyped(ThreadPool* pool, AxesReduceKind kind, const T* a, absl::Span<c
             static_cast<int64_t*>(out_data)[o] = static_cast<int64_t>(s);
           } else {  // integer mean: NumPy sums pairwise in float64
             gathered_d.resize(m);
-            walk.ForEach(base, [&](int64_t i, int64_t off) {
-              gathered_d[i] = static_cast<double>(a[off]);
-            });
+            walk.ForEach(
+                base, [&](int64_t i, int64_t off) { gathered_d[i] = static_cast<double>(a[off]); });
             static_cast<double*>(out_data)[o] =
                 PairwiseSumDouble(gathered_d.data(), m) / static_cast<double>(m);
           }
@@ -179,8 +189,10 @@ void ReduceTyped(ThreadPool* pool, AxesReduceKind kind, const T* a, absl::Span<c
           bool r = !any;
           walk.ForEach(base, [&](int64_t, int64_t off) {
             const bool truth = a[off] != T{0};  // NaN is truthy, as in NumPy
-            if (any) r = r || truth;
-            else r = r && truth;
+            if (any)
+              r = r || truth;
+            else
+              r = r && truth;
           });
           static_cast<uint8_t*>(out_data)[o] = r ? 1 : 0;
           break;
@@ -226,9 +238,8 @@ absl::StatusOr<std::vector<int>> NormalizeAxes(AxesReduceKind kind, int rank,
   std::vector<bool> seen(rank, false);
   for (int ax : *axes) {
     if (ax < -rank || ax >= rank) {
-      return absl::InvalidArgumentError(absl::StrCat("axis ", ax,
-                                                     " is out of bounds for array of dimension ",
-                                                     rank));
+      return absl::InvalidArgumentError(
+          absl::StrCat("axis ", ax, " is out of bounds for array of dimension ", rank));
     }
     const int a = ax < 0 ? ax + rank : ax;
     if (seen[a]) return absl::InvalidArgumentError(absl::StrCat("duplicate value in 'axis': ", ax));
@@ -276,8 +287,8 @@ absl::Status ReduceAxes(ThreadPool* pool, AxesReduceKind kind, const ConstView& 
   for (int ax : *sorted) m *= a.shape[ax];
   if (NumElements(expected) == 0) return absl::OkStatus();
   if (m == 0 && (kind == AxesReduceKind::kMax || kind == AxesReduceKind::kMin || IsArg(kind))) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "zero-size array to reduction operation ", KindName(kind), " which has no identity"));
+    return absl::InvalidArgumentError(absl::StrCat("zero-size array to reduction operation ",
+                                                   KindName(kind), " which has no identity"));
   }
   if (m == 0 && kind == AxesReduceKind::kMean) {
     return DispatchDType(want, [&](auto zero) {

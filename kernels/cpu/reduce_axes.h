@@ -22,7 +22,17 @@
 
 namespace resident::cpu {
 
-enum class AxesReduceKind : uint8_t { kSum, kProd, kMean, kMax, kMin, kArgmax, kArgmin, kAny, kAll };
+enum class AxesReduceKind : uint8_t {
+  kSum,
+  kProd,
+  kMean,
+  kMax,
+  kMin,
+  kArgmax,
+  kArgmin,
+  kAny,
+  kAll
+};
 
 // NumPy's result dtype: sum/prod of bool and int32 -> int64; mean of bool and
 // ints -> float64; any/all -> bool; argmax/argmin -> int64; max/min keep it.

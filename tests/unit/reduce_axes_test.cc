@@ -89,12 +89,12 @@ TEST(ReduceAxes, NanPropagatesThroughMaxMinAndArgmax) {
   const std::vector<double> a = {1.0, nan, 3.0, nan};
   const std::vector<int64_t> shape = {4}, scalar = {};
   double m = 0;
-  ASSERT_TRUE(ReduceAxes(nullptr, K::kMax, {a.data(), DType::kFloat64, shape}, std::nullopt,
-                         false, {&m, DType::kFloat64, scalar})
+  ASSERT_TRUE(ReduceAxes(nullptr, K::kMax, {a.data(), DType::kFloat64, shape}, std::nullopt, false,
+                         {&m, DType::kFloat64, scalar})
                   .ok());
   EXPECT_TRUE(std::isnan(m));
-  ASSERT_TRUE(ReduceAxes(nullptr, K::kMin, {a.data(), DType::kFloat64, shape}, std::nullopt,
-                         false, {&m, DType::kFloat64, scalar})
+  ASSERT_TRUE(ReduceAxes(nullptr, K::kMin, {a.data(), DType::kFloat64, shape}, std::nullopt, false,
+                         {&m, DType::kFloat64, scalar})
                   .ok());
   EXPECT_TRUE(std::isnan(m));
   int64_t idx = -1;
@@ -117,18 +117,55 @@ TEST(ReduceAxes, Errors) {
   EXPECT_EQ(run(K::kMax, empty, std::vector<int>{0}, three), kBad);  // np raises ValueError
   EXPECT_EQ(run(K::kArgmin, empty, std::vector<int>{0}, three, DType::kInt64), kBad);
   EXPECT_EQ(run(K::kMax, empty, std::vector<int>{1}, {0}), absl::StatusCode::kOk);  // empty out
-  EXPECT_EQ(run(K::kSum, shape, std::vector<int>{2}, three), kBad);      // out of bounds
-  EXPECT_EQ(run(K::kSum, shape, std::vector<int>{-3}, three), kBad);     // out of bounds
-  EXPECT_EQ(run(K::kSum, shape, std::vector<int>{1, -1}, two), kBad);    // duplicate
+  EXPECT_EQ(run(K::kSum, shape, std::vector<int>{2}, three), kBad);                 // out of bounds
+  EXPECT_EQ(run(K::kSum, shape, std::vector<int>{-3}, three), kBad);                // out of bounds
+  EXPECT_EQ(run(K::kSum, shape, std::vector<int>{1, -1}, two), kBad);               // duplicate
   EXPECT_EQ(run(K::kArgmax, shape, std::vector<int>{0, 1}, {}, DType::kInt64), kBad);
-  EXPECT_EQ(run(K::kSum, shape, std::vector<int>{0}, two), kBad);        // wrong out shape
-  EXPECT_EQ(run(K::kAny, shape, std::vector<int>{0}, three), kBad);      // any gives bool
+  EXPECT_EQ(run(K::kSum, shape, std::vector<int>{0}, two), kBad);    // wrong out shape
+  EXPECT_EQ(run(K::kAny, shape, std::vector<int>{0}, three), kBad);  // any gives bool
   double mean = 0;
   ASSERT_EQ(ReduceAxes(nullptr, K::kMean, {a.data(), DType::kFloat64, empty}, std::nullopt, false,
                        {&mean, DType::kFloat64, {}})
                 .code(),
             absl::StatusCode::kOk);
   EXPECT_TRUE(std::isnan(mean));  // np.mean of nothing is nan
+}
+
+namespace long_cases {
+#include "tests/unit/reduce_axes_long_cases.inc"
+}  // namespace long_cases
+
+// A (3,5,1000) float32 array: reductions over the innermost axes match
+// NumPy's pairwise sum bit for bit, on one thread or many; axis 0 (not a
+// contiguous run) within NumPy's pairwise bound.
+TEST(ReduceAxes, LongFloatSumsMatchNumPyBits) {
+  const std::vector<int64_t> shape = {3, 5, 1000};
+  std::vector<float> a(15000);
+  for (int64_t i = 0; i < 15000; ++i) {
+    a[i] = static_cast<float>((i * 7919) % 10007) / 7.0f - 700.0f;
+  }
+  for (int threads : {1, 2}) {
+    ThreadPool pool(threads);
+    auto reduce = [&](K k, std::optional<std::vector<int>> axes, std::vector<int64_t> out_shape) {
+      std::vector<float> out(std::max<int64_t>(1, NumElements(out_shape)));
+      EXPECT_TRUE(ReduceAxes(&pool, k, {a.data(), DType::kFloat32, shape}, axes, false,
+                             {out.data(), DType::kFloat32, out_shape})
+                      .ok());
+      return std::vector<double>(out.begin(), out.end());
+    };
+    EXPECT_EQ(reduce(K::kSum, std::vector<int>{-1}, {3, 5}), long_cases::kSumLast);
+    EXPECT_EQ(reduce(K::kSum, std::vector<int>{1, 2}, {3}), long_cases::kSumInner2);
+    EXPECT_EQ(reduce(K::kSum, std::nullopt, {}), long_cases::kSumAll);
+    EXPECT_EQ(reduce(K::kMean, std::vector<int>{2}, {3, 5}), long_cases::kMeanLast);
+    const auto axis0 = reduce(K::kSum, std::vector<int>{0}, {5, 1000});
+    ASSERT_EQ(long_cases::kSumAxis0.size(), 40u);  // NumPy's [:, :8]
+    for (int r = 0; r < 5; ++r) {
+      for (int c = 0; c < 8; ++c) {
+        // 3 terms of magnitude <= 730: 2 roundings of at most half an ulp of 2190.
+        EXPECT_NEAR(axis0[r * 1000 + c], long_cases::kSumAxis0[r * 8 + c], 2 * 2190 * 6e-8);
+      }
+    }
+  }
 }
 
 }  // namespace
