@@ -183,6 +183,9 @@ void SumTyped(ThreadPool* pool, const T* a, int64_t outer, int64_t len, int64_t 
 
 }  // namespace
 
+float PairwiseSumFloat(const float* p, int64_t n) { return PairwiseSum(p, n); }
+double PairwiseSumDouble(const double* p, int64_t n) { return PairwiseSum(p, n); }
+
 absl::Status Sum(ThreadPool* pool, const ConstView& a, std::optional<int> axis,
                  const MutView& out) {
   if (out.dtype != SumResultType(a.dtype)) {

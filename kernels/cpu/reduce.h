@@ -18,6 +18,11 @@ namespace resident::cpu {
 // result does not depend on the number of threads.
 absl::Status Sum(ThreadPool* pool, const ConstView& a, std::optional<int> axis, const MutView& out);
 
+// NumPy's pairwise sum of p[0, n), accumulating in the element type (the
+// bits of np.add.reduce over a contiguous run).
+float PairwiseSumFloat(const float* p, int64_t n);
+double PairwiseSumDouble(const double* p, int64_t n);
+
 }  // namespace resident::cpu
 
 #endif  // RESIDENT_KERNELS_CPU_REDUCE_H_

@@ -1,0 +1,309 @@
+#include "kernels/cpu/reduce_axes.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <type_traits>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "kernels/cpu/reduce.h"
+
+namespace resident::cpu {
+namespace {
+
+const char* KindName(AxesReduceKind kind) {
+  switch (kind) {
+    case AxesReduceKind::kSum:
+      return "sum";
+    case AxesReduceKind::kProd:
+      return "prod";
+    case AxesReduceKind::kMean:
+      return "mean";
+    case AxesReduceKind::kMax:
+      return "max";
+    case AxesReduceKind::kMin:
+      return "min";
+    case AxesReduceKind::kArgmax:
+      return "argmax";
+    case AxesReduceKind::kArgmin:
+      return "argmin";
+    case AxesReduceKind::kAny:
+      return "any";
+    case AxesReduceKind::kAll:
+      return "all";
+  }
+  return "reduce";
+}
+
+bool IsArg(AxesReduceKind k) {
+  return k == AxesReduceKind::kArgmax || k == AxesReduceKind::kArgmin;
+}
+
+// Walks the reduced elements of one output in row-major order: offsets into
+// a, from the reduced axes' sizes and strides (an odometer, innermost last).
+struct ReducedWalk {
+  std::vector<int64_t> sizes, strides;
+  template <typename Fn>
+  void ForEach(int64_t base, Fn&& fn) const {
+    const int r = static_cast<int>(sizes.size());
+    std::vector<int64_t> idx(r, 0);
+    int64_t off = base;
+    int64_t count = 1;
+    for (int64_t s : sizes) count *= s;
+    for (int64_t i = 0; i < count; ++i) {
+      fn(i, off);
+      for (int d = r - 1; d >= 0; --d) {
+        off += strides[d];
+        if (++idx[d] < sizes[d]) break;
+        off -= strides[d] * sizes[d];
+        idx[d] = 0;
+      }
+    }
+  }
+};
+
+template <typename T>
+void ReduceTyped(ThreadPool* pool, AxesReduceKind kind, const T* a, absl::Span<const int64_t> shape,
+                 absl::Span<const int> axes, void* out_data) {
+  const int rank = static_cast<int>(shape.size());
+  std::vector<int64_t> stride(rank, 1);
+  for (int d = rank - 2; d >= 0; --d) stride[d] = stride[d + 1] * shape[d + 1];
+  std::vector<bool> reduced(rank, false);
+  for (int ax : axes) reduced[ax] = true;
+  ReducedWalk walk;
+  std::vector<int64_t> kept_sizes, kept_strides;
+  int64_t m = 1, n_out = 1;
+  for (int d = 0; d < rank; ++d) {
+    if (reduced[d]) {
+      walk.sizes.push_back(shape[d]);
+      walk.strides.push_back(stride[d]);
+      m *= shape[d];
+    } else {
+      kept_sizes.push_back(shape[d]);
+      kept_strides.push_back(stride[d]);
+      n_out *= shape[d];
+    }
+  }
+  // Reduced axes that are the innermost ones form one contiguous run.
+  bool contiguous = true;
+  for (int i = 0; i < static_cast<int>(axes.size()); ++i) {
+    if (axes[i] != rank - static_cast<int>(axes.size()) + i) contiguous = false;
+  }
+  auto base_of = [&](int64_t o) {
+    int64_t off = 0;
+    for (int d = static_cast<int>(kept_sizes.size()) - 1; d >= 0; --d) {
+      off += (o % kept_sizes[d]) * kept_strides[d];
+      o /= kept_sizes[d];
+    }
+    return off;
+  };
+  constexpr bool kFloat = std::is_floating_point_v<T>;
+  const int64_t grain = std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(m, 1));
+  ParallelFor(pool, n_out, grain, [&](int64_t begin, int64_t end) {
+    std::vector<double> gathered_d;
+    std::vector<T> gathered_t;
+    for (int64_t o = begin; o < end; ++o) {
+      const int64_t base = base_of(o);
+      switch (kind) {
+        case AxesReduceKind::kSum:
+        case AxesReduceKind::kMean: {
+          if constexpr (kFloat) {
+            const T* run = a + base;
+            if (!contiguous) {
+              gathered_t.resize(m);
+              walk.ForEach(base, [&](int64_t i, int64_t off) { gathered_t[i] = a[off]; });
+              run = gathered_t.data();
+            }
+            T s;
+            if constexpr (std::is_same_v<T, float>) {
+              s = PairwiseSumFloat(run, m);
+            } else {
+              s = PairwiseSumDouble(run, m);
+            }
+            if (kind == AxesReduceKind::kMean) s = s / static_cast<T>(m);
+            static_cast<T*>(out_data)[o] = s;
+          } else if (kind == AxesReduceKind::kSum) {
+            uint64_t s = 0;
+            walk.ForEach(base, [&](int64_t, int64_t off) {
+              s += static_cast<uint64_t>(static_cast<int64_t>(a[off]));
+            });
+            static_cast<int64_t*>(out_data)[o] = static_cast<int64_t>(s);
+          } else {  // integer mean: NumPy sums pairwise in float64
+            gathered_d.resize(m);
+            walk.ForEach(
+                base, [&](int64_t i, int64_t off) { gathered_d[i] = static_cast<double>(a[off]); });
+            static_cast<double*>(out_data)[o] =
+                PairwiseSumDouble(gathered_d.data(), m) / static_cast<double>(m);
+          }
+          break;
+        }
+        case AxesReduceKind::kProd: {
+          if constexpr (kFloat) {
+            T p = 1;
+            walk.ForEach(base, [&](int64_t, int64_t off) { p *= a[off]; });
+            static_cast<T*>(out_data)[o] = p;
+          } else {
+            uint64_t p = 1;
+            walk.ForEach(base, [&](int64_t, int64_t off) {
+              p *= static_cast<uint64_t>(static_cast<int64_t>(a[off]));
+            });
+            static_cast<int64_t*>(out_data)[o] = static_cast<int64_t>(p);
+          }
+          break;
+        }
+        case AxesReduceKind::kMax:
+        case AxesReduceKind::kMin:
+        case AxesReduceKind::kArgmax:
+        case AxesReduceKind::kArgmin: {
+          const bool want_max = kind == AxesReduceKind::kMax || kind == AxesReduceKind::kArgmax;
+          T best = a[base];
+          int64_t best_i = 0;
+          bool nan = false;
+          walk.ForEach(base, [&](int64_t i, int64_t off) {
+            const T v = a[off];
+            if (nan) return;
+            if constexpr (kFloat) {
+              if (std::isnan(v)) {  // the first NaN wins, as in NumPy
+                nan = true;
+                best = v;
+                best_i = i;
+                return;
+              }
+            }
+            if (want_max ? v > best : v < best) {
+              best = v;
+              best_i = i;
+            }
+          });
+          if (IsArg(kind)) {
+            static_cast<int64_t*>(out_data)[o] = best_i;
+          } else {
+            static_cast<T*>(out_data)[o] = best;
+          }
+          break;
+        }
+        case AxesReduceKind::kAny:
+        case AxesReduceKind::kAll: {
+          const bool any = kind == AxesReduceKind::kAny;
+          bool r = !any;
+          walk.ForEach(base, [&](int64_t, int64_t off) {
+            const bool truth = a[off] != T{0};  // NaN is truthy, as in NumPy
+            if (any)
+              r = r || truth;
+            else
+              r = r && truth;
+          });
+          static_cast<uint8_t*>(out_data)[o] = r ? 1 : 0;
+          break;
+        }
+      }
+    }
+  });
+}
+
+}  // namespace
+
+DType ReduceResultType(AxesReduceKind kind, DType in) {
+  switch (kind) {
+    case AxesReduceKind::kSum:
+    case AxesReduceKind::kProd:
+      return SumResultType(in);
+    case AxesReduceKind::kMean:
+      return IsFloating(in) ? in : DType::kFloat64;
+    case AxesReduceKind::kMax:
+    case AxesReduceKind::kMin:
+      return in;
+    case AxesReduceKind::kArgmax:
+    case AxesReduceKind::kArgmin:
+      return DType::kInt64;
+    case AxesReduceKind::kAny:
+    case AxesReduceKind::kAll:
+      return DType::kBool;
+  }
+  return in;
+}
+
+absl::StatusOr<std::vector<int>> NormalizeAxes(AxesReduceKind kind, int rank,
+                                               const std::optional<std::vector<int>>& axes) {
+  std::vector<int> out;
+  if (!axes.has_value()) {
+    for (int d = 0; d < rank; ++d) out.push_back(d);
+    return out;
+  }
+  if (IsArg(kind) && axes->size() != 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(KindName(kind), " takes one axis or none, not ", axes->size()));
+  }
+  std::vector<bool> seen(rank, false);
+  for (int ax : *axes) {
+    if (ax < -rank || ax >= rank) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("axis ", ax, " is out of bounds for array of dimension ", rank));
+    }
+    const int a = ax < 0 ? ax + rank : ax;
+    if (seen[a]) return absl::InvalidArgumentError(absl::StrCat("duplicate value in 'axis': ", ax));
+    seen[a] = true;
+    out.push_back(a);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+Shape ReducedShape(absl::Span<const int64_t> shape, absl::Span<const int> sorted_axes,
+                   bool keepdims) {
+  Shape out;
+  size_t k = 0;
+  for (int d = 0; d < static_cast<int>(shape.size()); ++d) {
+    if (k < sorted_axes.size() && sorted_axes[k] == d) {
+      ++k;
+      if (keepdims) out.push_back(1);
+    } else {
+      out.push_back(shape[d]);
+    }
+  }
+  return out;
+}
+
+absl::Status ReduceAxes(ThreadPool* pool, AxesReduceKind kind, const ConstView& a,
+                        const std::optional<std::vector<int>>& axes, bool keepdims,
+                        const MutView& out) {
+  const DType want = ReduceResultType(kind, a.dtype);
+  if (out.dtype != want) {
+    return absl::InvalidArgumentError(absl::StrCat(KindName(kind), " of ", NameOf(a.dtype),
+                                                   " gives ", NameOf(want), ", not ",
+                                                   NameOf(out.dtype)));
+  }
+  const int rank = static_cast<int>(a.shape.size());
+  auto sorted = NormalizeAxes(kind, rank, axes);
+  if (!sorted.ok()) return sorted.status();
+  const Shape expected = ReducedShape(a.shape, *sorted, keepdims);
+  if (!std::equal(expected.begin(), expected.end(), out.shape.begin(), out.shape.end())) {
+    return absl::InvalidArgumentError(absl::StrCat(KindName(kind), " of ", ShapeString(a.shape),
+                                                   " gives ", ShapeString(expected), ", not ",
+                                                   ShapeString(out.shape)));
+  }
+  int64_t m = 1;
+  for (int ax : *sorted) m *= a.shape[ax];
+  if (NumElements(expected) == 0) return absl::OkStatus();
+  if (m == 0 && (kind == AxesReduceKind::kMax || kind == AxesReduceKind::kMin || IsArg(kind))) {
+    return absl::InvalidArgumentError(absl::StrCat("zero-size array to reduction operation ",
+                                                   KindName(kind), " which has no identity"));
+  }
+  if (m == 0 && kind == AxesReduceKind::kMean) {
+    return DispatchDType(want, [&](auto zero) {
+      using T = decltype(zero);
+      if constexpr (std::is_floating_point_v<T>) {
+        std::fill_n(static_cast<T*>(out.data), out.size(), std::numeric_limits<T>::quiet_NaN());
+      }
+      return absl::OkStatus();
+    });
+  }
+  return DispatchDType(a.dtype, [&](auto zero) {
+    using T = decltype(zero);
+    ReduceTyped<T>(pool, kind, static_cast<const T*>(a.data), a.shape, *sorted, out.data);
+    return absl::OkStatus();
+  });
+}
+
+}  // namespace resident::cpu
