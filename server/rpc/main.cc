@@ -57,6 +57,9 @@ ABSL_FLAG(int64_t, max_transfers_per_tenant, 64,
           "uploads and downloads of one tenant in flight at once");
 ABSL_FLAG(std::string, metrics_listen, "",
           "HOST:PORT to serve Prometheus metrics on (GET /metrics); empty: off");
+ABSL_FLAG(std::string, health_listen, "",
+          "HOST:PORT of a plaintext listener serving only grpc.health.v1.Health/Check "
+          "(for kubelet gRPC probes); empty: off");
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
@@ -91,6 +94,7 @@ int main(int argc, char** argv) {
   options.tls_client_ca_file = absl::GetFlag(FLAGS_tls_client_ca);
   options.insecure = absl::GetFlag(FLAGS_insecure);
   options.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
+  options.health_listen = absl::GetFlag(FLAGS_health_listen);
   if (const std::string quota_file = absl::GetFlag(FLAGS_quota_config); !quota_file.empty()) {
     absl::StatusOr<resident::QuotaConfig> quotas = resident::LoadQuotaConfig(quota_file);
     if (!quotas.ok()) {

@@ -24,6 +24,7 @@
 #include "server/rpc/admin_service.h"
 #include "server/rpc/auth.h"
 #include "server/rpc/call_log.h"
+#include "server/rpc/health_listener.h"
 #include "server/rpc/metrics.h"
 #include "server/rpc/metrics_http.h"
 #include "server/rpc/service.h"
@@ -93,6 +94,13 @@ class Server::Impl {
       return absl::UnavailableError(absl::StrCat("cannot listen on ", options_.listen));
     }
     server_->GetHealthCheckService()->SetServingStatus(true);
+    serving_ = true;
+    if (!options_.health_listen.empty()) {
+      ASSIGN_OR_RETURN(health_, HealthListener::Start(options_.health_listen,
+                                                      [this] { return serving_.load(); }));
+      RESIDENT_LOG(kInfo, "health (grpc.health.v1 Check only, plaintext) on ",
+                   options_.health_listen, " (health port ", health_->port(), ")");
+    }
     RESIDENT_LOG(kInfo, "resident-server listening on ", options_.listen, " (port ", port_,
                  "), device ", device_->backend().name(), ": ", device_->backend().description(),
                  ", memory limit ", device_->budget().limit(), " bytes; ", security_summary_);
@@ -190,14 +198,17 @@ class Server::Impl {
 
   void Shutdown(absl::Duration grace) {
     if (server_ == nullptr || stopped_.exchange(true)) return;
+    serving_ = false;
     server_->GetHealthCheckService()->SetServingStatus(false);
     server_->Shutdown(std::chrono::system_clock::now() + absl::ToChronoMilliseconds(grace));
     server_->Wait();
+    health_.reset();
     pool_.reset();  // after the server: queued programs finish their calls
     metrics_http_.reset();
   }
 
   void SetNotServing() {
+    serving_ = false;
     if (server_ != nullptr) server_->GetHealthCheckService()->SetServingStatus(false);
   }
 
@@ -222,6 +233,8 @@ class Server::Impl {
   std::unique_ptr<MetricsHttpServer> metrics_http_;
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;
+  std::atomic<bool> serving_{false};  // what the health port answers
+  std::unique_ptr<HealthListener> health_;
   std::atomic<bool> stopped_{false};
   std::atomic<bool> poisoned_{false};
 };
@@ -236,6 +249,7 @@ Server::Server(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Server::~Server() = default;
 
 int Server::port() const { return impl_->port_; }
+int Server::health_port() const { return impl_->health_ ? impl_->health_->port() : 0; }
 int Server::metrics_port() const { return impl_->metrics_http_ ? impl_->metrics_http_->port() : 0; }
 
 bool IsLoopbackAddress(const std::string& listen) {

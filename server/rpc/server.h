@@ -52,6 +52,9 @@ struct ServerOptions {
   bool insecure = false;
   // HOST:PORT for Prometheus metrics over HTTP (port 0 picks one); empty: off.
   std::string metrics_listen;
+  // HOST:PORT for a plaintext listener serving only grpc.health.v1.Health
+  // (for kubelet's native gRPC probes; port 0 picks one); empty: off.
+  std::string health_listen;
 };
 
 // True for 127.0.0.0/8, ::1, localhost and unix: addresses.
@@ -66,6 +69,7 @@ class Server {
 
   int port() const;
   int metrics_port() const;  // 0 without metrics_listen
+  int health_port() const;   // 0 without health_listen
   std::string device_name() const;
   Device& device();
   SessionManager& sessions();

@@ -87,13 +87,17 @@ def test_runtime_stage_invariants(stages, runtime):
     user = s.last("USER")
     assert user and user.split(":")[0] not in ("0", "root"), "runs as root"
     assert s.exec_form("ENTRYPOINT") == ["resident-server"]
-    health = s.healthcheck()
-    assert "resident health" in " ".join(health)
+    health = " ".join(s.healthcheck())
+    # The HEALTHCHECK asks the plaintext health port: no CA, no token.
+    assert "resident health --server=\"$RESIDENT_HEALTH_SERVER\"" in health
+    assert "--tls-ca" not in health
     assert s.all("VOLUME") == ['["/var/lib/resident"]']
     f = flags(s)
     assert f["data-dir"] == "/var/lib/resident"
     assert f["listen"].endswith(":50051") and f["metrics-listen"].endswith(":9464")
-    assert set(s.last("EXPOSE").split()) == {"50051", "9464"}
+    assert f["health-listen"].endswith(":8081")
+    assert s.env()["RESIDENT_HEALTH_SERVER"] == "127.0.0.1:8081"
+    assert set(s.last("EXPOSE").split()) == {"50051", "9464", "8081"}
     assert f["auth-tokens"].startswith("/run/secrets/") and f["tls-cert"].startswith("/run/secrets/")
     assert s.env()["RESIDENT_TLS_CA"].startswith("/run/secrets/")
 
@@ -213,7 +217,8 @@ def test_statefulset_runs_the_image_as_built(rendered, stages):
     f = flags(stages["cuda"])
     ports = {p["name"]: p["containerPort"] for p in c["ports"]}
     assert ports == {"grpc": int(f["listen"].rsplit(":", 1)[1]),
-                     "metrics": int(f["metrics-listen"].rsplit(":", 1)[1])}
+                     "metrics": int(f["metrics-listen"].rsplit(":", 1)[1]),
+                     "health": int(f["health-listen"].rsplit(":", 1)[1])}
     mounts = {m["name"]: m["mountPath"] for m in c["volumeMounts"]}
     assert mounts["data"] == f["data-dir"]
     assert sts["spec"]["volumeClaimTemplates"][0]["metadata"]["name"] == "data"
@@ -234,14 +239,24 @@ def test_security_context(rendered):
     assert sc["capabilities"]["drop"] == ["ALL"]
 
 
-def test_probes_use_the_health_service(rendered):
+def test_probes_use_the_health_port(rendered, stages):
+    """Native gRPC probes on the plaintext health port, never the TLS one."""
     c = one(rendered, "StatefulSet")["spec"]["template"]["spec"]["containers"][0]
+    health_port = int(flags(stages["cuda"])["health-listen"].rsplit(":", 1)[1])
+    assert health_port != 50051
     for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
         p = c[probe]
-        if "grpc" in p:
-            assert p["grpc"]["port"] == 50051
-        else:
-            assert p["exec"]["command"][:2] == ["resident", "health"]
+        assert "exec" not in p and p["grpc"] == {"port": health_port}, probe
+
+
+def test_health_port_is_not_exposed(rendered, stages):
+    """Only the kubelet reaches the health port: not the Service, not the policy."""
+    health_port = int(flags(stages["cuda"])["health-listen"].rsplit(":", 1)[1])
+    svc = one(rendered, "Service")
+    assert health_port not in {p["port"] for p in svc["spec"]["ports"]}
+    policy = one(rendered, "NetworkPolicy")
+    allowed = {p["port"] for rule in policy["spec"]["ingress"] for p in rule["ports"]}
+    assert health_port not in allowed
 
 
 def test_service_and_scrape_annotations(rendered):

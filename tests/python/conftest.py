@@ -34,7 +34,7 @@ def server_binary() -> str:
 
 
 class Server:
-    """A resident-server process; ``port`` and ``metrics_port`` from its log."""
+    """A resident-server process; ``port``, ``metrics_port`` and ``health_port`` from its log."""
 
     def __init__(self, args: List[str], workdir: Path) -> None:
         self.log_path = workdir / f"server-{secrets.token_hex(4)}.log"
@@ -43,11 +43,15 @@ class Server:
         self.proc = subprocess.Popen(args, stdout=self._log, stderr=subprocess.STDOUT)
         self.port = 0
         self.metrics_port: Optional[int] = None
+        self.health_port: Optional[int] = None  # with --health-listen
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             text = self.log()
             m = re.search(r"\(port (\d+)\)", text)
-            if m:
+            hm = re.search(r"\(health port (\d+)\)", text)
+            wants_health = any(a.startswith("--health-listen") for a in args)
+            if m and (hm or not wants_health):
+                self.health_port = int(hm.group(1)) if hm else None
                 self.port = int(m.group(1))
                 mm = re.search(r"metrics on http://[^:]+:(\d+)/metrics", text)
                 self.metrics_port = int(mm.group(1)) if mm else None

@@ -35,7 +35,7 @@ def cli_binary() -> str:
 def localize(arg: str, secrets: Path, data: Path) -> str:
     """The container's paths and ports, moved to this machine's scratch."""
     arg = arg.replace("/run/secrets/", f"{secrets}/").replace("/var/lib/resident", str(data))
-    for port in (":50051", ":9464"):
+    for port in (":50051", ":9464", ":8081"):
         arg = arg.replace("0.0.0.0" + port, "127.0.0.1:0")
     return arg
 
@@ -73,10 +73,15 @@ def test_image_command_line_serves_and_persists(stage, lab, workdir, server_bina
         env.update({k: localize(v, secrets, data) for k, v in STAGES[stage].env().items()
                     if k.startswith("RESIDENT_")})
         env["RESIDENT_SERVER"] = s.target
+        assert s.health_port and s.health_port != s.port
+        env["RESIDENT_HEALTH_SERVER"] = f"127.0.0.1:{s.health_port}"
         env["PATH"] = f"{Path(cli_binary()).parent}:{env['PATH']}"
         health = subprocess.run(STAGES[stage].healthcheck(), env=env, capture_output=True,
                                 text=True, timeout=30)
         assert health.returncode == 0 and health.stdout.strip() == "SERVING", health
+        # The health port is plaintext and serves nothing but health.
+        with pytest.raises(rs.Unimplemented):
+            rs.connect(f"127.0.0.1:{s.health_port}", token=tokens["alice"])
         with rs.connect(s.target, token=tokens["alice"], tls_ca=secrets / "resident-tls-ca",
                         tls_server_name="resident") as c:
             check(c.arange(6) * 7, np.arange(6) * 7)

@@ -7,10 +7,12 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
 
 #include "absl/strings/str_cat.h"
@@ -600,6 +602,100 @@ TEST(MetricsTest, RefusesABadAddress) {
   ServerOptions o = BaseOptions();
   o.metrics_listen = "no-port";
   EXPECT_EQ(Server::Start(o).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+// --- The plaintext health port (--health-listen) ---------------------------------
+
+// A unary call on a raw method; the reply's bytes, or the status.
+absl::StatusOr<std::string> RawCall(int port, const std::string& method,
+                                    const std::string& request) {
+  grpc::GenericStub stub(
+      grpc::CreateChannel(absl::StrCat("127.0.0.1:", port), grpc::InsecureChannelCredentials()));
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  grpc::Slice slice(request);
+  grpc::ByteBuffer req(&slice, 1), resp;
+  std::promise<grpc::Status> done;
+  stub.UnaryCall(&ctx, method, grpc::StubOptions(), &req, &resp,
+                 [&done](grpc::Status s) { done.set_value(std::move(s)); });
+  const grpc::Status s = done.get_future().get();
+  if (!s.ok())
+    return absl::Status(static_cast<absl::StatusCode>(s.error_code()), s.error_message());
+  std::vector<grpc::Slice> slices;
+  EXPECT_TRUE(resp.Dump(&slices).ok());
+  std::string out;
+  for (const grpc::Slice& sl : slices)
+    out.append(reinterpret_cast<const char*>(sl.begin()), sl.size());
+  return out;
+}
+
+constexpr char kHealthCheck[] = "/grpc.health.v1.Health/Check";
+const std::string kServing("\x08\x01", 2), kNotServing("\x08\x02", 2);
+
+TEST_F(TlsTest, HealthPortServesOnlyHealthInPlaintext) {
+  ServerOptions o = TlsOptions(false);
+  o.health_listen = "127.0.0.1:0";
+  std::unique_ptr<Server> server = Start(o);
+  ASSERT_NE(server, nullptr);
+  const int hp = server->health_port();
+  ASSERT_GT(hp, 0);
+  ASSERT_NE(hp, server->port());
+
+  // Check, plaintext and without a token: the server, and a named service.
+  EXPECT_EQ(RawCall(hp, kHealthCheck, "").value(), kServing);
+  EXPECT_EQ(RawCall(hp, kHealthCheck, std::string("\x0a\x14resident.v1.Resident", 22)).value(),
+            kServing);
+  EXPECT_EQ(RawCall(hp, kHealthCheck, "\x0a\x04nope").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(RawCall(hp, kHealthCheck, "\xff\xff").status().code(),
+            absl::StatusCode::kInvalidArgument);
+
+  // Nothing else: Resident, Admin, reflection and Watch are UNIMPLEMENTED,
+  // with or without a token.
+  auto channel =
+      grpc::CreateChannel(absl::StrCat("127.0.0.1:", hp), grpc::InsecureChannelCredentials());
+  {
+    auto stub = v1::Resident::NewStub(channel);
+    grpc::ClientContext ctx;
+    ctx.AddMetadata("authorization", absl::StrCat("Bearer ", kAliceToken));
+    v1::DescribeRequest req;
+    v1::DescribeResponse resp;
+    EXPECT_EQ(stub->Describe(&ctx, req, &resp).error_code(), grpc::StatusCode::UNIMPLEMENTED);
+  }
+  {
+    auto stub = v1::Resident::NewStub(channel);
+    grpc::ClientContext ctx;
+    v1::OpenSessionRequest req;
+    v1::OpenSessionResponse resp;
+    EXPECT_EQ(stub->OpenSession(&ctx, req, &resp).error_code(), grpc::StatusCode::UNIMPLEMENTED);
+  }
+  for (const char* m : {"/resident.v1.Admin/ListSessions", "/grpc.health.v1.Health/Watch",
+                        "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo"}) {
+    EXPECT_EQ(RawCall(hp, m, "").status().code(), absl::StatusCode::kUnimplemented) << m;
+  }
+
+  // The serving port still needs TLS and a token.
+  ClientOptions tls;
+  tls.tls_ca_file = P("ca.pem");
+  EXPECT_FALSE(ConnectAs(*server, kAliceToken).ok());
+  EXPECT_EQ(ConnectAs(*server, "", tls).status().code(), absl::StatusCode::kUnauthenticated);
+  EXPECT_TRUE(ConnectAs(*server, kAliceToken, tls).ok());
+  EXPECT_EQ(RawCall(server->port(), kHealthCheck, "").status().code(),
+            absl::StatusCode::kUnavailable);  // plaintext against TLS
+
+  // A poisoned device turns the health port NOT_SERVING; shutdown closes it.
+  server->SetNotServing();
+  EXPECT_EQ(RawCall(hp, kHealthCheck, "").value(), kNotServing);
+  server->Shutdown(absl::ZeroDuration());
+  EXPECT_EQ(RawCall(hp, kHealthCheck, "").status().code(), absl::StatusCode::kUnavailable);
+}
+
+TEST(HealthPortTest, OffByDefaultAndRefusesABadAddress) {
+  std::unique_ptr<Server> server = Start(BaseOptions());
+  ASSERT_NE(server, nullptr);
+  EXPECT_EQ(server->health_port(), 0);
+  ServerOptions o = BaseOptions();
+  o.health_listen = "256.1.1.1:0";
+  EXPECT_EQ(Server::Start(o).status().code(), absl::StatusCode::kUnavailable);
 }
 
 }  // namespace
