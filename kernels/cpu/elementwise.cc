@@ -142,7 +142,58 @@ absl::Status Refused(ElementwiseKind kind, DType dtype) {
                                                  NameOf(dtype), " (NumPy refuses it too)"));
 }
 
+// Cloned for AVX-512 and AVX2 (picked at load time); -O3 for this file
+// vectorises it (kernels/cpu/CMakeLists.txt). No FMA: -ffp-contract=off.
+template <typename T, typename Op>
+__attribute__((target_clones("avx512f", "avx2", "default"))) void Tile(const T* a, bool a_one,
+                                                                       const T* b, bool b_one,
+                                                                       T* out, int64_t n) {
+  // Separate loops so each vectorises without a per-element branch.
+  if (!a_one && !b_one) {
+    for (int64_t k = 0; k < n; ++k) out[k] = Op::Apply(a[k], b[k]);
+  } else if (!a_one) {
+    const T y = b[0];
+    for (int64_t k = 0; k < n; ++k) out[k] = Op::Apply(a[k], y);
+  } else if (!b_one) {
+    const T x = a[0];
+    for (int64_t k = 0; k < n; ++k) out[k] = Op::Apply(x, b[k]);
+  } else {
+    const T v = Op::Apply(a[0], b[0]);
+    for (int64_t k = 0; k < n; ++k) out[k] = v;
+  }
+}
+
+template <typename Op>
+absl::Status TileOp(DType dtype, const void* a, bool a_one, const void* b, bool b_one, void* out,
+                    int64_t n) {
+  return DispatchDType(dtype, [&](auto zero) {
+    using T = decltype(zero);
+    Tile<T, Op>(static_cast<const T*>(a), a_one, static_cast<const T*>(b), b_one,
+                static_cast<T*>(out), n);
+    return absl::OkStatus();
+  });
+}
+
 }  // namespace
+
+absl::Status ElementwiseTile(ElementwiseKind kind, DType dtype, const void* a, bool a_one,
+                             const void* b, bool b_one, void* out, int64_t n) {
+  if (!ElementwiseAccepts(kind, dtype)) return Refused(kind, dtype);
+  // One switch over every kind (no default: a new kind fails to compile).
+  switch (kind) {
+    case ElementwiseKind::kAdd:
+      return TileOp<AddOp>(dtype, a, a_one, b, b_one, out, n);
+    case ElementwiseKind::kSubtract:
+      return TileOp<SubtractOp>(dtype, a, a_one, b, b_one, out, n);
+    case ElementwiseKind::kMultiply:
+      return TileOp<MultiplyOp>(dtype, a, a_one, b, b_one, out, n);
+    case ElementwiseKind::kDivide:
+      return TileOp<DivideOp>(dtype, a, a_one, b, b_one, out, n);
+    case ElementwiseKind::kNegative:
+      return TileOp<NegateOp>(dtype, a, a_one, a, a_one, out, n);
+  }
+  return absl::InvalidArgumentError("unknown elementwise kind");
+}
 
 absl::Status Elementwise(ThreadPool* pool, ElementwiseKind kind, absl::Span<const ConstView> in,
                          const MutView& out) {
