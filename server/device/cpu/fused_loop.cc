@@ -33,6 +33,12 @@ absl::Status RunFusedLoop(ThreadPool* pool, const FusedLoopSpec& spec,
   std::vector<DType> dtype(spec.param_dtypes);
   for (const auto& st : spec.steps) dtype.push_back(st.dtype);
 
+  bool swap_yields = true;
+  for (int c = 0; c < spec.num_carried; ++c) {
+    const int y = spec.yields[c];
+    swap_yields &= y >= np && y < slots && ItemSize(dtype[y]) == ItemSize(dtype[c]);
+    for (int d = 0; d < c; ++d) swap_yields &= spec.yields[d] != y;
+  }
   absl::Status first_error;
   std::mutex error_mu;
   const int64_t blocks = (n + kBlock - 1) / kBlock;
@@ -94,7 +100,13 @@ absl::Status RunFusedLoop(ThreadPool* pool, const FusedLoopSpec& spec,
                                            out.data, count);
           }
         }
-        // Next carried values (yields may name each other: copy via scratch).
+        // Next carried values. Yields that are distinct step results swap
+        // their block with the carried one (no copy); otherwise (yields may
+        // name each other) copy via scratch.
+        if (status.ok() && swap_yields) {
+          for (int c = 0; c < spec.num_carried; ++c) mem[c].swap(mem[spec.yields[c]]);
+          continue;
+        }
         for (int c = 0; c < spec.num_carried && status.ok(); ++c) {
           const int y = spec.yields[c];
           if (y == c) continue;
