@@ -100,8 +100,8 @@ FoldedProgram FoldChains(const std::shared_ptr<const Program>& program,
       Instruction copy = ins[i];
       for (Operand& o : copy.operands) o = map_operand(o);
       folded->instructions.push_back(std::move(copy));
-      for (uint32_t v = first_output[i]; v < (i + 1 < ins.size() ? first_output[i + 1] : num_values);
-           ++v) {
+      for (uint32_t v = first_output[i];
+           v < (i + 1 < ins.size() ? first_output[i + 1] : num_values); ++v) {
         renumber[v] = new_next++;
       }
       ++i;

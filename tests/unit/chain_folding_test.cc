@@ -61,7 +61,7 @@ Case RandomChain(std::mt19937& rng, DType dt, const HandleId& h, int64_t n) {
 // Runs `c` (folded or not) and returns the result's bytes and dtype, or the
 // error's text.
 std::string RunCase(const Case& c, const DeviceArray& hv, const HandleId& h, bool fold, bool fusing,
-                int* fused_calls, int* folded_runs) {
+                    int* fused_calls, int* folded_runs) {
   std::unique_ptr<Backend> backend = NewCpuBackend(2);
   FusingBackend* f = nullptr;
   if (fusing) {
@@ -112,11 +112,21 @@ TEST(ChainFoldingTest, FoldedEqualsUnfoldedBitForBitOverEveryDtype) {
           char* p = static_cast<char*>(hv.data()) + i * item;
           const int v = 1 + static_cast<int>(i % 3);
           switch (h_dt) {
-            case DType::kBool: *reinterpret_cast<uint8_t*>(p) = 1; break;
-            case DType::kInt32: *reinterpret_cast<int32_t*>(p) = v; break;
-            case DType::kInt64: *reinterpret_cast<int64_t*>(p) = v; break;
-            case DType::kFloat32: *reinterpret_cast<float*>(p) = v * 0.75f; break;
-            case DType::kFloat64: *reinterpret_cast<double*>(p) = v * 0.75; break;
+            case DType::kBool:
+              *reinterpret_cast<uint8_t*>(p) = 1;
+              break;
+            case DType::kInt32:
+              *reinterpret_cast<int32_t*>(p) = v;
+              break;
+            case DType::kInt64:
+              *reinterpret_cast<int64_t*>(p) = v;
+              break;
+            case DType::kFloat32:
+              *reinterpret_cast<float*>(p) = v * 0.75f;
+              break;
+            case DType::kFloat64:
+              *reinterpret_cast<double*>(p) = v * 0.75;
+              break;
           }
         }
         const HandleId h = HandleId::Random();
