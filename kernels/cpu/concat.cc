@@ -12,7 +12,8 @@ namespace resident::cpu {
 absl::StatusOr<Shape> ConcatShape(absl::Span<const Shape> shapes, int axis) {
   if (shapes.empty()) return absl::InvalidArgumentError("need at least one array to concatenate");
   const int rank = static_cast<int>(shapes[0].size());
-  if (rank == 0) return absl::InvalidArgumentError("zero-dimensional arrays cannot be concatenated");
+  if (rank == 0)
+    return absl::InvalidArgumentError("zero-dimensional arrays cannot be concatenated");
   if (axis < -rank || axis >= rank) {
     return absl::InvalidArgumentError(
         absl::StrCat("axis ", axis, " is out of bounds for array of dimension ", rank));
@@ -29,9 +30,9 @@ absl::StatusOr<Shape> ConcatShape(absl::Span<const Shape> shapes, int axis) {
     }
     for (int d = 0; d < rank; ++d) {
       if (d != axis && s[d] != out[d]) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "along dimension ", d, ", array 0 has size ", out[d], " and array ", i, " has size ",
-            s[d]));
+        return absl::InvalidArgumentError(absl::StrCat("along dimension ", d, ", array 0 has size ",
+                                                       out[d], " and array ", i, " has size ",
+                                                       s[d]));
       }
     }
     if (__builtin_add_overflow(out[axis], s[axis], &out[axis])) {
@@ -51,7 +52,8 @@ absl::StatusOr<Shape> StackShape(absl::Span<const Shape> shapes, int axis) {
   }
   if (axis < 0) axis += rank + 1;
   for (const Shape& s : shapes) {
-    if (s != shapes[0]) return absl::InvalidArgumentError("all input arrays must have the same shape");
+    if (s != shapes[0])
+      return absl::InvalidArgumentError("all input arrays must have the same shape");
   }
   Shape out = shapes[0];
   out.insert(out.begin() + axis, static_cast<int64_t>(shapes.size()));
@@ -64,8 +66,8 @@ absl::Status Concatenate(ThreadPool* pool, absl::Span<const ConstView> ins, int 
   std::vector<Shape> shapes;
   for (const ConstView& v : ins) {
     if (v.dtype != out.dtype) {
-      return absl::InvalidArgumentError(absl::StrCat("concatenate of ", NameOf(v.dtype), " into ",
-                                                     NameOf(out.dtype)));
+      return absl::InvalidArgumentError(
+          absl::StrCat("concatenate of ", NameOf(v.dtype), " into ", NameOf(out.dtype)));
     }
     shapes.emplace_back(v.shape.begin(), v.shape.end());
   }

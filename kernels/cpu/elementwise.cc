@@ -131,7 +131,63 @@ absl::Status RunAccepted(ThreadPool* pool, absl::Span<const ConstView> in, const
   });
 }
 
+// Cloned for AVX-512 and AVX2 (picked at load time); -O3 for this file
+// vectorises it (kernels/cpu/CMakeLists.txt). No FMA: -ffp-contract=off.
+template <typename T, typename Op>
+__attribute__((target_clones("avx512f", "avx2", "default"))) void Tile(const T* a, bool a_one,
+                                                                       const T* b, bool b_one,
+                                                                       T* out, int64_t n) {
+  // Separate loops so each vectorises without a per-element branch.
+  if (!a_one && !b_one) {
+    for (int64_t k = 0; k < n; ++k) out[k] = Op::Apply(a[k], b[k]);
+  } else if (!a_one) {
+    const T y = b[0];
+    for (int64_t k = 0; k < n; ++k) out[k] = Op::Apply(a[k], y);
+  } else if (!b_one) {
+    const T x = a[0];
+    for (int64_t k = 0; k < n; ++k) out[k] = Op::Apply(x, b[k]);
+  } else {
+    const T v = Op::Apply(a[0], b[0]);
+    for (int64_t k = 0; k < n; ++k) out[k] = v;
+  }
+}
+
+// Tile in `dtype`, instantiated only for dtypes the table's rule accepts.
+template <typename Op, ElementwiseKind kKind>
+absl::Status TileAccepted(DType dtype, const void* a, bool a_one, const void* b, bool b_one,
+                          void* out, int64_t n) {
+  return DispatchDType(dtype, [&](auto zero) {
+    using T = decltype(zero);
+    constexpr DType kD = DTypeOf<T>();
+    if constexpr (ElementwiseAccepts(kKind, kD)) {
+      Tile<T, Op>(static_cast<const T*>(a), a_one, static_cast<const T*>(b), b_one,
+                  static_cast<T*>(out), n);
+      return absl::OkStatus();
+    } else {
+      return Refused(kKind, kD);
+    }
+  });
+}
+
 }  // namespace
+
+absl::Status ElementwiseTile(ElementwiseKind kind, DType dtype, const void* a, bool a_one,
+                             const void* b, bool b_one, void* out, int64_t n) {
+  if (!ElementwiseAccepts(kind, dtype)) return Refused(kind, dtype);
+  // A unary kind reads a as both operands (Apply ignores the second).
+  if (Arity(kind) == 1) {
+    b = a;
+    b_one = a_one;
+  }
+  switch (kind) {
+#define RESIDENT_EW_CASE(kind, name, arity, rule) \
+  case ElementwiseKind::kind:                     \
+    return TileAccepted<kind##Op, ElementwiseKind::kind>(dtype, a, a_one, b, b_one, out, n);
+    RESIDENT_ELEMENTWISE_OPS(RESIDENT_EW_CASE)
+#undef RESIDENT_EW_CASE
+  }
+  return absl::InvalidArgumentError("unknown elementwise kind");
+}
 
 absl::Status Elementwise(ThreadPool* pool, ElementwiseKind kind, absl::Span<const ConstView> in,
                          const MutView& out) {

@@ -25,6 +25,14 @@ namespace resident::cpu {
 absl::Status Elementwise(ThreadPool* pool, ElementwiseKind kind, absl::Span<const ConstView> in,
                          const MutView& out);
 
+// One contiguous tile for fused kernels: out[k] = kind(a[k], b[k]) for k < n,
+// all of `dtype`, where a one-element operand (a_one / b_one) is read at [0].
+// The same per-kind arithmetic as Elementwise, with no shape checks: the
+// caller (a fused loop) has planned them. b is ignored for unary kinds.
+// INVALID_ARGUMENT when ElementwiseAccepts(kind, dtype) is false.
+absl::Status ElementwiseTile(ElementwiseKind kind, DType dtype, const void* a, bool a_one,
+                             const void* b, bool b_one, void* out, int64_t n);
+
 }  // namespace resident::cpu
 
 #endif  // RESIDENT_KERNELS_CPU_ELEMENTWISE_H_

@@ -8,6 +8,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
+#include "server/program/chain_folding.h"
 
 namespace resident {
 namespace {
@@ -217,6 +218,22 @@ absl::Status Planner::PlanScope(const Program& program, std::vector<ValueType> p
 absl::StatusOr<Plan> PlanProgram(std::shared_ptr<const Program> program,
                                  std::vector<OutputSpec> outputs, const HandleResolver& resolve,
                                  const ProgramLimits& limits) {
+  ASSIGN_OR_RETURN(Plan plan, PlanUnfolded(program, outputs, resolve, limits));
+  // Chains fold only in a program that is valid as sent, so every error
+  // names the client's own instructions; a folded form that does not plan
+  // (a run that changes dtype or shape, say) runs unfolded.
+  FoldedProgram folded = FoldChains(plan.program, plan.outputs);
+  if (folded.folded_runs == 0) return plan;
+  absl::StatusOr<Plan> folded_plan =
+      PlanUnfolded(std::move(folded.program), std::move(folded.outputs), resolve, limits);
+  if (!folded_plan.ok()) return plan;
+  folded_plan->folded_runs = folded.folded_runs;
+  return folded_plan;
+}
+
+absl::StatusOr<Plan> PlanUnfolded(std::shared_ptr<const Program> program,
+                                  std::vector<OutputSpec> outputs, const HandleResolver& resolve,
+                                  const ProgramLimits& limits) {
   if (program == nullptr) return absl::InvalidArgumentError("no program");
   if (!program->yields.empty()) {
     return absl::InvalidArgumentError("a top-level program cannot yield values");

@@ -52,6 +52,9 @@ struct Plan {
   std::vector<ValueType> output_types;  // per output
   int64_t peak_bytes = 0;               // device bytes the run may allocate at once
   int64_t executed_ops = 0;
+  // Runs of dependent elementwise ops folded into loops (chain_folding.h);
+  // `program` is then the folded form.
+  int folded_runs = 0;
 };
 
 // Resolves a handle to its array: NOT_FOUND for unknown, released and other
@@ -65,6 +68,11 @@ using HandleResolver = std::function<absl::StatusOr<DeviceArray>(const HandleId&
 absl::StatusOr<Plan> PlanProgram(std::shared_ptr<const Program> program,
                                  std::vector<OutputSpec> outputs, const HandleResolver& resolve,
                                  const ProgramLimits& limits);
+
+// PlanProgram without chain folding: `program` exactly as given.
+absl::StatusOr<Plan> PlanUnfolded(std::shared_ptr<const Program> program,
+                                  std::vector<OutputSpec> outputs, const HandleResolver& resolve,
+                                  const ProgramLimits& limits);
 
 }  // namespace resident
 

@@ -47,7 +47,7 @@ TEST(Concatenate, ShapeErrors) {
   EXPECT_EQ(ConcatShape({Shape{2, 3}, Shape{2, 3}}, 2).status().code(), bad);   // axis
   EXPECT_EQ(ConcatShape({Shape{2, 3}, Shape{2, 3}}, -3).status().code(), bad);  // axis
   const int64_t big = std::numeric_limits<int64_t>::max() / 2 + 1;
-  EXPECT_EQ(ConcatShape({Shape{big}, Shape{big}}, 0).status().code(), bad);  // length overflow
+  EXPECT_EQ(ConcatShape({Shape{big}, Shape{big}}, 0).status().code(), bad);      // length overflow
   EXPECT_EQ(ConcatShape({Shape{big, 2}, Shape{1, 2}}, 0).status().code(), bad);  // count overflow
   EXPECT_EQ(StackShape({Shape{2}, Shape{3}}, 0).status().code(), bad);
   EXPECT_EQ(StackShape({Shape{2}}, 2).status().code(), bad);

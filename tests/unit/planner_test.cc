@@ -376,5 +376,83 @@ TEST_F(PlannerTest, OverflowingSizesAreInvalidNotWrapped) {
   EXPECT_GT(plan->peak_bytes, int64_t{1} << 62);
 }
 
+// --- chain folding (chain_folding.h) ---------------------------------------
+
+TEST_F(PlannerTest, SeedChainFoldsIntoOneLoop) {
+  Program p;
+  p.instructions.push_back(Ones({1024, 512, 4, 4}));  // v0
+  for (uint32_t i = 0; i < 1024; ++i) p.instructions.push_back(Binary(OpKind::kAdd, V(i), V(i)));
+  absl::StatusOr<Plan> plan = Plan_(std::move(p), {Keep(1024)});
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->folded_runs, 1);
+  ASSERT_EQ(plan->program->instructions.size(), 2u);
+  const Instruction& loop = plan->program->instructions[1];
+  EXPECT_EQ(loop.op, OpKind::kLoop);
+  EXPECT_EQ(loop.trip_count, 1024);
+  EXPECT_EQ(plan->outputs[0].value, 1u);  // renumbered to the loop's output
+  // The bound is three arrays (the loop's operand, its carried value and
+  // the body's result), one more than unfolded, never one per add.
+  EXPECT_LE(plan->peak_bytes, 3 * int64_t{1024} * 512 * 4 * 4 * 8);
+}
+
+TEST_F(PlannerTest, ChainWithFixedHandleFoldsAfterItsFirstOp) {
+  const HandleId a = AddArray(DType::kFloat32, {16});
+  Program p;
+  p.instructions.push_back(Binary(OpKind::kAdd, Operand::Handle(a), Operand::Handle(a)));  // v0
+  for (uint32_t i = 0; i < 100; ++i) {
+    p.instructions.push_back(Binary(OpKind::kSubtract, V(i), Operand::Handle(a)));
+  }
+  absl::StatusOr<Plan> plan = Plan_(std::move(p), {Keep(100)});
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->folded_runs, 1);
+  ASSERT_EQ(plan->program->instructions.size(), 2u);
+  EXPECT_EQ(plan->program->instructions[1].trip_count, 100);
+  const Program& body = *plan->program->instructions[1].body;
+  ASSERT_EQ(body.instructions.size(), 1u);
+  EXPECT_EQ(body.instructions[0].op, OpKind::kSubtract);
+  EXPECT_FALSE(body.instructions[0].operands[0].is_handle);  // x - a keeps its order
+  EXPECT_TRUE(body.instructions[0].operands[1].is_handle);
+}
+
+TEST_F(PlannerTest, ChainStopsAtAnOutputOrASecondReader) {
+  Program p;
+  p.instructions.push_back(Ones({8}));  // v0
+  for (uint32_t i = 0; i < 10; ++i) p.instructions.push_back(Binary(OpKind::kAdd, V(i), V(i)));
+  // v5 is an output, v8 is read again by the last instruction.
+  p.instructions.push_back(Binary(OpKind::kMultiply, V(10), V(8)));  // v11
+  absl::StatusOr<Plan> plan = Plan_(std::move(p), {Keep(5), Keep(11)});
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  // v0..v5 is a run of 5 adds (folds); v5..v8 only 3 (stays); v8..v10 2.
+  EXPECT_EQ(plan->folded_runs, 1);
+  // ones, loop, 3 adds, 2 adds, multiply.
+  EXPECT_EQ(plan->program->instructions.size(), 8u);
+  EXPECT_EQ(plan->program->instructions[1].trip_count, 5);
+  EXPECT_EQ(plan->outputs[0].value, 1u);
+  EXPECT_EQ(plan->outputs[1].value, 7u);
+}
+
+TEST_F(PlannerTest, ChainThatChangesDtypeIsNotFolded) {
+  const HandleId a = AddArray(DType::kFloat64, {4});
+  Program p;
+  p.instructions.push_back(Ones({4}, DType::kInt32));  // v0
+  for (uint32_t i = 0; i < 6; ++i) {
+    p.instructions.push_back(Binary(OpKind::kAdd, V(i), Operand::Handle(a)));  // int32 -> f64
+  }
+  absl::StatusOr<Plan> plan = Plan_(std::move(p), {Keep(6)});
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->folded_runs, 0);
+  EXPECT_EQ(plan->program->instructions.size(), 7u);
+}
+
+TEST_F(PlannerTest, InvalidProgramIsReportedUnfolded) {
+  Program p;
+  p.instructions.push_back(Ones({8}));
+  for (uint32_t i = 0; i < 6; ++i) p.instructions.push_back(Binary(OpKind::kAdd, V(i), V(i)));
+  p.instructions.push_back(Binary(OpKind::kAdd, V(40), V(0)));
+  absl::StatusOr<Plan> plan = Plan_(std::move(p), {Keep(6)});
+  ASSERT_FALSE(plan.ok());
+  EXPECT_THAT(std::string(plan.status().message()), HasSubstr("instruction 7 (add)"));
+}
+
 }  // namespace
 }  // namespace resident

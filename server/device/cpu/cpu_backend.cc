@@ -115,10 +115,9 @@ class CpuBackend final : public Backend {
   }
   bool poisoned() const override { return false; }
   bool Supports(DeviceOpKind kind, DType dtype) const override {
-    // Fused loops are implemented (the reference the CUDA fused kernels are
-    // checked against) but not preferred: op by op, in place, measured
-    // faster on CPUs.
-    return kind != DeviceOpKind::kFusedLoop && DefinedFor(kind, dtype);
+    // Fused loops run each block's whole chain in L1-sized tiles
+    // (fused_loop.cc), so a long chain is one pass over memory.
+    return DefinedFor(kind, dtype);
   }
 
   std::unique_ptr<Stream> NewStream() override { return std::make_unique<CpuStream>(); }

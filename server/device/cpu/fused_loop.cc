@@ -13,9 +13,10 @@
 namespace resident::cpu {
 namespace {
 
-// Elements per block: large enough that a kernel call per block and step
-// costs little, small enough that a few slots stay in L2 (256 KiB for f64).
-constexpr int64_t kBlock = int64_t{1} << 15;
+// Elements per block: a tile call per block and step costs little, and the
+// slots of a block stay in L1/L2, so each trip's arithmetic never goes out
+// to memory.
+constexpr int64_t kBlock = int64_t{1} << 10;
 
 }  // namespace
 
@@ -32,6 +33,12 @@ absl::Status RunFusedLoop(ThreadPool* pool, const FusedLoopSpec& spec,
   std::vector<DType> dtype(spec.param_dtypes);
   for (const auto& st : spec.steps) dtype.push_back(st.dtype);
 
+  bool swap_yields = true;
+  for (int c = 0; c < spec.num_carried; ++c) {
+    const int y = spec.yields[c];
+    swap_yields &= y >= np && y < slots && ItemSize(dtype[y]) == ItemSize(dtype[c]);
+    for (int d = 0; d < c; ++d) swap_yields &= spec.yields[d] != y;
+  }
   absl::Status first_error;
   std::mutex error_mu;
   const int64_t blocks = (n + kBlock - 1) / kBlock;
@@ -81,18 +88,25 @@ absl::Status RunFusedLoop(ThreadPool* pool, const FusedLoopSpec& spec,
           ConstView a{da, dtype[st.a], sa};
           if (!st.op.has_value()) {
             status = Cast(nullptr, a, out);
-          } else if (Arity(*st.op) == 1) {
-            const ConstView in[] = {a};
-            status = Elementwise(nullptr, *st.op, in, out);
           } else {
-            const void* db = nullptr;
-            absl::Span<const int64_t> sb;
-            view_of(st.b, &db, &sb);
-            const ConstView in[] = {a, ConstView{db, dtype[st.b], sb}};
-            status = Elementwise(nullptr, *st.op, in, out);
+            // Operands of an op step have its dtype (casts are steps).
+            const void* db = da;
+            absl::Span<const int64_t> sb = sa;
+            if (Arity(*st.op) == 2) view_of(st.b, &db, &sb);
+            const DType db_type = Arity(*st.op) == 2 ? dtype[st.b] : st.dtype;
+            status = dtype[st.a] != st.dtype || db_type != st.dtype
+                         ? absl::InternalError("FusedLoop: an op step's operands differ in dtype")
+                         : ElementwiseTile(*st.op, st.dtype, da, sa.empty(), db, sb.empty(),
+                                           out.data, count);
           }
         }
-        // Next carried values (yields may name each other: copy via scratch).
+        // Next carried values. Yields that are distinct step results swap
+        // their block with the carried one (no copy); otherwise (yields may
+        // name each other) copy via scratch.
+        if (status.ok() && swap_yields) {
+          for (int c = 0; c < spec.num_carried; ++c) mem[c].swap(mem[spec.yields[c]]);
+          continue;
+        }
         for (int c = 0; c < spec.num_carried && status.ok(); ++c) {
           const int y = spec.yields[c];
           if (y == c) continue;

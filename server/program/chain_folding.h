@@ -1,0 +1,36 @@
+// Straight-line chain folding: a run of identical dependent elementwise
+// instructions on one value (x = x + x, 1024 times, as a lazily recorded
+// client loop sends it) becomes one loop instruction of that trip count, so
+// the loop fusion of server/program/fusion.h runs it as one fused kernel
+// instead of one pass over memory per op.
+#ifndef RESIDENT_SERVER_PROGRAM_CHAIN_FOLDING_H_
+#define RESIDENT_SERVER_PROGRAM_CHAIN_FOLDING_H_
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "server/program/program.h"
+
+namespace resident {
+
+// Runs shorter than this stay as they are.
+inline constexpr int64_t kMinFoldedRun = 4;
+
+struct FoldedProgram {
+  std::shared_ptr<const Program> program;
+  std::vector<OutputSpec> outputs;  // value numbers renumbered to the folded program
+  int folded_runs = 0;              // loops formed; 0: the program is the input
+};
+
+// Folds the top-level scope of `program`. A run is instructions i..i+k-1 of
+// one elementwise op where each takes the previous one's output on the same
+// side (both sides, or one side and one fixed other operand), and every
+// output but the last is read only by the next instruction and is no
+// output. Loop bodies are left alone (they are fused as loops already).
+FoldedProgram FoldChains(const std::shared_ptr<const Program>& program,
+                         const std::vector<OutputSpec>& outputs);
+
+}  // namespace resident
+
+#endif  // RESIDENT_SERVER_PROGRAM_CHAIN_FOLDING_H_
