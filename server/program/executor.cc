@@ -1,6 +1,7 @@
 #include "server/program/executor.h"
 
 #include <algorithm>
+#include <chrono>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -11,9 +12,12 @@
 namespace resident {
 namespace {
 
-// Element-steps one fused-loop round may run before the executor checks the
-// call's deadline again (tens of ms on a CPU core, far less on a GPU).
+// Element-steps of a fused loop's first round (tens of ms on a CPU core,
+// well under one on a GPU). Later rounds double while a round takes less
+// than kFusedRoundTime, so a GPU runs long loops in a few passes over memory
+// while a deadline or a close still stops the loop within about that time.
 constexpr int64_t kFusedWorkPerRound = int64_t{1} << 27;
+constexpr std::chrono::milliseconds kFusedRoundTime{10};
 
 // Whether `backend` should run `spec` as one fused pass: it supports fused
 // loops in every dtype the loop holds.
@@ -116,13 +120,24 @@ absl::Status Executor::RunLoop(const Instruction& ins, const PlannedScope& body,
           1, args[0].num_elements() * static_cast<int64_t>(fused->spec.steps.size() + 1));
       const int64_t round = std::max<int64_t>(1, kFusedWorkPerRound / per_trip);
       FusedLoopSpec spec = fused->spec;
+      int64_t round_trips = round;
       for (int64_t done = 0; done < ins.trip_count; done += spec.trip_count) {
         if (done > 0) {
           if (options_.check_continue) RETURN_IF_ERROR(options_.check_continue());
           for (size_t c = 0; c < carried; ++c) args[c] = outs[c];
         }
-        spec.trip_count = std::min(round, ins.trip_count - done);
+        spec.trip_count = std::min(round_trips, ins.trip_count - done);
+        const auto start = std::chrono::steady_clock::now();
         RETURN_IF_ERROR(backend.Run(ctx_.stream, FusedLoopOp{&spec, args, outs}));
+        if (done + spec.trip_count < ins.trip_count) {
+          // Time the round on the device (the stream was idle at its start:
+          // the previous round was waited for too) and grow the next one.
+          RETURN_IF_ERROR(ctx_.stream.Synchronize());
+          if (std::chrono::steady_clock::now() - start < kFusedRoundTime / 2 &&
+              round_trips <= ins.trip_count / 2) {
+            round_trips *= 2;
+          }
+        }
       }
       for (size_t c = 0; c < carried; ++c) values[first_output + c] = std::move(outs[c]);
       return absl::OkStatus();
