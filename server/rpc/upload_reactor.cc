@@ -66,8 +66,7 @@ class UploadReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
                                               : "shape",
                        "); only the first upload message carries session, dtype and shape"));
     }
-    for (std::string_view piece : split_.data) RETURN_IF_ERROR(upload_->Append(piece));
-    return absl::OkStatus();
+    return upload_->Append(absl::MakeConstSpan(split_.data));
   }
 
   // split_ := message_ cut into its data field and the rest. The views
