@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "client/client_core.h"
 #include "client/program_builder.h"
+#include "client/transfer.h"
 #include "core/handle_id.h"
 
 namespace resident::client {
@@ -308,33 +309,7 @@ absl::StatusOr<std::string> Array::handle_hex() const {
 
 absl::StatusOr<HostData> Array::Download() const {
   if (absl::Status s = Evaluate(); !s.ok()) return s;
-  ClientCore& core = *node_->core;
-  v1::DownloadRequest req;
-  req.set_session(core.session);
-  req.set_handle(node_->handle);
-  grpc::ClientContext ctx;
-  auto reader = core.stub->Download(&ctx, req);
-  HostData out;
-  v1::DownloadChunk chunk;
-  bool first = true;
-  while (reader->Read(&chunk)) {
-    if (first) {
-      absl::StatusOr<DType> dt = DecodeDType(chunk.array().dtype());
-      if (!dt.ok()) return dt.status();
-      out.dtype = *dt;
-      out.shape.assign(chunk.array().shape().begin(), chunk.array().shape().end());
-      out.bytes.reserve(static_cast<size_t>(chunk.array().nbytes()));
-      first = false;
-    }
-    out.bytes.append(chunk.data());
-  }
-  if (absl::Status s = FromGrpc(reader->Finish()); !s.ok()) return s;
-  const int64_t want = NumElements(out.shape) * ItemSize(out.dtype);
-  if (first || static_cast<int64_t>(out.bytes.size()) != want) {
-    return absl::DataLossError(
-        absl::StrCat("download carried ", out.bytes.size(), " bytes, expected ", want));
-  }
-  return out;
+  return DownloadBytes(*node_->core, node_->handle);
 }
 
 absl::Status Array::Release() {
@@ -370,6 +345,7 @@ absl::StatusOr<std::unique_ptr<Client>> Client::Connect(const std::string& targe
   }
   auto channel = grpc::experimental::CreateCustomChannelWithInterceptors(target, *credentials, args,
                                                                          std::move(interceptors));
+  core->channel = channel;
   core->stub = v1::Resident::NewStub(channel);
   core->admin_stub = v1::Admin::NewStub(channel);
   std::unique_ptr<Client> client(new Client(core));
@@ -437,28 +413,11 @@ absl::StatusOr<std::vector<ArrayListing>> Client::List() {
 }
 
 absl::StatusOr<Array> Client::Upload(DType dtype, const Shape& shape, std::string_view bytes) {
-  grpc::ClientContext ctx;
-  v1::ArrayInfo info;
-  auto writer = core_->stub->Upload(&ctx, &info);
-  const size_t chunk = static_cast<size_t>(
-      std::max<int64_t>(core_->info.chunk_bytes > 0 ? core_->info.chunk_bytes : (1 << 20), 1));
-  v1::UploadRequest msg;
-  msg.set_session(core_->session);
-  msg.set_dtype(EncodeDType(dtype));
-  for (int64_t d : shape) msg.add_shape(d);
-  size_t offset = 0;
-  do {
-    const size_t n = std::min(chunk, bytes.size() - offset);
-    msg.set_data(bytes.data() + offset, n);
-    offset += n;
-    if (!writer->Write(msg)) break;  // the server ended the call; see Finish
-    msg.Clear();
-  } while (offset < bytes.size());
-  writer->WritesDone();
-  if (absl::Status s = FromGrpc(writer->Finish()); !s.ok()) return s;
+  absl::StatusOr<v1::ArrayInfo> info = UploadBytes(*core_, dtype, shape, bytes);
+  if (!info.ok()) return info.status();
   auto n = std::make_shared<Node>();
   n->core = core_;
-  Materialize(*n, info);
+  Materialize(*n, *info);
   return MakeArray(std::move(n));
 }
 

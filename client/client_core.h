@@ -56,6 +56,7 @@ struct Node {
 struct ClientCore : std::enable_shared_from_this<ClientCore> {
   ~ClientCore();
 
+  std::shared_ptr<grpc::Channel> channel;  // for the raw Upload and Download calls
   std::unique_ptr<v1::Resident::Stub> stub;
   std::unique_ptr<v1::Admin::Stub> admin_stub;
   std::string session;

@@ -18,6 +18,7 @@
 #include "server/rpc/proto_convert.h"
 #include "server/rpc/raw_call.h"
 #include "server/rpc/service.h"
+#include "server/rpc/slice_pool.h"
 #include "server/rpc/transfer_reactors.h"
 
 namespace resident {
@@ -151,7 +152,7 @@ class DownloadReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> 
     }
     prefix.push_back(kDataTag);
     AppendVarint(static_cast<uint64_t>(n), &prefix);
-    grpc::Slice data(static_cast<size_t>(n));
+    grpc::Slice data = PooledSlice(static_cast<size_t>(n));
     RETURN_IF_ERROR(download_->Read(offset, n, const_cast<uint8_t*>(data.begin())));
     grpc::Slice slices[2] = {grpc::Slice(prefix), std::move(data)};
     chunks_[k] = grpc::ByteBuffer(slices, 2);

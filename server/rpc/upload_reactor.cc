@@ -3,8 +3,11 @@
 // message is taken in OnReadDone and Done() is the one place that finishes.
 #include <memory>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "core/proto/split_message.h"
 #include "core/status_macros.h"
 #include "server/rpc/proto_convert.h"
 #include "server/rpc/raw_call.h"
@@ -36,6 +39,7 @@ class UploadReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
     if (!ok) return Done(End());
     absl::Status status = Take();
     if (!status.ok()) return Done(status);
+    slices_.clear();
     message_.Clear();
     StartRead(&message_);
   }
@@ -43,11 +47,14 @@ class UploadReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
   void OnDone() override { delete this; }
 
  private:
-  // One message: the header (first only) and data.
+  // One message: the header (first only) and data. The data goes from
+  // gRPC's slices straight into the upload; only the header is parsed by
+  // protobuf.
   absl::Status Take() {
     v1::UploadRequest req;
     ++messages_;
-    RETURN_IF_ERROR(ParseMessage(message_, &req));
+    RETURN_IF_ERROR(Split());
+    if (!req.ParseFromString(split_.rest)) return NotARequest("the header fields do not parse");
     if (upload_ == nullptr) {
       RETURN_IF_ERROR(Begin(req));
     } else if (!req.session().empty() || req.dtype() != v1::DTYPE_UNSPECIFIED ||
@@ -59,7 +66,28 @@ class UploadReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
                                               : "shape",
                        "); only the first upload message carries session, dtype and shape"));
     }
-    return upload_->Append(req.data());
+    return upload_->Append(absl::MakeConstSpan(split_.data));
+  }
+
+  // split_ := message_ cut into its data field and the rest. The views
+  // point into slices_, which hold references to message_'s memory.
+  absl::Status Split() {
+    slices_.clear();
+    if (!message_.Dump(&slices_).ok()) return NotARequest("the message cannot be read");
+    pieces_.clear();
+    for (const grpc::Slice& s : slices_) {
+      pieces_.emplace_back(reinterpret_cast<const char*>(s.begin()), s.size());
+    }
+    absl::Status s = SplitDataField(pieces_, v1::UploadRequest::kDataFieldNumber, &split_);
+    if (!s.ok()) return NotARequest(s.message());
+    return absl::OkStatus();
+  }
+
+  absl::Status NotARequest(absl::string_view why) const {
+    return absl::InvalidArgumentError(
+        absl::StrCat("upload message ", messages_, " could not be parsed as ",
+                     v1::UploadRequest::descriptor()->full_name(), ": ", why,
+                     " (is the client built from the same resident.proto?)"));
   }
 
   absl::Status Begin(const v1::UploadRequest& header) {
@@ -94,6 +122,9 @@ class UploadReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
   grpc::ByteBuffer* const response_;
   std::string tenant_;
   grpc::ByteBuffer message_;
+  std::vector<grpc::Slice> slices_;
+  std::vector<std::string_view> pieces_;
+  SplitMessage split_;
   int64_t messages_ = 0;
   std::unique_ptr<resident::Upload> upload_;
 };

@@ -62,6 +62,34 @@ absl::Status Upload::Append(std::string_view bytes) {
   return absl::OkStatus();
 }
 
+absl::Status Upload::Append(absl::Span<const std::string_view> pieces) {
+  int64_t n = 0;
+  for (std::string_view p : pieces) n += static_cast<int64_t>(p.size());
+  const int64_t total = array_.nbytes();
+  if (n > total - received_) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "upload carries more than the ", total, " bytes its shape ", ShapeString(array_.shape),
+        " and dtype ", DTypeName(array_.dtype), " declare"));
+  }
+  if (n == 0) return absl::OkStatus();
+  int64_t offset = received_;
+  absl::Status copied;
+  for (std::string_view p : pieces) {
+    if (p.empty()) continue;
+    copied =
+        stream_->CopyToDevice(p.data(), *array_.buffer, offset, static_cast<int64_t>(p.size()));
+    if (!copied.ok()) break;
+    offset += static_cast<int64_t>(p.size());
+  }
+  // Waits for the copies even after a failed one: the pieces' memory is
+  // the caller's only until we return.
+  absl::Status synced = stream_->Synchronize();
+  RETURN_IF_ERROR(copied);
+  RETURN_IF_ERROR(synced);
+  received_ = offset;
+  return absl::OkStatus();
+}
+
 absl::StatusOr<ArrayDescription> Upload::Finish() {
   const int64_t total = array_.nbytes();
   if (received_ != total) {

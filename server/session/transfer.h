@@ -27,6 +27,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "server/device/device.h"
 #include "server/session/array_description.h"
 #include "server/session/tenant_ledger.h"
@@ -64,6 +65,10 @@ class Upload {
 
   // Appends the next bytes; INVALID_ARGUMENT past the declared size.
   absl::Status Append(std::string_view bytes);
+  // Appends the pieces in order, waiting for the device once: a message
+  // arrives as many small slices, and a synchronise per slice would cost a
+  // GPU more than the copies.
+  absl::Status Append(absl::Span<const std::string_view> pieces);
   // INVALID_ARGUMENT unless exactly the declared bytes arrived.
   absl::StatusOr<ArrayDescription> Finish();
   int64_t received() const { return received_; }

@@ -90,6 +90,28 @@ TEST_F(UploadTest, BytesArriveInOrderAndFinishRegisters) {
   EXPECT_EQ(slots_.InFlight("alice"), 0);
 }
 
+TEST_F(UploadTest, PiecesArriveInOrderAndAnOversizedSetIsRefusedWhole) {
+  DeviceArray registered;
+  auto up = Begin(2, [&](const DeviceArray& a) -> absl::StatusOr<HandleId> {
+    registered = a;
+    return HandleId::Random();
+  });
+  const std::string bytes = "0123456789abcdef";
+  const std::string_view all(bytes);
+  const std::string_view first[] = {all.substr(0, 3), all.substr(3, 0), all.substr(3, 6)};
+  ASSERT_TRUE(up->Append(first).ok());
+  EXPECT_EQ(up->received(), 9);
+  const std::string_view too_many[] = {all.substr(9), "x"};
+  absl::Status over = up->Append(too_many);
+  EXPECT_EQ(over.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(over.message()), HasSubstr("more than the 16 bytes"));
+  EXPECT_EQ(up->received(), 9) << "nothing of a refused set is taken";
+  const std::string_view rest[] = {all.substr(9, 2), all.substr(11)};
+  ASSERT_TRUE(up->Append(rest).ok());
+  ASSERT_TRUE(up->Finish().ok());
+  EXPECT_EQ(std::string(static_cast<const char*>(registered.data()), 16), bytes);
+}
+
 TEST_F(UploadTest, TooManyOrTooFewBytesAreRefused) {
   auto up = Begin(1, [](const DeviceArray&) -> absl::StatusOr<HandleId> {
     ADD_FAILURE() << "an incomplete upload registers nothing";
