@@ -131,12 +131,16 @@ absl::Status RunAccepted(ThreadPool* pool, absl::Span<const ConstView> in, const
   });
 }
 
-// Cloned for AVX-512 and AVX2 (picked at load time); -O3 for this file
-// vectorises it (kernels/cpu/CMakeLists.txt). No FMA: -ffp-contract=off.
+// Cloned for AVX-512 and AVX2 (picked at load time) by GCC; clang (the
+// fuzz build) does not clone templates. -O3 for this file vectorises it
+// (kernels/cpu/CMakeLists.txt). No FMA: -ffp-contract=off.
+#if defined(__GNUC__) && !defined(__clang__)
+#define RESIDENT_CPU_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define RESIDENT_CPU_CLONES
+#endif
 template <typename T, typename Op>
-__attribute__((target_clones("avx512f", "avx2", "default"))) void Tile(const T* a, bool a_one,
-                                                                       const T* b, bool b_one,
-                                                                       T* out, int64_t n) {
+RESIDENT_CPU_CLONES void Tile(const T* a, bool a_one, const T* b, bool b_one, T* out, int64_t n) {
   // Separate loops so each vectorises without a per-element branch.
   if (!a_one && !b_one) {
     for (int64_t k = 0; k < n; ++k) out[k] = Op::Apply(a[k], b[k]);
