@@ -72,7 +72,9 @@ class Bench {
     return a;
   }
   // The same memory seen with another shape (like a reshape).
-  static DeviceArray As(const DeviceArray& a, Shape shape) { return {a.buffer, a.dtype, shape}; }
+  static DeviceArray As(const DeviceArray& a, Shape shape) {
+    return {a.buffer, a.dtype, std::move(shape)};
+  }
 
   // Times `op`; bytes and flops per op give the rates (0: not shown).
   void Time(const std::string& label, double bytes, double flops, const DeviceOp& op) {
@@ -85,6 +87,7 @@ class Bench {
     };
     round();  // warm-up: pools, handles, caches
     std::vector<double> us;
+    us.reserve(reps_);
     for (int r = 0; r < reps_; ++r) us.push_back(round());
     std::sort(us.begin(), us.end());
     const double median = us[us.size() / 2];

@@ -88,6 +88,7 @@ Stats Summarise(std::vector<double> v) {
 Stats Repeat(int reps, const std::function<double()>& fn) {
   fn();
   std::vector<double> t;
+  t.reserve(reps);
   for (int i = 0; i < reps; ++i) t.push_back(fn());
   return Summarise(t);
 }
@@ -415,7 +416,7 @@ void WriteJson(const std::string& path, const Results& r,
     std::perror(path.c_str());
     std::exit(1);
   }
-  auto esc = [](std::string s) {
+  auto esc = [](const std::string& s) {
     std::string o;
     for (char ch : s) {
       if (ch == '"' || ch == '\\') o += '\\';
@@ -458,7 +459,7 @@ int main(int argc, char** argv) {
     }
     only.insert(std::string(w));
   }
-  auto want = [&](const std::string& w) { return only.empty() || only.count(w) > 0; };
+  auto want = [&](const std::string& w) { return only.empty() || only.contains(w); };
   int reps = absl::GetFlag(FLAGS_reps);
   if (reps <= 0) reps = absl::GetFlag(FLAGS_quick) ? 3 : 5;
 

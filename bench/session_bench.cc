@@ -138,6 +138,7 @@ int Main(int argc, char** argv) {
   const int64_t per_thread = 2500 * scale;
   figures.push_back({"8 threads: run + release", 8 * per_thread, [&] {
                        std::vector<std::thread> threads;
+                       threads.reserve(8);
                        for (int t = 0; t < 8; ++t) {
                          threads.emplace_back([&] {
                            const HandleId own = Must(m.Open("bench"), "open");

@@ -330,7 +330,7 @@ absl::Status Array::Release() {
 // --- Client --------------------------------------------------------------------
 
 absl::StatusOr<std::unique_ptr<Client>> Client::Connect(const std::string& target,
-                                                        ClientOptions options) {
+                                                        const ClientOptions& options) {
   auto core = std::make_shared<ClientCore>();
   core->options = options;
   grpc::ChannelArguments args;

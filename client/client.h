@@ -161,7 +161,7 @@ class Client {
  public:
   // Connects to `target` ("host:port") and opens a session.
   static absl::StatusOr<std::unique_ptr<Client>> Connect(const std::string& target,
-                                                         ClientOptions options = {});
+                                                         const ClientOptions& options = {});
   // Closes the session: the server frees every array of it.
   ~Client();
 
@@ -196,7 +196,7 @@ class Client {
 
   // A server-side loop: body(carried) gives the next carried values; runs n
   // times in one program; returns the final carried values.
-  std::vector<Array> Loop(int64_t n, std::vector<Array> carried,
+  std::vector<Array> Loop(int64_t n, const std::vector<Array>& carried,
                           const std::function<std::vector<Array>(const std::vector<Array>&)>& body);
 
   // Admin role only (PERMISSION_DENIED otherwise): every session on the

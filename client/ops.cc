@@ -100,7 +100,7 @@ Array astype(const Array& a, DType dtype) {
 }
 
 std::vector<Array> Client::Loop(
-    int64_t n, std::vector<Array> carried,
+    int64_t n, const std::vector<Array>& carried,
     const std::function<std::vector<Array>(const std::vector<Array>&)>& body) {
   // The body is recorded once against parameter placeholders, then sent as
   // the loop's body program: the server runs all n iterations.
@@ -119,6 +119,7 @@ std::vector<Array> Client::Loop(
   loop->ins.set_trip_count(n);
   loop->num_outputs = static_cast<int>(carried.size());
   std::vector<std::shared_ptr<Node>> yields;
+  yields.reserve(next.size());
   for (const Array& a : next) yields.push_back(NodeOf(a));
   ScopeBuilder builder(tag.get(), static_cast<int>(carried.size()));
   absl::Status built = builder.Build(yields, loop->ins.mutable_body());
@@ -149,6 +150,7 @@ std::vector<Array> Client::Loop(
   }
   if (!core_->options.lazy && !outputs.empty()) {
     std::vector<std::shared_ptr<Node>> targets;
+    targets.reserve(outputs.size());
     for (const Array& a : outputs) targets.push_back(NodeOf(a));
     core_->Flush(targets).IgnoreError();
   }

@@ -31,7 +31,7 @@ class ScopeBuilder {
   const std::vector<std::shared_ptr<Node>>& invariants() const { return invariants_; }
 
  private:
-  bool Internal(const Node* n);  // computed inside this scope
+  bool Internal(const Node* root);  // computed inside this scope
   const void* scope_;
   int num_carried_;
   absl::flat_hash_map<const Node*, bool> internal_;

@@ -31,9 +31,13 @@ inline absl::Status Annotate(const absl::Status& s, std::string_view context) {
 // `lhs = value of expr`, or returns its error.
 #define ASSIGN_OR_RETURN(lhs, expr) \
   ASSIGN_OR_RETURN_IMPL_(RESIDENT_CONCAT_(_statusor_, __LINE__), lhs, expr)
+// `tmp` names a variable and `lhs` may be a declaration: neither can take
+// the parentheses bugprone-macro-parentheses asks for.
+// NOLINTBEGIN(bugprone-macro-parentheses)
 #define ASSIGN_OR_RETURN_IMPL_(tmp, lhs, expr) \
   auto tmp = (expr);                           \
   if (!tmp.ok()) return tmp.status();          \
   lhs = std::move(tmp).value()
+// NOLINTEND(bugprone-macro-parentheses)
 
 #endif  // RESIDENT_CORE_STATUS_MACROS_H_

@@ -11,7 +11,7 @@
 namespace resident {
 namespace {
 
-absl::Status Invalid(std::string msg) { return absl::InvalidArgumentError(std::move(msg)); }
+absl::Status Invalid(const std::string& msg) { return absl::InvalidArgumentError(msg); }
 
 // Validates a shape attribute and returns it as a type.
 absl::StatusOr<ValueType> MakeType(DType dtype, Shape shape) {

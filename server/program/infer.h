@@ -26,12 +26,12 @@ std::string TypeString(const ValueType& t);  // "float64 (3, 4)"
 // The result type of `ins` (any op but loop) given its operand types, or
 // INVALID_ARGUMENT with NumPy's reason (shape mismatch, unsupported dtype,
 // bad axis, ...). Shapes and byte sizes are overflow-checked.
-absl::StatusOr<ValueType> InferType(const Instruction& ins, absl::Span<const ValueType> operands);
+absl::StatusOr<ValueType> InferType(const Instruction& ins, absl::Span<const ValueType> ops);
 
 // Device bytes `ins` allocates besides buffers it shares (reshape, identity
 // astype/transpose share their operand's): its result plus temporaries such
 // as promoted copies of operands. An upper bound used for --max-memory.
-int64_t AllocationBound(const Instruction& ins, absl::Span<const ValueType> operands,
+int64_t AllocationBound(const Instruction& ins, absl::Span<const ValueType> ops,
                         const ValueType& result);
 
 // The dtype two operands are computed in by add/subtract/multiply/divide.

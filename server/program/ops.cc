@@ -81,7 +81,7 @@ absl::StatusOr<DeviceArray> RunElementwise(OpContext& ctx, ElementwiseKind kind,
     ASSIGN_OR_RETURN(a, Convert(ctx, std::move(a), out.dtype));
   }
   ASSIGN_OR_RETURN(DeviceArray result, Output(ctx, args, out));
-  ElementwiseOp op{kind, {&args[0], nullptr}, &result};
+  ElementwiseOp op{kind, {args.data(), nullptr}, &result};
   if (Arity(kind) == 2) op.in[1] = &args[1];
   RETURN_IF_ERROR(ctx.device.backend().Run(ctx.stream, op));
   return result;
@@ -191,7 +191,7 @@ absl::StatusOr<DeviceArray> RunOp(OpContext& ctx, const Instruction& ins,
         axis = static_cast<int>(*ins.axis < 0 ? *ins.axis + rank : *ins.axis);
       }
       ASSIGN_OR_RETURN(DeviceArray r, Allocate(ctx, out.dtype, out.shape));
-      RETURN_IF_ERROR(be.Run(ctx.stream, ReduceOp{ReduceKind::kSum, axis, &args[0], &r}));
+      RETURN_IF_ERROR(be.Run(ctx.stream, ReduceOp{ReduceKind::kSum, axis, args.data(), &r}));
       return r;
     }
     case OpKind::kReshape:
@@ -203,13 +203,13 @@ absl::StatusOr<DeviceArray> RunOp(OpContext& ctx, const Instruction& ins,
       for (size_t i = 0; i < perm.size(); ++i) identity &= perm[i] == static_cast<int>(i);
       if (identity) return DeviceArray{args[0].buffer, out.dtype, out.shape};
       ASSIGN_OR_RETURN(DeviceArray r, Allocate(ctx, out.dtype, out.shape));
-      RETURN_IF_ERROR(be.Run(ctx.stream, TransposeOp{perm, &args[0], &r}));
+      RETURN_IF_ERROR(be.Run(ctx.stream, TransposeOp{perm, args.data(), &r}));
       return r;
     }
     case OpKind::kAstype: {
       if (args[0].dtype == out.dtype) return args[0];
       ASSIGN_OR_RETURN(DeviceArray r, Allocate(ctx, out.dtype, out.shape));
-      RETURN_IF_ERROR(be.Run(ctx.stream, CastOp{&args[0], &r}));
+      RETURN_IF_ERROR(be.Run(ctx.stream, CastOp{args.data(), &r}));
       return r;
     }
     case OpKind::kLoop:

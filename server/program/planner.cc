@@ -231,7 +231,7 @@ absl::StatusOr<Plan> PlanProgram(std::shared_ptr<const Program> program,
   return folded_plan;
 }
 
-absl::StatusOr<Plan> PlanUnfolded(std::shared_ptr<const Program> program,
+absl::StatusOr<Plan> PlanUnfolded(const std::shared_ptr<const Program>& program,
                                   std::vector<OutputSpec> outputs, const HandleResolver& resolve,
                                   const ProgramLimits& limits) {
   if (program == nullptr) return absl::InvalidArgumentError("no program");
@@ -242,6 +242,7 @@ absl::StatusOr<Plan> PlanUnfolded(std::shared_ptr<const Program> program,
   plan.program = program;
   Planner planner(resolve, limits, plan);
   std::vector<int> keep;
+  keep.reserve(outputs.size());
   for (const OutputSpec& o : outputs) keep.push_back(static_cast<int>(o.value));
   int64_t ops = 0;
   RETURN_IF_ERROR(planner.PlanScope(*program, {}, keep, 0, "", plan.top, ops));

@@ -70,7 +70,7 @@ absl::StatusOr<Plan> PlanProgram(std::shared_ptr<const Program> program,
                                  const ProgramLimits& limits);
 
 // PlanProgram without chain folding: `program` exactly as given.
-absl::StatusOr<Plan> PlanUnfolded(std::shared_ptr<const Program> program,
+absl::StatusOr<Plan> PlanUnfolded(const std::shared_ptr<const Program>& program,
                                   std::vector<OutputSpec> outputs, const HandleResolver& resolve,
                                   const ProgramLimits& limits);
 

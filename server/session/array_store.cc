@@ -311,7 +311,7 @@ std::vector<ArrayStore::Stored> ArrayStore::Load() {
         skip(absl::StrCat("is not a valid .npy file: ", parsed.status().message()));
         continue;
       }
-      if (entries_.count({tenant, name}) != 0) {
+      if (entries_.contains({tenant, name})) {
         RESIDENT_LOG(kError, "data dir: ", manifest_path, " line ", line_no, " names '", name,
                      "' of tenant '", tenant, "' again; ignored");
         dropped = true;
@@ -324,7 +324,7 @@ std::vector<ArrayStore::Stored> ArrayStore::Load() {
   // Data files no entry names were written by a keep that never finished
   // (the manifest was not updated): never acknowledged, so removed.
   for (const std::string& f : ListDir(arrays_dir)) {
-    if (absl::EndsWith(f, ".npy") && referenced.count(f) == 0) {
+    if (absl::EndsWith(f, ".npy") && !referenced.contains(f)) {
       RESIDENT_LOG(kWarning, "data dir: deleting ", arrays_dir, "/", f,
                    ", which no manifest entry names (an unfinished keep)");
       ::unlink(absl::StrCat(arrays_dir, "/", f).c_str());

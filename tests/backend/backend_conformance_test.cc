@@ -313,7 +313,7 @@ TEST_P(BackendConformanceTest, BinaryEveryOpDtypeAndBroadcast) {
             std::string(OpName(op)) + " " + Describe(d, sa) + " , " + Describe(d, sb);
         Check(what, {Random(d, sa, seed++), Random(d, sb, seed++)}, d, *out,
               [op](Backend& b, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
-                return b.Run(s, ElementwiseOp{op, {&in[0], &in[1]}, &o});
+                return b.Run(s, ElementwiseOp{op, {in.data(), &in[1]}, &o});
               });
         if (!Accepted(op, d)) break;  // refusal checked once per pair is enough
       }
@@ -330,14 +330,14 @@ TEST_P(BackendConformanceTest, BinaryInPlace) {
       Check(std::string("in-place a = a ") + OpName(op) + " b, " + DTypeName(d),
             {Random(d, shape, 7), Random(d, shape, 8)}, d, shape,
             [op](Backend& b, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
-              absl::Status st = b.Run(s, ElementwiseOp{op, {&in[0], &in[1]}, &in[0]});
+              absl::Status st = b.Run(s, ElementwiseOp{op, {in.data(), &in[1]}, in.data()});
               if (!st.ok()) return st;
-              return b.Run(s, ElementwiseOp{ElementwiseKind::kAdd, {&in[0], &in[0]}, &o});
+              return b.Run(s, ElementwiseOp{ElementwiseKind::kAdd, {in.data(), in.data()}, &o});
             });
       Check(std::string("in-place b = scalar ") + OpName(op) + " b, " + DTypeName(d),
             {Random(d, {}, 9), Random(d, shape, 10)}, d, shape,
             [op](Backend& b, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
-              absl::Status st = b.Run(s, ElementwiseOp{op, {&in[0], &in[1]}, &in[1]});
+              absl::Status st = b.Run(s, ElementwiseOp{op, {in.data(), &in[1]}, &in[1]});
               if (!st.ok()) return st;
               return b.Run(s, CastOp{&in[1], &o});
             });
@@ -350,14 +350,15 @@ TEST_P(BackendConformanceTest, NegativeEveryDtype) {
     for (const Shape& shape : std::vector<Shape>{{}, {0}, {1000}, {1 << 17}}) {
       Check("negative " + Describe(d, shape), {Random(d, shape, 11)}, d, shape,
             [](Backend& b, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
-              return b.Run(s, ElementwiseOp{ElementwiseKind::kNegative, {&in[0]}, &o});
+              return b.Run(s, ElementwiseOp{ElementwiseKind::kNegative, {in.data()}, &o});
             });
     }
     Check(std::string("negative in place ") + DTypeName(d), {Random(d, {4096}, 12)}, d, {4096},
           [](Backend& b, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
-            absl::Status st = b.Run(s, ElementwiseOp{ElementwiseKind::kNegative, {&in[0]}, &in[0]});
+            absl::Status st =
+                b.Run(s, ElementwiseOp{ElementwiseKind::kNegative, {in.data()}, in.data()});
             if (!st.ok()) return st;
-            return b.Run(s, CastOp{&in[0], &o});
+            return b.Run(s, CastOp{in.data(), &o});
           });
   }
 }
@@ -367,7 +368,7 @@ TEST_P(BackendConformanceTest, CastEveryPair) {
     for (DType to : kAllDTypes) {
       const std::string name = std::string("cast ") + DTypeName(from) + " -> " + DTypeName(to);
       const OpFn cast = [](Backend& b, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
-        return b.Run(s, CastOp{&in[0], &o});
+        return b.Run(s, CastOp{in.data(), &o});
       };
       Check(name + " (70001,)", {Random(from, {70001}, 13)}, to, {70001}, cast);
       Check(name + " (3,1)->(3,5)", {Random(from, {3, 1}, 14)}, to, {3, 5}, cast);
@@ -401,7 +402,7 @@ TEST_P(BackendConformanceTest, CastEveryPair) {
   for (DType to : kAllDTypes) {
     Check(std::string("cast edge float64 -> ") + DTypeName(to), {edges}, to, edges.shape,
           [](Backend& b, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
-            return b.Run(s, CastOp{&in[0], &o});
+            return b.Run(s, CastOp{in.data(), &o});
           });
     Check(std::string("cast edge float64 -> float32 -> ") + DTypeName(to), {edges}, to, edges.shape,
           [](Backend& b, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
@@ -411,7 +412,7 @@ TEST_P(BackendConformanceTest, CastEveryPair) {
             absl::StatusOr<std::shared_ptr<Buffer>> buf = b.Allocate(f32.nbytes(), s);
             if (!buf.ok()) return buf.status();
             f32.buffer = *buf;
-            absl::Status st = b.Run(s, CastOp{&in[0], &f32});
+            absl::Status st = b.Run(s, CastOp{in.data(), &f32});
             if (!st.ok()) return st;
             return b.Run(s, CastOp{&f32, &o});
           });
@@ -524,7 +525,7 @@ TEST_P(BackendConformanceTest, SumEveryDtype) {
               (axis ? std::to_string(*axis) : std::string("None")),
           {a}, SumResultType(d), out_shape,
           [axis](Backend& b, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
-            return b.Run(s, ReduceOp{ReduceKind::kSum, axis, &in[0], &o});
+            return b.Run(s, ReduceOp{ReduceKind::kSum, axis, in.data(), &o});
           },
           [a, axis] { return AbsSumScale(a, axis); });
     }
@@ -572,7 +573,7 @@ TEST_P(BackendConformanceTest, MatmulEveryDtype) {
       Check(
           what.str(), {a, b}, d, {c.batch, c.m, c.n},
           [sh](Backend& be, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
-            return be.Run(s, MatmulOp{sh, &in[0], &in[1], &o});
+            return be.Run(s, MatmulOp{sh, in.data(), &in[1], &o});
           },
           IsFloating(d) ? ScaleFn([sh, a, b] { return MatmulScale(sh, a, b); }) : ScaleFn());
     }
@@ -608,7 +609,7 @@ TEST_P(BackendConformanceTest, TransposeEveryDtype) {
       const std::vector<int> pv = c.perm;
       Check("transpose " + Describe(d, c.shape) + " by (" + perm + ")", {Random(d, c.shape, 20)}, d,
             out, [pv](Backend& b, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
-              return b.Run(s, TransposeOp{pv, &in[0], &o});
+              return b.Run(s, TransposeOp{pv, in.data(), &o});
             });
     }
   }
@@ -622,17 +623,17 @@ TEST_P(BackendConformanceTest, LargeArraysOver64MiB) {
   const HostArray b = Random(DType::kFloat64, shape, 22, false);
   Check("large add float64 (9Mi,)", {a, b}, DType::kFloat64, shape,
         [](Backend& be, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
-          return be.Run(s, ElementwiseOp{ElementwiseKind::kAdd, {&in[0], &in[1]}, &o});
+          return be.Run(s, ElementwiseOp{ElementwiseKind::kAdd, {in.data(), &in[1]}, &o});
         });
   Check(
       "large sum float64 (9Mi,)", {a}, DType::kFloat64, {},
       [](Backend& be, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
-        return be.Run(s, ReduceOp{ReduceKind::kSum, std::nullopt, &in[0], &o});
+        return be.Run(s, ReduceOp{ReduceKind::kSum, std::nullopt, in.data(), &o});
       },
       [a] { return AbsSumScale(a, std::nullopt); });
   Check("large cast float64 -> float32 (9Mi,)", {a}, DType::kFloat32, shape,
         [](Backend& be, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
-          return be.Run(s, CastOp{&in[0], &o});
+          return be.Run(s, CastOp{in.data(), &o});
         });
 }
 
@@ -724,7 +725,7 @@ TEST_P(BackendConformanceTest, FusedLoopsMatchTheReference) {
         }
         for (int c = 0; c < spec.num_carried; ++c) slots[c] = slots[spec.yields[c]];
       }
-      return b.Run(s, CastOp{&slots[0], &out});
+      return b.Run(s, CastOp{slots.data(), &out});
     };
   };
   auto check_against_op_by_op = [&](const std::string& what, const std::vector<HostArray>& in,
@@ -875,32 +876,32 @@ TEST_P(BackendConformanceTest, BadArgumentsAreRefused) {
   // Each must fail on the reference, and Check demands the same of the test.
   Check("binary dtype mismatch", {f, i}, DType::kFloat64, {2, 3},
         [](Backend& b, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
-          return b.Run(s, ElementwiseOp{ElementwiseKind::kAdd, {&in[0], &in[1]}, &o});
+          return b.Run(s, ElementwiseOp{ElementwiseKind::kAdd, {in.data(), &in[1]}, &o});
         });
   Check("binary shapes do not broadcast", {f, Random(DType::kFloat64, {4}, 25)}, DType::kFloat64,
         {2, 3}, [](Backend& b, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
-          return b.Run(s, ElementwiseOp{ElementwiseKind::kAdd, {&in[0], &in[1]}, &o});
+          return b.Run(s, ElementwiseOp{ElementwiseKind::kAdd, {in.data(), &in[1]}, &o});
         });
   Check("negative dtype mismatch", {f}, DType::kFloat32, {2, 3},
         [](Backend& b, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
-          return b.Run(s, ElementwiseOp{ElementwiseKind::kNegative, {&in[0]}, &o});
+          return b.Run(s, ElementwiseOp{ElementwiseKind::kNegative, {in.data()}, &o});
         });
   Check("sum bad axis", {f}, DType::kFloat64, {2},
         [](Backend& b, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
-          return b.Run(s, ReduceOp{ReduceKind::kSum, 2, &in[0], &o});
+          return b.Run(s, ReduceOp{ReduceKind::kSum, 2, in.data(), &o});
         });
   Check("sum wrong result dtype", {i}, DType::kInt32, {},
         [](Backend& b, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
-          return b.Run(s, ReduceOp{ReduceKind::kSum, std::nullopt, &in[0], &o});
+          return b.Run(s, ReduceOp{ReduceKind::kSum, std::nullopt, in.data(), &o});
         });
   Check("transpose bad perm", {f}, DType::kFloat64, {3, 2},
         [](Backend& b, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
           const int perm[] = {1, 1};
-          return b.Run(s, TransposeOp{perm, &in[0], &o});
+          return b.Run(s, TransposeOp{perm, in.data(), &o});
         });
   Check("matmul shape does not fit", {f, f}, DType::kFloat64, {2, 2},
         [](Backend& b, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
-          return b.Run(s, MatmulOp{MatmulShape{1, 3, 3, 2, 0, 0}, &in[0], &in[1], &o});
+          return b.Run(s, MatmulOp{MatmulShape{1, 3, 3, 2, 0, 0}, in.data(), &in[1], &o});
         });
   Check("arange of bool", {}, DType::kBool, {4},
         [](Backend& b, Stream& s, std::vector<DeviceArray>&, DeviceArray& o) {

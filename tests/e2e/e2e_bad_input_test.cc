@@ -7,6 +7,7 @@
 #include <functional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "e2e_fixture.h"
@@ -21,7 +22,7 @@ absl::Status FromGrpc(const grpc::Status& s) {
   return absl::Status(static_cast<absl::StatusCode>(s.error_code()), s.error_message());
 }
 
-v1::Instruction Ins(const std::string& op, std::vector<int64_t> shape = {}) {
+v1::Instruction Ins(const std::string& op, const std::vector<int64_t>& shape = {}) {
   v1::Instruction ins;
   ins.set_op(op);
   for (int64_t d : shape) ins.add_shape(d);
@@ -39,15 +40,15 @@ v1::Operand Hnd(const std::string& h) {
 }
 v1::Instruction Binary(const std::string& op, v1::Operand a, v1::Operand b) {
   v1::Instruction ins = Ins(op);
-  *ins.add_operands() = a;
-  *ins.add_operands() = b;
+  *ins.add_operands() = std::move(a);
+  *ins.add_operands() = std::move(b);
   return ins;
 }
 // A loop of `trips` doubling its one carried operand `x`.
 v1::Instruction DoublingLoop(int64_t trips, v1::Operand x) {
   v1::Instruction loop = Ins("loop");
   loop.set_trip_count(trips);
-  *loop.add_operands() = x;
+  *loop.add_operands() = std::move(x);
   *loop.mutable_body()->add_instructions() = Binary("add", Val(0), Val(0));
   *loop.mutable_body()->add_yields() = Val(1);
   return loop;
@@ -133,7 +134,7 @@ class BadInputTest : public ::testing::Test {
   // Streams an upload: the header (session, dtype, shape) then `chunks`;
   // with cancel_after >= 0 the client cancels after that many chunks.
   absl::StatusOr<v1::ArrayInfo> UploadRaw(const std::string& session, int dtype,
-                                          std::vector<int64_t> shape,
+                                          const std::vector<int64_t>& shape,
                                           std::vector<std::string> chunks, int cancel_after = -1) {
     grpc::ClientContext ctx;
     v1::ArrayInfo info;

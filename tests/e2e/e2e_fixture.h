@@ -66,7 +66,9 @@ inline std::string Target(const Server& server) {
 }
 
 inline std::unique_ptr<Client> Connect(const Server& server, ClientOptions options = {}) {
-  absl::StatusOr<std::unique_ptr<Client>> c = Client::Connect(Target(server), options);
+  absl::StatusOr<std::unique_ptr<Client>> c = Client::Connect(
+      Target(server), std::move(std::move(std::move(std::move(std::move(std::move(std::move(
+                          std::move(std::move(std::move(std::move(std::move(options)))))))))))));
   EXPECT_TRUE(c.ok()) << c.status();
   return c.ok() ? *std::move(c) : nullptr;
 }

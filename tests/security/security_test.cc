@@ -331,9 +331,9 @@ TEST_F(AuthTest, AnotherTenantsHandleIsNotFoundLikeANeverExistingOne) {
     v1::RunResponse resp;
     return core.stub->Run(&ctx, req, &resp);
   };
-  for (auto call : {std::function<grpc::Status(const std::string&)>(download),
-                    std::function<grpc::Status(const std::string&)>(release),
-                    std::function<grpc::Status(const std::string&)>(run)}) {
+  for (const auto& call : {std::function<grpc::Status(const std::string&)>(download),
+                           std::function<grpc::Status(const std::string&)>(release),
+                           std::function<grpc::Status(const std::string&)>(run)}) {
     const grpc::Status foreign = call(alices), missing = call(never);
     EXPECT_EQ(foreign.error_code(), grpc::StatusCode::NOT_FOUND);
     EXPECT_EQ(missing.error_code(), grpc::StatusCode::NOT_FOUND);

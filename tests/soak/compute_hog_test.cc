@@ -45,7 +45,7 @@ v1::Program MatmulLoopProgram(int64_t n) {
 }
 
 // Runs `program` for `caller` with no deadline, keeping its last value.
-std::future<absl::Status> RunForever(RawCaller& caller, v1::Program program, uint32_t out) {
+std::future<absl::Status> RunForever(RawCaller& caller, const v1::Program& program, uint32_t out) {
   return std::async(std::launch::async, [&caller, program, out] {
     v1::RunRequest req;
     req.set_session(caller.session);

@@ -128,10 +128,12 @@ TEST(ConcurrencySoakTest, SixteenClientsMixedWorkEveryResultIsNumPys) {
     ++errors[what];
   };
   std::vector<std::thread> clients;
+  clients.reserve(16);
   for (int k = 0; k < 16; ++k) {
     clients.emplace_back([&, k] {
       std::mt19937_64 rng(static_cast<uint64_t>(k) * 977 + 1);
       std::vector<Inputs> inputs;
+      inputs.reserve(kSeeds);
       for (int s = 0; s < kSeeds; ++s) inputs.push_back(MakeInputs(s));
       client::ClientOptions co;
       co.lazy = k % 4 != 0;  // a quarter of the clients eager

@@ -50,6 +50,10 @@ class ServerProcess {
       dup2(fd, 1);
       dup2(fd, 2);
       std::vector<char*> c;
+      c.reserve(argv.size());
+      c.reserve(argv.size());
+      c.reserve(argv.size());
+      c.reserve(argv.size());
       for (std::string& a : argv) c.push_back(a.data());
       c.push_back(nullptr);
       execv(c[0], c.data());

@@ -27,7 +27,7 @@ class Flood {
       o->set_value(1);
       o->set_keep(true);
       who.Prepare(c.ctx, std::chrono::seconds(120));
-      who.stub->async()->Run(&c.ctx, &c.req, &c.resp, [this](grpc::Status) {
+      who.stub->async()->Run(&c.ctx, &c.req, &c.resp, [this](const grpc::Status&) {
         std::lock_guard<std::mutex> lock(mu_);
         ++done_;
         cv_.notify_all();

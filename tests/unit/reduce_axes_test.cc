@@ -108,7 +108,7 @@ TEST(ReduceAxes, Errors) {
   const std::vector<double> a(6, 1.0);
   const std::vector<int64_t> shape = {2, 3}, empty = {0, 3}, three = {3}, two = {2};
   double out[3];
-  auto run = [&](K k, absl::Span<const int64_t> s, std::optional<std::vector<int>> axes,
+  auto run = [&](K k, absl::Span<const int64_t> s, const std::optional<std::vector<int>>& axes,
                  absl::Span<const int64_t> os, DType odt = DType::kFloat64) {
     return ReduceAxes(nullptr, k, {a.data(), DType::kFloat64, s}, axes, false, {out, odt, os})
         .code();
@@ -146,7 +146,8 @@ TEST(ReduceAxes, LongFloatSumsMatchNumPyBits) {
   }
   for (int threads : {1, 2}) {
     ThreadPool pool(threads);
-    auto reduce = [&](K k, std::optional<std::vector<int>> axes, std::vector<int64_t> out_shape) {
+    auto reduce = [&](K k, const std::optional<std::vector<int>>& axes,
+                      const std::vector<int64_t>& out_shape) {
       std::vector<float> out(std::max<int64_t>(1, NumElements(out_shape)));
       EXPECT_TRUE(ReduceAxes(&pool, k, {a.data(), DType::kFloat32, shape}, axes, false,
                              {out.data(), DType::kFloat32, out_shape})

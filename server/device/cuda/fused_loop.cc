@@ -212,6 +212,7 @@ absl::Status CudaBackend::Do(const StreamRef& s, const FusedLoopOp& op) {
   long long trips = spec.trip_count;
   long long count = n;
   std::vector<void*> args;
+  args.reserve(pointers.size());
   for (const void*& p : pointers) args.push_back(&p);
   args.push_back(&trips);
   args.push_back(&count);
