@@ -6,12 +6,13 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "core/status_macros.h"
 
 namespace resident {
 namespace {
 
-absl::Status Invalid(const std::string& msg) { return absl::InvalidArgumentError(msg); }
+absl::Status Invalid(absl::string_view msg) { return absl::InvalidArgumentError(msg); }
 
 // Validates a shape attribute and returns it as a type.
 absl::StatusOr<ValueType> MakeType(DType dtype, Shape shape) {

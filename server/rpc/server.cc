@@ -170,8 +170,9 @@ class Server::Impl {
     }
     // Usage counts named arrays too, and a buffer behind two handles once.
     for (const auto& [tenant, usage] : sessions_->AllUsage()) {
+      const std::string& name = tenant;  // a lambda cannot capture a binding in clang 14
       auto it = std::find_if(g.tenants.begin(), g.tenants.end(),
-                             [&](const auto& t) { return t.tenant == tenant; });
+                             [&](const auto& t) { return t.tenant == name; });
       if (it == g.tenants.end()) {
         g.tenants.push_back({tenant, 0, 0, 0});
         it = g.tenants.end() - 1;

@@ -449,7 +449,9 @@ TEST_P(BackendConformanceTest, ArangeEveryDtype) {
       {Scalar::Float(-3.25), Scalar::Float(1e-3)},
   };
   for (DType d : kAllDTypes) {
-    for (const auto& [start, delta] : params) {
+    for (const auto& param : params) {
+      const auto& start = param.first;  // not a binding: lambdas capture these
+      const auto& delta = param.second;
       for (int64_t n : {int64_t{0}, int64_t{1}, int64_t{10}, int64_t{1} << 20}) {
         Check("arange " + start.ToString() + " + i*" + delta.ToString() + " " + Describe(d, {n}),
               {}, d, {n},

@@ -218,8 +218,8 @@ TEST(ParseNpyTest, AcceptsHeaderVariations) {
            "{'descr': '<f8', 'fortran_order': False, 'shape': (2,), }",
            "{'shape': (2,), 'descr': '<f8', 'fortran_order': False}",
            "{\"fortran_order\":False,\"shape\":(2,),\"descr\":\"<f8\"}",
-           "  {  'descr' : '=f8' ,\n 'fortran_order' : False , "
-           "'shape' : ( 2 , ) , }  ",
+           // NOLINTNEXTLINE(bugprone-suspicious-missing-comma): one header in two pieces
+           "  {  'descr' : '=f8' ,\n 'fortran_order' : False , 'shape' : ( 2 , ) , }  ",
            "{'descr': 'f8', 'fortran_order': False, 'shape': (2L,), }",
            // Fortran order is the same layout when at most one dim exceeds 1.
            "{'descr': '<f8', 'fortran_order': True, 'shape': (1, 2), }",
