@@ -104,10 +104,8 @@ class Bench {
  private:
   bool Selected(const std::string& label) const {
     if (only_.empty()) return true;
-    for (const std::string& o : only_) {
-      if (label.find(o) != std::string::npos) return true;
-    }
-    return false;
+    return std::any_of(only_.begin(), only_.end(),
+                       [&](const std::string& o) { return label.find(o) != std::string::npos; });
   }
   static void Check(const absl::Status& s, const std::string& what) {
     if (!s.ok()) Die(what, s);

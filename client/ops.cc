@@ -18,7 +18,7 @@ Array Creation(Client& c, const char* op, const Shape& shape, std::optional<DTyp
   auto n = c.core()->NewOp(op, {});
   for (int64_t d : shape) n->ins.add_shape(d);
   if (dtype) n->ins.set_dtype(EncodeDType(*dtype));
-  return n->core->Finish(std::move(n));
+  return c.core()->Finish(std::move(n));
 }
 
 Array Unary(const char* op, const Array& a) {
@@ -44,7 +44,7 @@ Array full(Client& c, const Shape& shape, Scalar value, std::optional<DType> dty
   for (int64_t d : shape) n->ins.add_shape(d);
   if (dtype) n->ins.set_dtype(EncodeDType(*dtype));
   EncodeScalar(value, n->ins.mutable_fill());
-  return n->core->Finish(std::move(n));
+  return c.core()->Finish(std::move(n));
 }
 Array arange(Client& c, Scalar start, Scalar stop, Scalar step, std::optional<DType> dtype) {
   auto n = c.core()->NewOp("arange", {});
@@ -52,7 +52,7 @@ Array arange(Client& c, Scalar start, Scalar stop, Scalar step, std::optional<DT
   EncodeScalar(stop, n->ins.mutable_stop());
   EncodeScalar(step, n->ins.mutable_step());
   if (dtype) n->ins.set_dtype(EncodeDType(*dtype));
-  return n->core->Finish(std::move(n));
+  return c.core()->Finish(std::move(n));
 }
 Array arange(Client& c, int64_t stop) { return arange(c, Scalar::Int(0), Scalar::Int(stop)); }
 

@@ -85,7 +85,7 @@ absl::Status Split(grpc::ByteBuffer& message, int64_t index, Received* r) {
 
 // Asks Linux to back a large fresh buffer with huge pages: faulting in a
 // GiB 4 KiB at a time costs more than copying it. Only a hint.
-void PreferHugePages(char* p, size_t n) {
+void PreferHugePages(const char* p, size_t n) {
   constexpr uintptr_t kHuge = uintptr_t{2} << 20;
   if (n < 8 * kHuge) return;
   const uintptr_t begin = (reinterpret_cast<uintptr_t>(p) + kHuge - 1) & ~(kHuge - 1);

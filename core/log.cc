@@ -8,6 +8,7 @@
 #include <ctime>
 #include <deque>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -57,19 +58,21 @@ class Writer {
       Write(line);
       return;
     }
-    bool wake = false, queued = false;
+    bool wake = false;
+    std::optional<Line> overflow;  // the queue is full: written by this thread
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (queue_.size() < kMaxQueued) {
         wake = queue_.empty();
         queue_.push_back(std::move(line));
-        queued = true;
+      } else {
+        overflow = std::move(line);
       }
     }
-    if (!queued) {  // the queue is full: write it ourselves
+    if (overflow) {
       std::lock_guard<std::mutex> write(write_mu_);
       DrainLocked();
-      Write(line);
+      Write(*overflow);
       return;
     }
     if (wake) cv_.notify_one();

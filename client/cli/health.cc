@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "core/proto/split_message.h"
 
 namespace resident::cli {
 namespace {
@@ -54,45 +55,18 @@ std::string EncodeRequest(const std::string& service) {
   std::string out;
   if (service.empty()) return out;
   out.push_back(0x0a);
-  for (size_t n = service.size();; n >>= 7) {  // varint length
-    if (n < 0x80) {
-      out.push_back(static_cast<char>(n));
-      break;
-    }
-    out.push_back(static_cast<char>((n & 0x7f) | 0x80));
-  }
+  AppendVarint(service.size(), &out);
   return out + service;
 }
 
 // Field 1 of a HealthCheckResponse; 0 (UNKNOWN) when absent, as proto3 says.
 absl::StatusOr<int> DecodeStatus(const std::string& bytes) {
-  size_t i = 0;
-  auto varint = [&](uint64_t* v) {
-    *v = 0;
-    for (int shift = 0; i < bytes.size() && shift < 64; shift += 7) {
-      const uint8_t b = static_cast<uint8_t>(bytes[i++]);
-      *v |= static_cast<uint64_t>(b & 0x7f) << shift;
-      if ((b & 0x80) == 0) return true;
-    }
-    return false;
-  };
   int status = 0;
-  while (i < bytes.size()) {
-    uint64_t key = 0, v = 0;
-    if (!varint(&key)) return absl::DataLossError("malformed health response");
-    const int wire = static_cast<int>(key & 7);
-    if (wire == 0) {
-      if (!varint(&v)) return absl::DataLossError("malformed health response");
-      if ((key >> 3) == 1) status = static_cast<int>(v);
-    } else if (wire == 2) {
-      if (!varint(&v) || v > bytes.size() - i) {
-        return absl::DataLossError("malformed health response");
-      }
-      i += static_cast<size_t>(v);
-    } else {
-      return absl::DataLossError("unexpected field in health response");
-    }
-  }
+  const absl::Status s = ForEachField(bytes, [&](const WireField& f) {
+    if (f.number == 1 && f.wire_type == 0) status = static_cast<int>(f.varint);
+    return absl::OkStatus();
+  });
+  if (!s.ok()) return absl::DataLossError(absl::StrCat("malformed health response: ", s.message()));
   return status;
 }
 

@@ -10,6 +10,7 @@
 #include <openssl/evp.h>
 #include <sys/random.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
@@ -213,11 +214,9 @@ int Put(const std::string& path) {
 
 // 32 hex digits: a handle (names may look like one too; see Lookup).
 bool LooksLikeHandle(const std::string& s) {
-  if (s.size() != 32) return false;
-  for (char ch : s) {
-    if (!std::isxdigit(static_cast<unsigned char>(ch))) return false;
-  }
-  return true;
+  return s.size() == 32 && std::all_of(s.begin(), s.end(), [](char ch) {
+           return std::isxdigit(static_cast<unsigned char>(ch)) != 0;
+         });
 }
 
 // HANDLE or NAME: a handle if it looks like one and exists, else a name.

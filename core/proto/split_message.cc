@@ -80,6 +80,42 @@ class Cursor {
   size_t left_ = 0;
 };
 
+// Reads one field's tag and, for wire types 1, 2 and 5, its size; a varint
+// field's value goes to *varint. Checks the size against the bytes left.
+absl::Status ReadField(Cursor& in, WireField* f, uint64_t* size) {
+  uint64_t tag = 0;
+  if (absl::Status s = in.Varint(&tag); !s.ok()) return s;
+  f->number = tag >> 3;
+  f->wire_type = static_cast<int>(tag & 7);
+  if (f->number == 0 || f->number > 0x1fffffff) {
+    return in.Error(absl::StrCat("field number ", f->number, " is out of range"));
+  }
+  *size = 0;
+  switch (f->wire_type) {
+    case 0:
+      return in.Varint(&f->varint);
+    case 1:
+      *size = 8;
+      break;
+    case 5:
+      *size = 4;
+      break;
+    case 2:
+      if (absl::Status s = in.Varint(size); !s.ok()) return s;
+      break;
+    default:
+      return in.Error(absl::StrCat("field ", f->number, " has wire type ", f->wire_type,
+                                   ", which no resident message uses"));
+  }
+  if (*size > in.left()) {
+    return in.Error(absl::StrCat("field ", f->number, " claims ", *size, " bytes but only ",
+                                 in.left(), " are left"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 void AppendVarint(uint64_t v, std::string* out) {
   while (v >= 0x80) {
     out->push_back(static_cast<char>((v & 0x7f) | 0x80));
@@ -88,7 +124,22 @@ void AppendVarint(uint64_t v, std::string* out) {
   out->push_back(static_cast<char>(v));
 }
 
-}  // namespace
+absl::Status ForEachField(std::string_view bytes,
+                          absl::FunctionRef<absl::Status(const WireField&)> fn) {
+  const std::string_view pieces[1] = {bytes};
+  Cursor in(pieces);
+  while (in.left() > 0) {
+    WireField f;
+    uint64_t size = 0;
+    if (absl::Status s = ReadField(in, &f, &size); !s.ok()) return s;
+    if (f.wire_type != 0) {
+      f.bytes = bytes.substr(in.offset(), static_cast<size_t>(size));
+      in.Take(static_cast<size_t>(size), nullptr, nullptr);
+    }
+    if (absl::Status s = fn(f); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
 
 absl::Status SplitDataField(absl::Span<const std::string_view> pieces, int data_field,
                             SplitMessage* out) {
@@ -97,42 +148,19 @@ absl::Status SplitDataField(absl::Span<const std::string_view> pieces, int data_
   out->data_size = 0;
   Cursor in(pieces);
   while (in.left() > 0) {
-    uint64_t tag = 0;
-    if (absl::Status s = in.Varint(&tag); !s.ok()) return s;
-    const uint64_t field = tag >> 3;
-    const int wire_type = static_cast<int>(tag & 7);
-    if (field == 0 || field > 0x1fffffff) {
-      return in.Error(absl::StrCat("field number ", field, " is out of range"));
-    }
-    if (static_cast<int64_t>(field) == data_field && wire_type != 2) {
-      return in.Error(
-          absl::StrCat("the data field ", field, " has wire type ", wire_type, ", not bytes"));
-    }
+    WireField f;
     uint64_t size = 0;
-    switch (wire_type) {
-      case 0: {  // varint: re-encoded as read (protobuf reads it again)
-        uint64_t v = 0;
-        if (absl::Status s = in.Varint(&v); !s.ok()) return s;
-        AppendVarint(tag, &out->rest);
-        AppendVarint(v, &out->rest);
-        continue;
-      }
-      case 1:
-        size = 8;
-        break;
-      case 5:
-        size = 4;
-        break;
-      case 2:
-        if (absl::Status s = in.Varint(&size); !s.ok()) return s;
-        break;
-      default:
-        return in.Error(absl::StrCat("field ", field, " has wire type ", wire_type,
-                                     ", which no resident message uses"));
+    if (absl::Status s = ReadField(in, &f, &size); !s.ok()) return s;
+    const uint64_t field = f.number;
+    const uint64_t tag = (field << 3) | static_cast<uint64_t>(f.wire_type);
+    if (static_cast<int64_t>(field) == data_field && f.wire_type != 2) {
+      return in.Error(
+          absl::StrCat("the data field ", field, " has wire type ", f.wire_type, ", not bytes"));
     }
-    if (size > in.left()) {
-      return in.Error(absl::StrCat("field ", field, " claims ", size, " bytes but only ", in.left(),
-                                   " are left"));
+    if (f.wire_type == 0) {  // re-encoded as read (protobuf reads it again)
+      AppendVarint(tag, &out->rest);
+      AppendVarint(f.varint, &out->rest);
+      continue;
     }
     if (static_cast<int64_t>(field) == data_field) {
       out->data.clear();  // a repeated occurrence replaces the last
@@ -141,7 +169,7 @@ absl::Status SplitDataField(absl::Span<const std::string_view> pieces, int data_
       continue;
     }
     AppendVarint(tag, &out->rest);
-    if (wire_type == 2) AppendVarint(size, &out->rest);
+    if (f.wire_type == 2) AppendVarint(size, &out->rest);
     in.Take(static_cast<size_t>(size), nullptr, &out->rest);
   }
   return absl::OkStatus();

@@ -6,10 +6,12 @@
 #ifndef RESIDENT_CORE_PROTO_SPLIT_MESSAGE_H_
 #define RESIDENT_CORE_PROTO_SPLIT_MESSAGE_H_
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/types/span.h"
 
@@ -32,6 +34,26 @@ struct SplitMessage {
 // Groups (wire types 3 and 4) are refused: resident.proto has none.
 absl::Status SplitDataField(absl::Span<const std::string_view> pieces, int data_field,
                             SplitMessage* out);
+
+// One field of a serialised message, as ForEachField reads it: `varint`
+// holds a varint field's value, `bytes` a length-delimited or fixed-width
+// field's bytes (a view into the input).
+struct WireField {
+  uint64_t number = 0;
+  int wire_type = 0;
+  uint64_t varint = 0;
+  std::string_view bytes;
+};
+
+// Calls `fn` on each field of the message `bytes`, in order, with the
+// checks SplitDataField makes; stops at fn's first error. For the few
+// messages we have no generated class for (grpc.health.v1: Debian ships no
+// health.proto).
+absl::Status ForEachField(std::string_view bytes,
+                          absl::FunctionRef<absl::Status(const WireField&)> fn);
+
+// Appends `v` in varint encoding.
+void AppendVarint(uint64_t v, std::string* out);
 
 }  // namespace resident
 

@@ -26,7 +26,7 @@ auto Reg(T x) {
   struct kind##Op {                                                \
     template <typename T>                                          \
     static T Apply(T x, [[maybe_unused]] T y) {                    \
-      if constexpr (arity == 1) {                                  \
+      if constexpr ((arity) == 1) {                                \
         return static_cast<T>(resident_ew_##name(Reg(x)));         \
       } else {                                                     \
         return static_cast<T>(resident_ew_##name(Reg(x), Reg(y))); \

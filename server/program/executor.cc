@@ -22,13 +22,10 @@ constexpr std::chrono::milliseconds kFusedRoundTime{10};
 // Whether `backend` should run `spec` as one fused pass: it supports fused
 // loops in every dtype the loop holds.
 bool ShouldFuse(const Backend& backend, const FusedLoopSpec& spec) {
-  for (DType d : spec.param_dtypes) {
-    if (!backend.Supports(DeviceOpKind::kFusedLoop, d)) return false;
-  }
-  for (const FusedLoopSpec::Step& st : spec.steps) {
-    if (!backend.Supports(DeviceOpKind::kFusedLoop, st.dtype)) return false;
-  }
-  return true;
+  const auto supports = [&](DType d) { return backend.Supports(DeviceOpKind::kFusedLoop, d); };
+  return std::all_of(spec.param_dtypes.begin(), spec.param_dtypes.end(), supports) &&
+         std::all_of(spec.steps.begin(), spec.steps.end(),
+                     [&](const FusedLoopSpec::Step& st) { return supports(st.dtype); });
 }
 
 class Executor {
@@ -91,6 +88,7 @@ absl::Status Executor::RunLoop(const Instruction& ins, const PlannedScope& body,
   // A cheap first look (false for every dtype on the CPU) before planning.
   if (!args.empty() && backend.Supports(DeviceOpKind::kFusedLoop, args[0].dtype)) {
     std::vector<ValueType> types;
+    types.reserve(args.size());
     for (const DeviceArray& a : args) types.push_back({a.dtype, a.shape});
     std::optional<FusedLoopPlan> fused = PlanFusedLoop(ins, body, types, plan_.inputs);
     if (fused && ShouldFuse(backend, fused->spec)) {

@@ -5,6 +5,7 @@
 #include <string>
 #include <utility>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
@@ -35,7 +36,7 @@ class Planner {
 
  private:
   absl::StatusOr<ValueType> OperandType(const Operand& o, const PlannedScope& scope, size_t defined,
-                                        const std::string& ctx);
+                                        absl::FunctionRef<std::string()> ctx);
 
   const HandleResolver& resolve_;
   const ProgramLimits& limits_;
@@ -44,19 +45,20 @@ class Planner {
 };
 
 absl::StatusOr<ValueType> Planner::OperandType(const Operand& o, const PlannedScope& scope,
-                                               size_t defined, const std::string& ctx) {
+                                               size_t defined,
+                                               absl::FunctionRef<std::string()> ctx) {
   if (o.is_handle) {
     auto it = plan_.inputs.find(o.handle);
     if (it == plan_.inputs.end()) {
       absl::StatusOr<DeviceArray> arr = resolve_(o.handle);
-      if (!arr.ok()) return Annotate(arr.status(), ctx);
+      if (!arr.ok()) return Annotate(arr.status(), ctx());
       it = plan_.inputs.emplace(o.handle, *std::move(arr)).first;
     }
     return ValueType{it->second.dtype, it->second.shape};
   }
   if (o.value >= defined) {
     return absl::InvalidArgumentError(
-        absl::StrCat(ctx, ": refers to value ", o.value, ", but only ", defined,
+        absl::StrCat(ctx(), ": refers to value ", o.value, ", but only ", defined,
                      " values are defined before it (operands may name only earlier "
                      "results)"));
   }
@@ -91,13 +93,17 @@ absl::Status Planner::PlanScope(const Program& program, std::vector<ValueType> p
 
   // First pass: types, operand checks, loops.
   std::vector<int64_t> alloc(n, 0);
+  std::vector<ValueType> operand_types;
   for (size_t i = 0; i < n; ++i) {
     const Instruction& ins = program.instructions[i];
-    const std::string ctx = absl::StrCat(where, "instruction ", i, " (", OpName(ins.op), ")");
-    std::vector<ValueType> operand_types;
+    // Error context, formatted only when there is an error: most programs
+    // have none, and formatting cost more than planning an instruction.
+    auto ctx_of = [&] { return absl::StrCat(where, "instruction ", i, " (", OpName(ins.op), ")"); };
+    operand_types.clear();
     for (size_t j = 0; j < ins.operands.size(); ++j) {
-      ASSIGN_OR_RETURN(ValueType t, OperandType(ins.operands[j], scope, scope.types.size(),
-                                                absl::StrCat(ctx, ": operand ", j)));
+      ASSIGN_OR_RETURN(ValueType t, OperandType(ins.operands[j], scope, scope.types.size(), [&] {
+                         return absl::StrCat(ctx_of(), ": operand ", j);
+                       }));
       operand_types.push_back(std::move(t));
       if (!ins.operands[j].is_handle) {
         last_use[ins.operands[j].value] = static_cast<int64_t>(i);
@@ -106,7 +112,7 @@ absl::Status Planner::PlanScope(const Program& program, std::vector<ValueType> p
     scope.first_output[i] = static_cast<int>(scope.types.size());
     if (ins.op != OpKind::kLoop) {
       absl::StatusOr<ValueType> t = InferType(ins, operand_types);
-      if (!t.ok()) return Annotate(t.status(), ctx);
+      if (!t.ok()) return Annotate(t.status(), ctx_of());
       const bool shares = ins.op == OpKind::kReshape ||
                           (ins.op == OpKind::kAstype && operand_types[0].dtype == t->dtype);
       if (shares) {
@@ -125,6 +131,7 @@ absl::Status Planner::PlanScope(const Program& program, std::vector<ValueType> p
     }
     // A loop: operands are carried values then invariants; the body's
     // yields give the next carried values and must keep their types.
+    const std::string ctx = ctx_of();
     if (depth + 1 > limits_.max_loop_depth) {
       return absl::InvalidArgumentError(
           absl::StrCat(ctx, ": loops nest deeper than the limit of ", limits_.max_loop_depth));
@@ -150,8 +157,8 @@ absl::Status Planner::PlanScope(const Program& program, std::vector<ValueType> p
     int64_t carried_bytes = 0;
     for (size_t y = 0; y < carried; ++y) {
       const std::string yctx = absl::StrCat(ctx, ": body yield ", y);
-      ASSIGN_OR_RETURN(ValueType yt,
-                       OperandType(ins.body->yields[y], *body, body->types.size(), yctx));
+      ASSIGN_OR_RETURN(ValueType yt, OperandType(ins.body->yields[y], *body, body->types.size(),
+                                                 [&] { return yctx; }));
       if (!(yt == operand_types[y])) {
         return absl::InvalidArgumentError(absl::StrCat(yctx, " is ", TypeString(yt),
                                                        " but carried value ", y, " is ",

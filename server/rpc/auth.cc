@@ -3,6 +3,7 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 #include <utility>
@@ -21,12 +22,9 @@ constexpr absl::string_view kBearer = "Bearer ";
 
 bool ValidTenant(absl::string_view t) {
   if (t.empty() || t.size() > 64) return false;
-  for (char c : t) {
-    if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') {
-      return false;
-    }
-  }
-  return true;
+  return std::all_of(t.begin(), t.end(), [](char c) {
+    return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+  });
 }
 
 bool DecodeHex32(absl::string_view hex, std::array<uint8_t, 32>* out) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "core/proto/split_message.h"
 
 namespace resident {
 namespace {
@@ -30,37 +31,16 @@ class NoPlugins final : public grpc::ServerBuilderOption {
   }
 };
 
-// HealthCheckRequest.service (field 1, a string) by hand: Debian ships no
-// health.proto. False if the bytes are not a HealthCheckRequest.
+// HealthCheckRequest.service (field 1, a string) from the wire: Debian
+// ships no health.proto. False if the bytes are not a HealthCheckRequest.
 bool ParseService(const std::string& bytes, std::string* service) {
-  size_t i = 0;
-  auto varint = [&](uint64_t* v) {
-    *v = 0;
-    for (int shift = 0; i < bytes.size() && shift < 64; shift += 7) {
-      const uint8_t b = static_cast<uint8_t>(bytes[i++]);
-      *v |= static_cast<uint64_t>(b & 0x7f) << shift;
-      if ((b & 0x80) == 0) return true;
-    }
-    return false;
-  };
   service->clear();
-  while (i < bytes.size()) {
-    uint64_t key = 0, v = 0;
-    if (!varint(&key)) return false;
-    switch (key & 7) {
-      case 0:
-        if (!varint(&v)) return false;
-        break;
-      case 2:
-        if (!varint(&v) || v > bytes.size() - i) return false;
-        if ((key >> 3) == 1) service->assign(bytes, i, static_cast<size_t>(v));
-        i += static_cast<size_t>(v);
-        break;
-      default:
-        return false;
-    }
-  }
-  return true;
+  return ForEachField(bytes,
+                      [&](const WireField& f) {
+                        if (f.number == 1 && f.wire_type == 2) service->assign(f.bytes);
+                        return absl::OkStatus();
+                      })
+      .ok();
 }
 
 // One call: Check reads its request, answers and finishes; every other

@@ -35,23 +35,25 @@ absl::StatusOr<std::shared_ptr<const Program>> DecodeScope(const v1::Program& wi
   program->instructions.reserve(wire.instructions_size());
   for (int i = 0; i < wire.instructions_size(); ++i) {
     const v1::Instruction& w = wire.instructions(i);
-    const std::string ctx = absl::StrCat(where, "instruction ", i);
+    // Error context, formatted only on an error (the common case has none).
+    auto octx = [&] { return absl::StrCat(where, "instruction ", i, " (", w.op(), ")"); };
     Instruction ins;
     std::optional<OpKind> op = ParseOpKind(w.op());
     if (!op) {
-      return absl::InvalidArgumentError(absl::StrCat(ctx, ": unknown op '", w.op(), "'"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, "instruction ", i, ": unknown op '", w.op(), "'"));
     }
     ins.op = *op;
-    const std::string octx = absl::StrCat(ctx, " (", w.op(), ")");
+    ins.operands.reserve(static_cast<size_t>(w.operands_size()));
     for (int j = 0; j < w.operands_size(); ++j) {
       absl::StatusOr<Operand> o = DecodeOperand(w.operands(j));
-      if (!o.ok()) return Annotate(o.status(), absl::StrCat(octx, ": operand ", j));
+      if (!o.ok()) return Annotate(o.status(), absl::StrCat(octx(), ": operand ", j));
       ins.operands.push_back(*o);
     }
     ins.shape.assign(w.shape().begin(), w.shape().end());
     if (w.dtype() != v1::DTYPE_UNSPECIFIED) {
       absl::StatusOr<DType> dt = DecodeDType(w.dtype());
-      if (!dt.ok()) return Annotate(dt.status(), octx);
+      if (!dt.ok()) return Annotate(dt.status(), octx());
       ins.dtype = *dt;
     }
     if (w.has_fill()) ins.fill = DecodeScalar(w.fill());
@@ -62,10 +64,10 @@ absl::StatusOr<std::shared_ptr<const Program>> DecodeScope(const v1::Program& wi
     ins.axes.assign(w.axes().begin(), w.axes().end());
     ins.trip_count = w.trip_count();
     if (ins.op == OpKind::kLoop) {
-      ASSIGN_OR_RETURN(ins.body,
-                       DecodeScope(w.body(), depth + 1, max_depth, absl::StrCat(octx, ", body ")));
+      ASSIGN_OR_RETURN(
+          ins.body, DecodeScope(w.body(), depth + 1, max_depth, absl::StrCat(octx(), ", body ")));
     } else if (w.has_body()) {
-      return absl::InvalidArgumentError(absl::StrCat(octx, ": only loop has a body"));
+      return absl::InvalidArgumentError(absl::StrCat(octx(), ": only loop has a body"));
     }
     program->instructions.push_back(std::move(ins));
   }

@@ -65,10 +65,8 @@ inline std::string Target(const Server& server) {
   return absl::StrCat("127.0.0.1:", server.port());
 }
 
-inline std::unique_ptr<Client> Connect(const Server& server, ClientOptions options = {}) {
-  absl::StatusOr<std::unique_ptr<Client>> c = Client::Connect(
-      Target(server), std::move(std::move(std::move(std::move(std::move(std::move(std::move(
-                          std::move(std::move(std::move(std::move(std::move(options)))))))))))));
+inline std::unique_ptr<Client> Connect(const Server& server, const ClientOptions& options = {}) {
+  absl::StatusOr<std::unique_ptr<Client>> c = Client::Connect(Target(server), options);
   EXPECT_TRUE(c.ok()) << c.status();
   return c.ok() ? *std::move(c) : nullptr;
 }

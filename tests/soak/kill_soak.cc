@@ -39,8 +39,6 @@
 #include "resident/v1/resident.grpc.pb.h"
 #include "tests/support/server_process.h"
 
-extern char** environ;
-
 namespace resident::soak {
 namespace {
 
@@ -218,6 +216,7 @@ bool KillOneProcess(const Flags& f, const std::string& target, const char* actio
   std::vector<std::string> args = {self,     "--child",           action, "--target", target,
                                    "--seed", std::to_string(seed)};
   std::vector<char*> argv;
+  argv.reserve(args.size() + 1);
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
   pid_t pid = 0;
@@ -346,6 +345,7 @@ int RunSoak(const Flags& f) {
   for (int half = 0; half < 2; ++half) {
     const int64_t stop = f.kills * (half + 1) / 2;
     std::vector<std::thread> workers;
+    workers.reserve(static_cast<size_t>(f.workers));
     for (int w = 0; w < f.workers; ++w) {
       workers.emplace_back([&, w] {
         std::mt19937_64 rng(f.seed * 7919 + static_cast<uint64_t>(w) + 1000 * half);

@@ -51,7 +51,7 @@ std::string DescribeLeftovers(const std::string& data, const std::string& name) 
   }
   std::string out = "nothing on disk yet";
   for (const std::string& f : DirEntries(data + "/arrays")) {
-    const int64_t size = FileSize(data + "/arrays/" + f);
+    const int64_t size = FileSize(absl::StrCat(data, "/arrays/", f));
     if (absl::EndsWith(f, ".npy.tmp")) {
       out = absl::StrCat("data .tmp of ", size, " of ", kBigBytes + 128, " bytes");
     } else if (absl::EndsWith(f, ".npy") && manifest.find(f) == std::string::npos) {

@@ -18,7 +18,7 @@ using std::chrono::steady_clock;
 // Alice's long programs, sent asynchronously and cancelled at the end.
 class Flood {
  public:
-  Flood(RawCaller& who, int64_t trips, int count) : who_(who) {
+  Flood(RawCaller& who, int64_t trips, int count) {
     calls_.resize(static_cast<size_t>(count));
     for (Call& c : calls_) {
       c.req.set_session(who.session);
@@ -50,7 +50,6 @@ class Flood {
     v1::RunRequest req;
     v1::RunResponse resp;
   };
-  RawCaller& who_;
   std::deque<Call> calls_;
   std::mutex mu_;
   std::condition_variable cv_;

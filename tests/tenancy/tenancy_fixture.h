@@ -32,7 +32,7 @@ class ScratchDir {
   ~ScratchDir() { std::system(absl::StrCat("rm -rf '", path_, "'").c_str()); }
   const std::string& path() const { return path_; }
   std::string Write(const std::string& name, const std::string& text) const {
-    const std::string p = absl::StrCat(path_, "/", name);
+    std::string p = absl::StrCat(path_, "/", name);
     std::ofstream(p) << text;
     return p;
   }

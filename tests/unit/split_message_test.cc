@@ -171,5 +171,47 @@ TEST(SplitMessageTest, EveryTruncationOfAValidMessageIsRefusedOrAPrefix) {
   }
 }
 
+// ForEachField, as the health listener and client read grpc.health.v1.
+TEST(ForEachFieldTest, ReadsEachFieldOfAHealthMessage) {
+  std::string bytes("\x0a", 1);  // field 1, bytes: "resident.v1.Resident"
+  const std::string service = "resident.v1.Resident";
+  AppendVarint(service.size(), &bytes);
+  bytes += service;
+  bytes += std::string("\x10\xac\x02", 3);          // field 2, varint 300
+  bytes += std::string("\x1d\x01\x02\x03\x04", 5);  // field 3, fixed32
+  std::vector<WireField> seen;
+  ASSERT_TRUE(ForEachField(bytes, [&](const WireField& f) {
+                seen.push_back(f);
+                return absl::OkStatus();
+              }).ok());
+  ASSERT_EQ(seen.size(), 3u);
+  EXPECT_EQ(seen[0].number, 1u);
+  EXPECT_EQ(seen[0].wire_type, 2);
+  EXPECT_EQ(seen[0].bytes, service);
+  EXPECT_EQ(seen[1].number, 2u);
+  EXPECT_EQ(seen[1].varint, 300u);
+  EXPECT_EQ(seen[2].wire_type, 5);
+  EXPECT_EQ(seen[2].bytes, std::string_view("\x01\x02\x03\x04", 4));
+}
+
+TEST(ForEachFieldTest, RefusesMalformedBytesAndStopsAtTheCallbacksError) {
+  const auto ok = [](const WireField&) { return absl::OkStatus(); };
+  EXPECT_THAT(std::string(ForEachField(std::string("\x0a\x05"
+                                                   "ab",
+                                                   4),
+                                       ok)
+                              .message()),
+              HasSubstr("claims 5 bytes"));
+  EXPECT_THAT(std::string(ForEachField(std::string("\x08\xff", 2), ok).message()),
+              HasSubstr("cut off"));
+  int calls = 0;
+  const absl::Status s = ForEachField(std::string("\x08\x01\x08\x02", 4), [&](const WireField&) {
+    ++calls;
+    return absl::NotFoundError("stop");
+  });
+  EXPECT_EQ(s.code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(calls, 1);
+}
+
 }  // namespace
 }  // namespace resident
