@@ -1,8 +1,12 @@
 #include "client/program_builder.h"
 
+#include <algorithm>
+#include <string_view>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "core/elementwise_kind.h"
+#include "core/status_macros.h"
 
 namespace resident::client {
 
@@ -78,9 +82,23 @@ absl::Status ScopeBuilder::Build(const std::vector<std::shared_ptr<Node>>& targe
       stack.pop_back();
     }
   }
-  // 2. Number values: parameters first, then each instruction's outputs.
-  uint32_t next_value = static_cast<uint32_t>(num_carried_ + invariants_.size());
   for (const auto& n : order_) {
+    if (!n->error.ok()) return n->error;
+  }
+  // 2. Chains of one op on one value become loops (top level only: a body
+  // is a loop already).
+  const std::vector<ChainRun> runs =
+      scope_ == nullptr ? FindRuns(targets) : std::vector<ChainRun>{};
+  // 3. Number values: parameters first, then each instruction's outputs; a
+  // folded run has one, its last node's.
+  uint32_t next_value = static_cast<uint32_t>(num_carried_ + invariants_.size());
+  size_t run = 0;
+  for (size_t i = 0; i < order_.size(); ++i) {
+    const auto& n = order_[i];
+    if (run < runs.size() && i >= runs[run].begin) {
+      if (i < runs[run].end) continue;  // read only inside the loop
+      ++run;
+    }
     if (n->kind == Node::Kind::kLoopOutput) {
       values_[n.get()] = values_.at(n->inputs[0].get()) + static_cast<uint32_t>(n->index);
       continue;
@@ -88,18 +106,103 @@ absl::Status ScopeBuilder::Build(const std::vector<std::shared_ptr<Node>>& targe
     values_[n.get()] = next_value;
     next_value += static_cast<uint32_t>(n->num_outputs);
   }
-  // 3. Emit instructions.
-  for (const auto& n : order_) {
-    if (!n->error.ok()) return n->error;
+  // 4. Emit instructions.
+  run = 0;
+  for (size_t i = 0; i < order_.size(); ++i) {
+    const auto& n = order_[i];
+    if (run < runs.size() && i == runs[run].begin) {
+      RETURN_IF_ERROR(EmitLoop(runs[run], out->add_instructions()));
+      i = runs[run++].end;
+      continue;
+    }
     if (n->kind == Node::Kind::kLoopOutput) continue;
     v1::Instruction* ins = out->add_instructions();
     *ins = n->ins;
     for (const auto& in : n->inputs) {
-      absl::StatusOr<v1::Operand> o = OperandOf(in.get());
-      if (!o.ok()) return o.status();
-      *ins->add_operands() = *std::move(o);
+      ASSIGN_OR_RETURN(*ins->add_operands(), OperandOf(in.get()));
     }
   }
+  return absl::OkStatus();
+}
+
+std::vector<ChainRun> ScopeBuilder::FindRuns(const std::vector<std::shared_ptr<Node>>& targets) {
+  // Ids for core/chain_runs.h: a pending node's is its place in order_; a
+  // materialized one's is negative, one per handle.
+  absl::flat_hash_map<const Node*, int64_t> id;
+  id.reserve(order_.size());
+  for (size_t i = 0; i < order_.size(); ++i) id[order_[i].get()] = static_cast<int64_t>(i);
+  absl::flat_hash_map<std::string_view, int64_t> handle_ids;
+  auto id_of = [&](const Node* n) -> int64_t {
+    if (n->kind == Node::Kind::kMaterialized) {
+      return handle_ids.try_emplace(n->handle, -2 - static_cast<int64_t>(handle_ids.size()))
+          .first->second;
+    }
+    auto it = id.find(n);
+    return it == id.end() ? -1 : it->second;
+  };
+  std::vector<ChainStep> steps(order_.size());
+  std::vector<int> uses(order_.size(), 0);
+  std::vector<bool> is_output(order_.size(), false);
+  for (size_t i = 0; i < order_.size(); ++i) {
+    const Node& n = *order_[i];
+    for (const auto& in : n.inputs) {
+      const int64_t v = id_of(in.get());
+      if (v >= 0) ++uses[v];
+    }
+    // As Flush decides what to keep: the targets and what an Array holds.
+    is_output[i] =
+        n.user_refs.load() > 0 ||
+        std::any_of(targets.begin(), targets.end(), [&](const auto& t) { return t.get() == &n; });
+    const ElementwiseInfo* e = FindElementwise(n.ins.op());
+    // Only the op is set: no attribute could make two steps differ.
+    const bool plain = n.ins.ByteSizeLong() == 2 + n.ins.op().size();
+    if (n.kind != Node::Kind::kOp || n.num_outputs != 1 || n.inputs.size() != 2 || e == nullptr ||
+        e->arity != 2 || !plain) {
+      continue;
+    }
+    steps[i].op = static_cast<int64_t>(e->kind);
+    steps[i].output = static_cast<int64_t>(i);
+    for (int k = 0; k < 2; ++k) steps[i].operand[k] = id_of(n.inputs[k].get());
+  }
+  return FindChainRuns(steps, uses, is_output);
+}
+
+absl::Status ScopeBuilder::EmitLoop(const ChainRun& run, v1::Instruction* loop) {
+  // loop(trip = its length) over the chain's value; a fixed operand that is
+  // a value travels in as an invariant, a handle is named in the body.
+  const Node& first = *order_[run.begin];
+  const Node* chain = first.inputs[run.side == ChainSide::kSecond ? 1 : 0].get();
+  const Node* fixed = first.inputs[run.side == ChainSide::kFirst ? 1 : 0].get();
+  loop->set_op("loop");
+  loop->set_trip_count(static_cast<int64_t>(run.end - run.begin + 1));
+  ASSIGN_OR_RETURN(*loop->add_operands(), OperandOf(chain));
+  v1::Program* body = loop->mutable_body();
+  v1::Instruction* step = body->add_instructions();
+  step->set_op(first.ins.op());
+  v1::Operand carried;
+  carried.set_value(0);
+  v1::Operand other;
+  if (run.side != ChainSide::kBoth && fixed->kind == Node::Kind::kMaterialized) {
+    other.set_handle(fixed->handle);
+  } else if (run.side != ChainSide::kBoth) {
+    ASSIGN_OR_RETURN(*loop->add_operands(), OperandOf(fixed));
+    other.set_value(1);
+  }
+  switch (run.side) {
+    case ChainSide::kBoth:
+      *step->add_operands() = carried;
+      *step->add_operands() = carried;
+      break;
+    case ChainSide::kFirst:
+      *step->add_operands() = carried;
+      *step->add_operands() = other;
+      break;
+    case ChainSide::kSecond:
+      *step->add_operands() = other;
+      *step->add_operands() = carried;
+      break;
+  }
+  body->add_yields()->set_value(static_cast<uint32_t>(loop->operands_size()));
   return absl::OkStatus();
 }
 

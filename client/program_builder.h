@@ -9,6 +9,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "client/client_core.h"
+#include "core/chain_runs.h"
 
 namespace resident::client {
 
@@ -32,6 +33,10 @@ class ScopeBuilder {
 
  private:
   bool Internal(const Node* root);  // computed inside this scope
+  // Top level: the chains of order_ that become loops (core/chain_runs.h).
+  std::vector<ChainRun> FindRuns(const std::vector<std::shared_ptr<Node>>& targets);
+  // Emits order_[run.begin..run.end] as one loop instruction.
+  absl::Status EmitLoop(const ChainRun& run, v1::Instruction* loop);
   const void* scope_;
   int num_carried_;
   absl::flat_hash_map<const Node*, bool> internal_;

@@ -2,29 +2,10 @@
 
 #include <utility>
 
+#include "absl/container/flat_hash_map.h"
+#include "core/chain_runs.h"
+
 namespace resident {
-namespace {
-
-// How instruction `ins` continues a chain whose current value is `v`: 0 when
-// both operands are v, 1 when operand 0 is v, 2 when operand 1 is v, -1 when
-// it does not.
-int ChainSide(const Instruction& ins, uint32_t v) {
-  if (!ElementwiseKindOf(ins.op) || ins.operands.size() != 2) return -1;
-  const Operand& a = ins.operands[0];
-  const Operand& b = ins.operands[1];
-  const bool ia = !a.is_handle && a.value == v;
-  const bool ib = !b.is_handle && b.value == v;
-  if (ia && ib) return 0;
-  if (ia) return 1;
-  if (ib) return 2;
-  return -1;
-}
-
-bool SameOperand(const Operand& x, const Operand& y) {
-  return x.is_handle == y.is_handle && (x.is_handle ? x.handle == y.handle : x.value == y.value);
-}
-
-}  // namespace
 
 FoldedProgram FoldChains(const std::shared_ptr<const Program>& program,
                          const std::vector<OutputSpec>& outputs) {
@@ -51,12 +32,26 @@ FoldedProgram FoldChains(const std::shared_ptr<const Program>& program,
   for (const OutputSpec& o : outputs) {
     if (o.value < num_values) is_output[o.value] = true;
   }
-  // A value (an instruction's only output) that only the next one reads.
-  auto internal = [&](size_t i) {
-    const uint32_t v = first_output[i];
-    const int want = ChainSide(ins[i + 1], v) == 0 ? 2 : 1;
-    return ins[i].op != OpKind::kLoop && !is_output[v] && uses[v] == want;
-  };
+  // The instructions as core/chain_runs.h sees them: handles get negative
+  // ids, equal for the same handle.
+  std::vector<ChainStep> steps(ins.size());
+  absl::flat_hash_map<HandleId, int64_t> handle_ids;
+  for (size_t i = 0; i < ins.size(); ++i) {
+    const Instruction& in = ins[i];
+    if (in.op == OpKind::kLoop || !ElementwiseKindOf(in.op) || in.operands.size() != 2) continue;
+    steps[i].op = static_cast<int64_t>(in.op);
+    steps[i].output = first_output[i];
+    for (int k = 0; k < 2; ++k) {
+      const Operand& o = in.operands[k];
+      steps[i].operand[k] =
+          o.is_handle
+              ? handle_ids.try_emplace(o.handle, -2 - static_cast<int64_t>(handle_ids.size()))
+                    .first->second
+              : static_cast<int64_t>(o.value);
+    }
+  }
+  const std::vector<ChainRun> runs = FindChainRuns(steps, uses, is_output);
+  if (runs.empty()) return result;
 
   auto folded = std::make_shared<Program>();
   std::vector<uint32_t> renumber(num_values, 0);
@@ -66,37 +61,9 @@ FoldedProgram FoldChains(const std::shared_ptr<const Program>& program,
     return o;
   };
   size_t i = 0;
+  size_t next_run = 0;
   while (i < ins.size()) {
-    // A run starts at instruction j = i + 1 continuing value of i (or at i
-    // itself when i is the first instruction taking a value by both sides).
-    size_t end = i;
-    int side = -1;
-    Operand other;
-    if (ins[i].op != OpKind::kLoop && ElementwiseKindOf(ins[i].op) && ins[i].operands.size() == 2) {
-      // Instruction i may start a run on its operand 0 or 1 (a value), or
-      // on both sides when they are the same value.
-      for (int s : {0, 1, 2}) {
-        const Operand& a = ins[i].operands[0];
-        const Operand& b = ins[i].operands[1];
-        const Operand& chain = s == 2 ? b : a;
-        if (chain.is_handle) continue;
-        if (s == 0 && !SameOperand(a, b)) continue;
-        if (s != 0 && SameOperand(a, b)) continue;
-        const Operand fixed = s == 1 ? b : a;
-        size_t e = i;
-        while (e + 1 < ins.size() && internal(e) && ins[e + 1].op == ins[i].op &&
-               ChainSide(ins[e + 1], first_output[e]) == s &&
-               (s == 0 || SameOperand(ins[e + 1].operands[s == 1 ? 1 : 0], fixed))) {
-          ++e;
-        }
-        if (e - i + 1 >= static_cast<size_t>(kMinFoldedRun) && e > end) {
-          end = e;
-          side = s;
-          other = fixed;
-        }
-      }
-    }
-    if (side < 0) {
+    if (next_run == runs.size() || runs[next_run].begin != i) {
       Instruction copy = ins[i];
       for (Operand& o : copy.operands) o = map_operand(o);
       folded->instructions.push_back(std::move(copy));
@@ -107,6 +74,10 @@ FoldedProgram FoldChains(const std::shared_ptr<const Program>& program,
       ++i;
       continue;
     }
+    const size_t end = runs[next_run].end;
+    const int side = static_cast<int>(runs[next_run].side);  // 0 both, 1 first, 2 second
+    const Operand other = ins[i].operands[side == 1 ? 1 : 0];
+    ++next_run;
     // Instructions i..end become loop(trip = end - i + 1) over the chain's
     // value; a fixed operand that is a value travels as an invariant.
     const Operand& a = ins[i].operands[0];
@@ -116,8 +87,7 @@ FoldedProgram FoldChains(const std::shared_ptr<const Program>& program,
     loop.trip_count = static_cast<int64_t>(end - i + 1);
     loop.operands.push_back(map_operand(chain));
     auto body = std::make_shared<Program>();
-    Instruction step;
-    step.op = ins[i].op;
+    Instruction step = ins[i];  // the op and its attributes
     Operand fixed_in_body = other;
     if (side != 0 && !other.is_handle) {
       loop.operands.push_back(map_operand(other));

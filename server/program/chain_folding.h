@@ -14,16 +14,14 @@
 
 namespace resident {
 
-// Runs shorter than this stay as they are.
-inline constexpr int64_t kMinFoldedRun = 4;
-
 struct FoldedProgram {
   std::shared_ptr<const Program> program;
   std::vector<OutputSpec> outputs;  // value numbers renumbered to the folded program
   int folded_runs = 0;              // loops formed; 0: the program is the input
 };
 
-// Folds the top-level scope of `program`. A run is instructions i..i+k-1 of
+// Folds the top-level scope of `program` (runs found by core/chain_runs.h,
+// shorter than kMinChainRun stay as they are). A run is instructions i..i+k-1 of
 // one elementwise op where each takes the previous one's output on the same
 // side (both sides, or one side and one fixed other operand), and every
 // output but the last is read only by the next instruction and is no

@@ -12,12 +12,25 @@
 namespace resident {
 namespace {
 
-// Element-steps of a fused loop's first round (tens of ms on a CPU core,
-// well under one on a GPU). Later rounds double while a round takes less
-// than kFusedRoundTime, so a GPU runs long loops in a few passes over memory
-// while a deadline or a close still stops the loop within about that time.
-constexpr int64_t kFusedWorkPerRound = int64_t{1} << 27;
-constexpr std::chrono::milliseconds kFusedRoundTime{10};
+// Element-steps of a fused loop's first round (about 0.1 ms on a GPU; the
+// CPU backend does not fuse through here). Each later round is sized from
+// the last one's time to take about kFusedRoundTime (growing at most
+// kMaxRoundGrowth-fold), so a GPU runs a long loop in two or three passes
+// over memory, each round costing a launch and a synchronisation, while a
+// deadline or a close still stops the loop within about that time.
+constexpr int64_t kFusedWorkPerRound = int64_t{1} << 29;
+constexpr std::chrono::microseconds kFusedRoundTime{10000};
+constexpr double kMaxRoundGrowth = 64;
+
+// The trips of the next round, after a round of `trips` took `took`.
+int64_t NextRoundTrips(int64_t trips, std::chrono::steady_clock::duration took, int64_t left) {
+  const double us = std::max(1.0, std::chrono::duration<double, std::micro>(took).count());
+  const double growth =
+      std::clamp(static_cast<double>(kFusedRoundTime.count()) / us, 1.0, kMaxRoundGrowth);
+  const double next = static_cast<double>(trips) * growth;
+  return next >= static_cast<double>(left) ? left
+                                           : std::max<int64_t>(1, static_cast<int64_t>(next));
+}
 
 // Whether `backend` should run `spec` as one fused pass: it supports fused
 // loops in every dtype the loop holds.
@@ -129,12 +142,10 @@ absl::Status Executor::RunLoop(const Instruction& ins, const PlannedScope& body,
         RETURN_IF_ERROR(backend.Run(ctx_.stream, FusedLoopOp{&spec, args, outs}));
         if (done + spec.trip_count < ins.trip_count) {
           // Time the round on the device (the stream was idle at its start:
-          // the previous round was waited for too) and grow the next one.
+          // the previous round was waited for too) and size the next one.
           RETURN_IF_ERROR(ctx_.stream.Synchronize());
-          if (std::chrono::steady_clock::now() - start < kFusedRoundTime / 2 &&
-              round_trips <= ins.trip_count / 2) {
-            round_trips *= 2;
-          }
+          round_trips = NextRoundTrips(spec.trip_count, std::chrono::steady_clock::now() - start,
+                                       ins.trip_count - done - spec.trip_count);
         }
       }
       for (size_t c = 0; c < carried; ++c) values[first_output + c] = std::move(outs[c]);

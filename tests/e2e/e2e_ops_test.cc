@@ -610,6 +610,30 @@ TEST_F(OpsTest, LazyLoopOf1024DoublingsIsOneRunRequest) {
   EXPECT_EQ(rpcs.count("Run"), 2);
 }
 
+// The client folds these chains into loops before sending (program_builder);
+// the results are NumPy's, computed op by op:
+//   x = np.arange(4); 7 x (x = 10 - x)            -> [10, 9, 8, 7]
+//   y = np.arange(1, 5, dtype=np.int32); 25 x (y = y * 3)  (wraps)
+//   z = np.ones(3, np.float32); 100 x (z = z + np.float32(0.1))
+TEST_F(OpsTest, RecordedChainsWithAFixedOperandMatchNumPy) {
+  Array ten = client::full(*c_, {4}, Scalar::Int(10), kI64);
+  Array x = client::arange(*c_, 4);
+  for (int i = 0; i < 7; ++i) x = ten - x;
+  ExpectArray(x, kI64, {4}, {10, 9, 8, 7}, "10 - x");
+
+  Array three = client::full(*c_, {4}, Scalar::Int(3), kI32);
+  Array y = client::arange(*c_, Scalar::Int(1), Scalar::Int(5), Scalar::Int(1), kI32);
+  for (int i = 0; i < 25; ++i) y = y * three;
+  ExpectArray(y, kI32, {4}, {1180052131, -1934863034, -754810903, 425241228}, "y * 3");
+
+  Array tenth = client::full(*c_, {3}, Scalar::Float(0.1), kF32);
+  ASSERT_TRUE(tenth.Evaluate().ok());
+  Array z = ones(*c_, {3}, kF32);
+  for (int i = 0; i < 100; ++i) z = z + tenth;
+  // float32 bits 1093664774 == 11.000005722045898
+  ExpectArray(z, kF32, {3}, std::vector<double>(3, 11.000005722045898), "z + 0.1f");
+}
+
 TEST_F(OpsTest, SeedJobOnesDoubledInFloat64) {
   // The seed tutorial's workload: np.ones((1024,512,4,4)) doubled 1023 times
   // is 2.0**1023 == 8.98846567431158e+307 everywhere; once more is inf.
