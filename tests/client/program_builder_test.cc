@@ -94,8 +94,7 @@ TEST(ProgramBuilderTest, AValueAnArrayHoldsOrAnotherOpBreaksTheChain) {
   for (int i = 0; i < 3; ++i) y = Op("add", y, y);
   y = Op("multiply", y, y);
   for (int i = 0; i < 4; ++i) y = Op("multiply", y, y);
-  EXPECT_EQ(Build(y),
-            "add(h:Y,h:Y) add(v0,v0) add(v1,v1) loop*5[v2]{multiply(v0,v0) -> v1}");
+  EXPECT_EQ(Build(y), "add(h:Y,h:Y) add(v0,v0) add(v1,v1) loop*5[v2]{multiply(v0,v0) -> v1}");
 }
 
 TEST(ProgramBuilderTest, OpsWithAttributesOrOneOperandAreNotFolded) {
@@ -106,8 +105,9 @@ TEST(ProgramBuilderTest, OpsWithAttributesOrOneOperandAreNotFolded) {
     n->inputs = {x};
     x = n;
   }
-  EXPECT_EQ(Build(x), "negative(h:X) negative(v0) negative(v1) negative(v2) negative(v3) "
-                      "negative(v4)");
+  EXPECT_EQ(Build(x),
+            "negative(h:X) negative(v0) negative(v1) negative(v2) negative(v3) "
+            "negative(v4)");
   std::shared_ptr<Node> y = Handle("Y");
   for (int i = 0; i < 5; ++i) {
     y = Op("add", y, y);

@@ -274,33 +274,47 @@ absl::Status CudaBackend::Do(const StreamRef& s, const MatmulOp& op) {
 // Row-major C = A @ B is column-major C^T = B^T @ A^T: cuBLAS gets B as its
 // first operand (n x k, leading dimension n) and A second (k x m, leading
 // dimension k), and writes C^T (n x m, leading dimension n), which is C in
-// row-major. 64-bit cuBLAS entry points, so no dimension limit below 2^63.
+// row-major. The 32-bit entry points (those CuPy calls) when every
+// dimension fits an int, the 64-bit ones beyond.
+template <typename T, typename GemmFn, typename BatchedFn>
+cublasStatus_t Gemm(cublasHandle_t handle, const MatmulShape& shape, const DeviceArray& a,
+                    const DeviceArray& b, const DeviceArray& out, GemmFn gemm, BatchedFn batched) {
+  const auto& [batch, m, kk, n, a_stride, b_stride] = shape;
+  const T one = 1, zero = 0;
+  const T* pa = static_cast<const T*>(a.data());
+  const T* pb = static_cast<const T*>(b.data());
+  T* pc = static_cast<T*>(out.data());
+  return batch == 1
+             ? gemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, m, kk, &one, pb, n, pa, kk, &zero, pc, n)
+             : batched(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, m, kk, &one, pb, n, b_stride, pa, kk,
+                       a_stride, &zero, pc, n, m * n, batch);
+}
+
 absl::Status CudaBackend::MatmulFloat(const StreamRef& s, const MatmulShape& shape,
                                       const DeviceArray& a, const DeviceArray& b,
                                       const DeviceArray& out) {
   ASSIGN_OR_RETURN(cublasHandle_t handle, s->Cublas());
-  const auto& [batch, m, kk, n, a_stride, b_stride] = shape;
+  constexpr int64_t kIntMax = std::numeric_limits<int>::max();
+  const bool narrow =
+      shape.batch <= kIntMax && shape.m <= kIntMax && shape.k <= kIntMax && shape.n <= kIntMax;
+  // The int API's arguments, narrowed where `narrow` says they fit.
+  auto as_int = [](auto f) {
+    return [f](cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int64_t n, int64_t m,
+               int64_t k, auto... rest) {
+      return f(h, ta, tb, static_cast<int>(n), static_cast<int>(m), static_cast<int>(k), rest...);
+    };
+  };
   cublasStatus_t st;
   if (out.dtype == DType::kFloat32) {
-    const float one = 1.0f, zero = 0.0f;
-    const float* pa = static_cast<const float*>(a.data());
-    const float* pb = static_cast<const float*>(b.data());
-    float* pc = static_cast<float*>(out.data());
-    st = batch == 1
-             ? cublasSgemm_64(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, m, kk, &one, pb, n, pa, kk,
-                              &zero, pc, n)
-             : cublasSgemmStridedBatched_64(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, m, kk, &one, pb, n,
-                                            b_stride, pa, kk, a_stride, &zero, pc, n, m * n, batch);
+    st = narrow
+             ? Gemm<float>(handle, shape, a, b, out, as_int(cublasSgemm),
+                           as_int(cublasSgemmStridedBatched))
+             : Gemm<float>(handle, shape, a, b, out, cublasSgemm_64, cublasSgemmStridedBatched_64);
   } else {
-    const double one = 1.0, zero = 0.0;
-    const double* pa = static_cast<const double*>(a.data());
-    const double* pb = static_cast<const double*>(b.data());
-    double* pc = static_cast<double*>(out.data());
-    st = batch == 1
-             ? cublasDgemm_64(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, m, kk, &one, pb, n, pa, kk,
-                              &zero, pc, n)
-             : cublasDgemmStridedBatched_64(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, m, kk, &one, pb, n,
-                                            b_stride, pa, kk, a_stride, &zero, pc, n, m * n, batch);
+    st = narrow
+             ? Gemm<double>(handle, shape, a, b, out, as_int(cublasDgemm),
+                            as_int(cublasDgemmStridedBatched))
+             : Gemm<double>(handle, shape, a, b, out, cublasDgemm_64, cublasDgemmStridedBatched_64);
   }
   RETURN_IF_ERROR(CublasStatus(st, "cuBLAS gemm", &device_->poisoned));
   return LaunchStatus(*device_, cudaPeekAtLastError(), "cuBLAS gemm launch");
