@@ -7,6 +7,7 @@
 
 #include "absl/status/status.h"
 #include "absl/types/span.h"
+#include "core/chain_runs.h"
 #include "core/elementwise_kind.h"
 #include "kernels/cpu/array_view.h"
 #include "kernels/cpu/thread_pool.h"
@@ -32,6 +33,15 @@ absl::Status Elementwise(ThreadPool* pool, ElementwiseKind kind, absl::Span<cons
 // INVALID_ARGUMENT when ElementwiseAccepts(kind, dtype) is false.
 absl::Status ElementwiseTile(ElementwiseKind kind, DType dtype, const void* a, bool a_one,
                              const void* b, bool b_one, void* out, int64_t n);
+
+// A whole one-op loop: out[k] = x[k] after `trips` times x = kind(x, c)
+// (side kFirst), kind(c, x) (kSecond) or kind(x, x) (kBoth; c unused), c
+// one element when c_one. Each element's chain stays in registers, so this
+// is one pass over memory however many trips. Binary kinds only; out may be
+// x itself. The same arithmetic as Elementwise applied `trips` times.
+absl::Status ElementwiseChain(ThreadPool* pool, ElementwiseKind kind, DType dtype, ChainSide side,
+                              const void* x, const void* c, bool c_one, void* out, int64_t n,
+                              int64_t trips);
 
 }  // namespace resident::cpu
 

@@ -12,13 +12,13 @@
 namespace resident {
 namespace {
 
-// Element-steps of a fused loop's first round (about 0.1 ms on a GPU; the
-// CPU backend does not fuse through here). Each later round is sized from
+// Element-steps of a fused loop's first round (tens of microseconds on a
+// GPU, tens of milliseconds on two CPU cores). Each later round is sized from
 // the last one's time to take about kFusedRoundTime (growing at most
 // kMaxRoundGrowth-fold), so a GPU runs a long loop in two or three passes
 // over memory, each round costing a launch and a synchronisation, while a
 // deadline or a close still stops the loop within about that time.
-constexpr int64_t kFusedWorkPerRound = int64_t{1} << 29;
+constexpr int64_t kFusedWorkPerRound = int64_t{1} << 28;
 constexpr std::chrono::microseconds kFusedRoundTime{10000};
 constexpr double kMaxRoundGrowth = 64;
 
@@ -98,7 +98,7 @@ absl::Status Executor::RunLoop(const Instruction& ins, const PlannedScope& body,
   const Program& prog = *ins.body;
   const size_t carried = prog.yields.size();
   Backend& backend = ctx_.device.backend();
-  // A cheap first look (false for every dtype on the CPU) before planning.
+  // A cheap first look before planning.
   if (!args.empty() && backend.Supports(DeviceOpKind::kFusedLoop, args[0].dtype)) {
     std::vector<ValueType> types;
     types.reserve(args.size());

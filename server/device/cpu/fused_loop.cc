@@ -4,6 +4,7 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
@@ -18,6 +19,23 @@ namespace {
 // to memory.
 constexpr int64_t kBlock = int64_t{1} << 10;
 
+// A loop of one binary op on its one carried value (what chain folding
+// makes of x = x + x, x = x * c, ...): the operand pattern for
+// ElementwiseChain, or nullopt for any other body.
+std::optional<ChainSide> OneOpChain(const FusedLoopSpec& spec) {
+  const int np = static_cast<int>(spec.param_dtypes.size());
+  if (spec.num_carried != 1 || spec.steps.size() != 1 || spec.yields[0] != np) return std::nullopt;
+  const FusedLoopSpec::Step& st = spec.steps[0];
+  if (!st.op || Arity(*st.op) != 2 || st.dtype != spec.param_dtypes[0]) return std::nullopt;
+  if (st.a == 0 && st.b == 0) return ChainSide::kBoth;
+  const int other = st.a == 0 ? st.b : st.a;
+  if ((st.a != 0 && st.b != 0) || other <= 0 || other >= np ||
+      spec.param_dtypes[other] != st.dtype) {
+    return std::nullopt;
+  }
+  return st.a == 0 ? ChainSide::kFirst : ChainSide::kSecond;
+}
+
 }  // namespace
 
 absl::Status RunFusedLoop(ThreadPool* pool, const FusedLoopSpec& spec,
@@ -29,6 +47,14 @@ absl::Status RunFusedLoop(ThreadPool* pool, const FusedLoopSpec& spec,
     return absl::InvalidArgumentError("FusedLoop: params or outs do not match the spec");
   }
   const int64_t n = params[0].num_elements();
+  if (std::optional<ChainSide> side = OneOpChain(spec)) {
+    const FusedLoopSpec::Step& st = spec.steps[0];
+    const int other = *side == ChainSide::kSecond ? st.a : st.b;
+    const bool one = *side != ChainSide::kBoth && spec.param_scalar[other];
+    return ElementwiseChain(pool, *st.op, st.dtype, *side, params[0].data(),
+                            *side == ChainSide::kBoth ? nullptr : params[other].data(), one,
+                            outs[0].data(), n, spec.trip_count);
+  }
   const int slots = np + static_cast<int>(spec.steps.size());
   std::vector<DType> dtype(spec.param_dtypes);
   for (const auto& st : spec.steps) dtype.push_back(st.dtype);

@@ -1,7 +1,9 @@
 // The CPU backend's fused loop: the body runs op by op with the ordinary
 // kernels, but on one cache-sized block of elements at a time for all
 // iterations, so the data stays in cache instead of crossing memory once
-// per op. Same kernels, same order of operations: bit-identical results.
+// per op. Same kernels, same order of operations: bit-identical results. A
+// body of one binary op on the carried value (a folded chain) runs as
+// ElementwiseChain instead: each element's chain in registers.
 #ifndef RESIDENT_SERVER_DEVICE_CPU_FUSED_LOOP_H_
 #define RESIDENT_SERVER_DEVICE_CPU_FUSED_LOOP_H_
 
