@@ -94,10 +94,18 @@ absl::Status ScopeBuilder::Build(const std::vector<std::shared_ptr<Node>>& targe
     if (n->kind == Node::Kind::kLoopOutput) continue;
     v1::Instruction* ins = out->add_instructions();
     *ins = n->ins;
+    size_t next_scalar = 0;
     for (const auto& in : n->inputs) {
+      while (next_scalar < n->scalars.size() &&
+             n->scalars[next_scalar].first == ins->operands_size()) {
+        *ins->add_operands()->mutable_scalar() = n->scalars[next_scalar++].second;
+      }
       absl::StatusOr<v1::Operand> o = OperandOf(in.get());
       if (!o.ok()) return o.status();
       *ins->add_operands() = *std::move(o);
+    }
+    for (; next_scalar < n->scalars.size(); ++next_scalar) {
+      *ins->add_operands()->mutable_scalar() = n->scalars[next_scalar].second;
     }
   }
   return absl::OkStatus();

@@ -5,11 +5,17 @@
 namespace resident {
 namespace {
 
+// A binary elementwise instruction of two array operands (scalar operands do
+// not fold yet: fused loops have no constants).
+bool Foldable(const Instruction& ins) {
+  return ElementwiseKindOf(ins) && ins.operands.size() == 2 && ins.scalars.empty();
+}
+
 // How instruction `ins` continues a chain whose current value is `v`: 0 when
 // both operands are v, 1 when operand 0 is v, 2 when operand 1 is v, -1 when
 // it does not.
 int ChainSide(const Instruction& ins, uint32_t v) {
-  if (!ElementwiseKindOf(ins.op) || ins.operands.size() != 2) return -1;
+  if (!Foldable(ins)) return -1;
   const Operand& a = ins.operands[0];
   const Operand& b = ins.operands[1];
   const bool ia = !a.is_handle && a.value == v;
@@ -72,7 +78,7 @@ FoldedProgram FoldChains(const std::shared_ptr<const Program>& program,
     size_t end = i;
     int side = -1;
     Operand other;
-    if (ins[i].op != OpKind::kLoop && ElementwiseKindOf(ins[i].op) && ins[i].operands.size() == 2) {
+    if (Foldable(ins[i])) {
       // Instruction i may start a run on its operand 0 or 1 (a value), or
       // on both sides when they are the same value.
       for (int s : {0, 1, 2}) {
@@ -85,6 +91,7 @@ FoldedProgram FoldChains(const std::shared_ptr<const Program>& program,
         const Operand fixed = s == 1 ? b : a;
         size_t e = i;
         while (e + 1 < ins.size() && internal(e) && ins[e + 1].op == ins[i].op &&
+               ins[e + 1].elementwise == ins[i].elementwise &&
                ChainSide(ins[e + 1], first_output[e]) == s &&
                (s == 0 || SameOperand(ins[e + 1].operands[s == 1 ? 1 : 0], fixed))) {
           ++e;
@@ -116,8 +123,7 @@ FoldedProgram FoldChains(const std::shared_ptr<const Program>& program,
     loop.trip_count = static_cast<int64_t>(end - i + 1);
     loop.operands.push_back(map_operand(chain));
     auto body = std::make_shared<Program>();
-    Instruction step;
-    step.op = ins[i].op;
+    Instruction step = MakeElementwise(ins[i].elementwise, {});
     Operand fixed_in_body = other;
     if (side != 0 && !other.is_handle) {
       loop.operands.push_back(map_operand(other));

@@ -6,6 +6,7 @@
 
 #include "absl/status/status.h"
 #include "core/status_macros.h"
+#include "server/program/infer_elementwise.h"
 
 namespace resident {
 namespace {
@@ -73,18 +74,50 @@ Scalar FillFor(const Scalar& v, DType dtype) {
   return v;
 }
 
-// Any elementwise op: operands cast to the result's dtype (NumPy's
-// promotion; a no-op for negative), then one ElementwiseOp.
-absl::StatusOr<DeviceArray> RunElementwise(OpContext& ctx, ElementwiseKind kind,
-                                           std::vector<DeviceArray> args, const ValueType& out) {
+// One ElementwiseOp over `args` (Arity(kind) arrays), each first cast to the
+// compute dtype `ct` (NumPy's promotion; a no-op when it already is). A
+// bool-valued kind computed in another dtype writes 0/1 of ct into a
+// temporary, cast to bool.
+absl::StatusOr<DeviceArray> RunElementwiseArrays(OpContext& ctx, ElementwiseKind kind, DType ct,
+                                                 std::vector<DeviceArray> args,
+                                                 const ValueType& out) {
   for (DeviceArray& a : args) {
-    ASSIGN_OR_RETURN(a, Convert(ctx, std::move(a), out.dtype));
+    ASSIGN_OR_RETURN(a, Convert(ctx, std::move(a), ct));
   }
-  ASSIGN_OR_RETURN(DeviceArray result, Output(ctx, args, out));
+  const ValueType computed{ct, out.shape};
+  ASSIGN_OR_RETURN(DeviceArray result, Output(ctx, args, computed));
   ElementwiseOp op{kind, {args.data(), nullptr}, &result};
   if (Arity(kind) == 2) op.in[1] = &args[1];
   RETURN_IF_ERROR(ctx.device.backend().Run(ctx.stream, op));
-  return result;
+  if (ct == out.dtype) return result;
+  args.clear();
+  return Convert(ctx, std::move(result), out.dtype);
+}
+
+// An elementwise instruction: its scalar operands become one-element arrays
+// of the compute dtype (broadcast by the kernels), as NEP 50 converts them.
+absl::StatusOr<DeviceArray> RunElementwise(OpContext& ctx, const Instruction& ins,
+                                           std::vector<DeviceArray> args, const ValueType& out) {
+  std::vector<DType> dtypes;
+  for (const DeviceArray& a : args) dtypes.push_back(a.dtype);
+  ASSIGN_OR_RETURN(ElementwiseTypes t, ResolveElementwiseTypes(ins, dtypes));
+  if (ins.scalars.empty()) {
+    return RunElementwiseArrays(ctx, ins.elementwise, t.compute, std::move(args), out);
+  }
+  std::vector<DeviceArray> all;
+  size_t next_array = 0, next_scalar = 0;
+  for (int pos = 0; pos < Arity(ins.elementwise); ++pos) {
+    if (next_scalar < ins.scalars.size() && ins.scalars[next_scalar].position == pos) {
+      ASSIGN_OR_RETURN(DeviceArray s, Allocate(ctx, t.compute, {}));
+      const Scalar v = FillFor(ins.scalars[next_scalar++].value, t.compute);
+      RETURN_IF_ERROR(ctx.device.backend().Run(ctx.stream, FillOp{v, &s}));
+      all.push_back(std::move(s));
+    } else {
+      all.push_back(std::move(args[next_array++]));
+    }
+  }
+  args.clear();
+  return RunElementwiseArrays(ctx, ins.elementwise, t.compute, std::move(all), out);
 }
 
 // Broadcasts `a` (already in the compute dtype) to `shape` by a copy.
@@ -171,15 +204,12 @@ absl::StatusOr<DeviceArray> RunOp(OpContext& ctx, const Instruction& ins,
       RETURN_IF_ERROR(be.Run(ctx.stream, ArangeOp{p.start, p.delta, &r}));
       return r;
     }
-    case OpKind::kAdd:
-    case OpKind::kSubtract:
-    case OpKind::kMultiply:
-    case OpKind::kDivide:
-    case OpKind::kNegative:
-      return RunElementwise(ctx, *ElementwiseKindOf(ins.op), std::move(args), out);
+    case OpKind::kElementwise:
+      return RunElementwise(ctx, ins, std::move(args), out);
     case OpKind::kDot:
       if (args[0].shape.empty() || args[1].shape.empty()) {
-        return RunElementwise(ctx, ElementwiseKind::kMultiply, std::move(args), out);
+        return RunElementwiseArrays(ctx, ElementwiseKind::kMultiply, out.dtype, std::move(args),
+                                    out);
       }
       return RunMatmul(ctx, std::move(args), out, /*is_dot=*/true);
     case OpKind::kMatmul:

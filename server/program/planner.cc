@@ -93,7 +93,7 @@ absl::Status Planner::PlanScope(const Program& program, std::vector<ValueType> p
   std::vector<int64_t> alloc(n, 0);
   for (size_t i = 0; i < n; ++i) {
     const Instruction& ins = program.instructions[i];
-    const std::string ctx = absl::StrCat(where, "instruction ", i, " (", OpName(ins.op), ")");
+    const std::string ctx = absl::StrCat(where, "instruction ", i, " (", InstructionName(ins), ")");
     std::vector<ValueType> operand_types;
     for (size_t j = 0; j < ins.operands.size(); ++j) {
       ASSIGN_OR_RETURN(ValueType t, OperandType(ins.operands[j], scope, scope.types.size(),
