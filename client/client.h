@@ -250,7 +250,7 @@ class ArrayOrScalar {
 
 // Any op of the server's elementwise table (core/elementwise_kind.h) by its
 // NumPy name ("add", "maximum", "sqrt", "less", ...; aliases "abs", "mod"),
-// over arrays and scalars. An unknown name or a wrong count of operands is
+// or "where" / "clip", over arrays and scalars. An unknown name or a wrong count of operands is
 // an error when the result is evaluated; an empty Array when no operand is
 // an Array (there is no client to send it to).
 Array Elementwise(const std::string& name, const std::vector<ArrayOrScalar>& operands);
@@ -266,6 +266,14 @@ RESIDENT_ELEMENTWISE_OPS(RESIDENT_CLIENT_EW_DECL)
 #undef RESIDENT_CLIENT_EW_DECL_1
 #undef RESIDENT_CLIENT_EW_DECL_2
 inline Array abs(const Array& a) { return absolute(a); }
+// numpy.where(cond, a, b) and numpy.clip(a, lo, hi) (NaN bounds propagate;
+// lo > hi gives hi), with scalars as weak as above.
+inline Array where(const Array& cond, const ArrayOrScalar& a, const ArrayOrScalar& b) {
+  return Elementwise("where", {cond, a, b});
+}
+inline Array clip(const Array& a, const ArrayOrScalar& lo, const ArrayOrScalar& hi) {
+  return Elementwise("clip", {a, lo, hi});
+}
 inline Array mod(const ArrayOrScalar& a, const ArrayOrScalar& b) { return remainder(a, b); }
 
 Array dot(const Array& a, const Array& b);

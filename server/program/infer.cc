@@ -268,7 +268,7 @@ absl::StatusOr<std::vector<int>> ResolvePermutation(int rank, absl::Span<const i
 }
 
 absl::StatusOr<ValueType> InferType(const Instruction& ins, absl::Span<const ValueType> ops) {
-  if (!ins.scalars.empty() && ins.op != OpKind::kElementwise) {
+  if (!ins.scalars.empty() && !TakesScalars(ins.op)) {
     return Invalid(absl::StrCat(OpName(ins.op), " takes no scalar operands"));
   }
   switch (ins.op) {
@@ -294,6 +294,9 @@ absl::StatusOr<ValueType> InferType(const Instruction& ins, absl::Span<const Val
     }
     case OpKind::kElementwise:
       return InferElementwise(ins, ops);
+    case OpKind::kWhere:
+    case OpKind::kClip:
+      return InferSelect(ins, ops);
     case OpKind::kDot:
       RETURN_IF_ERROR(ExpectOperands(ins, ops, 2));
       return InferDot(ops[0], ops[1]);
@@ -357,6 +360,9 @@ int64_t AllocationBound(const Instruction& ins, absl::Span<const ValueType> ops,
       return MatmulBound(ops[0], ops[1], result);
     case OpKind::kElementwise:
       return ElementwiseAllocationBound(ins, ops, result);
+    case OpKind::kWhere:
+    case OpKind::kClip:
+      return SelectAllocationBound(ins, ops, result);
     case OpKind::kDot: {
       // Operands promoted to the compute dtype: at most each operand at
       // the result's size or its own, in the compute dtype. Saturating:

@@ -136,6 +136,57 @@ int64_t ElementwiseAllocationBound(const Instruction& ins, absl::Span<const Valu
   return bound;
 }
 
+absl::StatusOr<DType> SelectType(const Instruction& ins, absl::Span<const DType> arrays) {
+  const char* name = OpName(ins.op);
+  const size_t n = arrays.size() + ins.scalars.size();
+  if (n != 3) return absl::InvalidArgumentError(absl::StrCat(name, " takes 3 operands, got ", n));
+  for (size_t i = 0; i < ins.scalars.size(); ++i) {
+    const int pos = ins.scalars[i].position;
+    if (pos == 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          name, ": operand 0 (", ins.op == OpKind::kWhere ? "cond" : "a", ") must be an array"));
+    }
+    if (pos > 2 || (i > 0 && pos <= ins.scalars[i - 1].position)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(name, ": scalar operand positions must be distinct and increasing"));
+    }
+  }
+  // where's cond takes no part in the dtype.
+  const absl::Span<const DType> typed = ins.op == OpKind::kWhere ? arrays.subspan(1) : arrays;
+  DType p;
+  if (!typed.empty()) {
+    p = typed[0];
+    for (DType d : typed.subspan(1)) p = PromoteTypes(p, d);
+    for (const ScalarOperand& s : ins.scalars) p = WithWeak(p, s.value);
+  } else {  // where(cond, 1, 2.0): the scalars' default dtypes
+    p = ins.scalars[0].value.natural_dtype();
+    for (const ScalarOperand& s : ins.scalars) p = PromoteTypes(p, s.value.natural_dtype());
+  }
+  return p;
+}
+
+absl::StatusOr<ValueType> InferSelect(const Instruction& ins, absl::Span<const ValueType> arrays) {
+  std::vector<DType> dtypes;
+  for (const ValueType& a : arrays) dtypes.push_back(a.dtype);
+  ASSIGN_OR_RETURN(DType p, SelectType(ins, dtypes));
+  Shape shape;
+  for (const ValueType& a : arrays) {
+    ASSIGN_OR_RETURN(shape, BroadcastShapes(shape, a.shape));
+  }
+  ASSIGN_OR_RETURN(int64_t elems, CheckedNumElements(shape));
+  RETURN_IF_ERROR(CheckedNumBytes(elems, 8).status());  // the widest temporary
+  return ValueType{p, std::move(shape)};
+}
+
+// The lowering (ops.cc) holds at most: each operand converted (at most the
+// result's size each), cond as bool and as an integer, and three
+// result-sized temporaries, all of at most 8 bytes an element.
+int64_t SelectAllocationBound(const Instruction& ins, absl::Span<const ValueType> arrays,
+                              const ValueType& result) {
+  const int64_t n = result.num_elements();
+  return SaturatingAdd(result.nbytes(), SaturatingMul(n, 8 * 7) + 3 * 8);
+}
+
 DType ArithmeticType(ElementwiseKind kind, DType a, DType b) {
   return ResolveElementwise(kind, PromoteTypes(a, b)).compute;
 }

@@ -38,6 +38,16 @@ absl::StatusOr<ValueType> InferElementwise(const Instruction& ins,
 int64_t ElementwiseAllocationBound(const Instruction& ins, absl::Span<const ValueType> arrays,
                                    const ValueType& result);
 
+// where(cond, a, b) and clip(a, lo, hi): three operands, by position; a,
+// b, lo and hi may be scalars (weak, NEP 50), cond and clip's a are arrays.
+// The dtype: a and b (where) or a, lo and hi (clip) promoted, as NumPy's.
+// INVALID_ARGUMENT for another operand count or a scalar cond / clip input.
+absl::StatusOr<DType> SelectType(const Instruction& ins, absl::Span<const DType> arrays);
+absl::StatusOr<ValueType> InferSelect(const Instruction& ins, absl::Span<const ValueType> arrays);
+// Device bytes ops.cc's lowering of where/clip allocates (an upper bound).
+int64_t SelectAllocationBound(const Instruction& ins, absl::Span<const ValueType> arrays,
+                              const ValueType& result);
+
 // The compute dtype of a binary kind over two array dtypes (no scalars).
 DType ArithmeticType(ElementwiseKind kind, DType a, DType b);
 

@@ -1,5 +1,6 @@
 #include "server/program/ops.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <utility>
@@ -120,6 +121,93 @@ absl::StatusOr<DeviceArray> RunElementwise(OpContext& ctx, const Instruction& in
   return RunElementwiseArrays(ctx, ins.elementwise, t.compute, std::move(all), out);
 }
 
+// The operands of a where/clip by position: arrays as given, scalars as
+// one-element arrays of `dtype` (clip's integer bounds clamped to its range,
+// as NumPy 2 does; where's wrap, as NumPy's do).
+absl::StatusOr<std::vector<DeviceArray>> SelectOperands(OpContext& ctx, const Instruction& ins,
+                                                        std::vector<DeviceArray> args,
+                                                        DType dtype) {
+  std::vector<DeviceArray> all;
+  size_t next_array = 0, next_scalar = 0;
+  for (int pos = 0; pos < 3; ++pos) {
+    if (next_scalar < ins.scalars.size() && ins.scalars[next_scalar].position == pos) {
+      Scalar v = ins.scalars[next_scalar++].value;
+      if (ins.op == OpKind::kClip && v.is_int() && dtype == DType::kInt32) {
+        v = Scalar::Int(std::clamp<int64_t>(v.as_int64(), std::numeric_limits<int32_t>::min(),
+                                            std::numeric_limits<int32_t>::max()));
+      }
+      ASSIGN_OR_RETURN(DeviceArray s, Allocate(ctx, dtype, {}));
+      RETURN_IF_ERROR(ctx.device.backend().Run(ctx.stream, FillOp{FillFor(v, dtype), &s}));
+      all.push_back(std::move(s));
+    } else {
+      all.push_back(std::move(args[next_array++]));
+    }
+  }
+  return all;
+}
+
+// The broadcast shape of two arrays (already checked by inference).
+Shape Broadcast(const DeviceArray& a, const DeviceArray& b) {
+  absl::StatusOr<Shape> s = BroadcastShapes(a.shape, b.shape);
+  return s.ok() ? *s : a.shape;
+}
+
+// clip(a, lo, hi) = minimum(hi, maximum(lo, a)) in the result's dtype, as
+// NumPy's (NaN bounds propagate; lo > hi gives hi; a tie of zeros keeps a's
+// sign: the table's maximum/minimum return their second operand on ties).
+absl::StatusOr<DeviceArray> RunClip(OpContext& ctx, const Instruction& ins,
+                                    std::vector<DeviceArray> args, const ValueType& out) {
+  ASSIGN_OR_RETURN(std::vector<DeviceArray> v,
+                   SelectOperands(ctx, ins, std::move(args), out.dtype));
+  const ValueType low{out.dtype, Broadcast(v[0], v[1])};
+  ASSIGN_OR_RETURN(DeviceArray t, RunElementwiseArrays(ctx, ElementwiseKind::kMaximum, out.dtype,
+                                                       {std::move(v[1]), std::move(v[0])}, low));
+  return RunElementwiseArrays(ctx, ElementwiseKind::kMinimum, out.dtype,
+                              {std::move(v[2]), std::move(t)}, out);
+}
+
+// where(cond, a, b) from the table's ops, exact for every dtype: bool as
+// cond*a + !cond*b (and/or), others on their bit patterns as integers of
+// the same width, b + cond * (a - b) with wrapping arithmetic (cond 0 or 1),
+// so NaN payloads and signed zeros pass unchanged. A fused select kernel is
+// left for later: this makes three passes.
+absl::StatusOr<DeviceArray> RunWhere(OpContext& ctx, const Instruction& ins,
+                                     std::vector<DeviceArray> args, const ValueType& out) {
+  const DType p = out.dtype;
+  ASSIGN_OR_RETURN(std::vector<DeviceArray> v, SelectOperands(ctx, ins, std::move(args), p));
+  ASSIGN_OR_RETURN(DeviceArray cond, Convert(ctx, std::move(v[0]), DType::kBool));
+  ASSIGN_OR_RETURN(DeviceArray a, Convert(ctx, std::move(v[1]), p));
+  ASSIGN_OR_RETURN(DeviceArray b, Convert(ctx, std::move(v[2]), p));
+  v.clear();
+  using K = ElementwiseKind;
+  if (p == DType::kBool) {
+    const ValueType ca{p, Broadcast(cond, a)};
+    ASSIGN_OR_RETURN(DeviceArray not_c, RunElementwiseArrays(ctx, K::kLogicalNot, p, {cond},
+                                                             ValueType{p, cond.shape}));
+    ASSIGN_OR_RETURN(DeviceArray x, RunElementwiseArrays(ctx, K::kMultiply, p,
+                                                         {std::move(cond), std::move(a)}, ca));
+    const ValueType nb{p, Broadcast(not_c, b)};
+    ASSIGN_OR_RETURN(DeviceArray y, RunElementwiseArrays(ctx, K::kMultiply, p,
+                                                         {std::move(not_c), std::move(b)}, nb));
+    return RunElementwiseArrays(ctx, K::kAdd, p, {std::move(x), std::move(y)}, out);
+  }
+  const DType bits = ItemSize(p) == 4 ? DType::kInt32 : DType::kInt64;
+  a.dtype = bits;  // the same buffer, read as integers
+  b.dtype = bits;
+  ASSIGN_OR_RETURN(DeviceArray c, Convert(ctx, std::move(cond), bits));
+  const ValueType ab{bits, Broadcast(a, b)};
+  ASSIGN_OR_RETURN(DeviceArray d,
+                   RunElementwiseArrays(ctx, K::kSubtract, bits, {std::move(a), b}, ab));
+  const ValueType cd{bits, Broadcast(c, d)};
+  ASSIGN_OR_RETURN(DeviceArray e,
+                   RunElementwiseArrays(ctx, K::kMultiply, bits, {std::move(c), std::move(d)}, cd));
+  ASSIGN_OR_RETURN(DeviceArray r,
+                   RunElementwiseArrays(ctx, K::kAdd, bits, {std::move(b), std::move(e)},
+                                        ValueType{bits, out.shape}));
+  r.dtype = p;
+  return r;
+}
+
 // Broadcasts `a` (already in the compute dtype) to `shape` by a copy.
 absl::StatusOr<DeviceArray> Materialise(OpContext& ctx, const DeviceArray& a, Shape shape) {
   ASSIGN_OR_RETURN(DeviceArray out, Allocate(ctx, a.dtype, std::move(shape)));
@@ -206,6 +294,10 @@ absl::StatusOr<DeviceArray> RunOp(OpContext& ctx, const Instruction& ins,
     }
     case OpKind::kElementwise:
       return RunElementwise(ctx, ins, std::move(args), out);
+    case OpKind::kWhere:
+      return RunWhere(ctx, ins, std::move(args), out);
+    case OpKind::kClip:
+      return RunClip(ctx, ins, std::move(args), out);
     case OpKind::kDot:
       if (args[0].shape.empty() || args[1].shape.empty()) {
         return RunElementwiseArrays(ctx, ElementwiseKind::kMultiply, out.dtype, std::move(args),

@@ -10,6 +10,8 @@ constexpr std::pair<OpKind, const char*> kOpNames[] = {
     {OpKind::kFull, "full"},
     {OpKind::kArange, "arange"},
     {OpKind::kElementwise, "elementwise"},
+    {OpKind::kWhere, "where"},
+    {OpKind::kClip, "clip"},
     {OpKind::kDot, "dot"},
     {OpKind::kMatmul, "matmul"},
     {OpKind::kSum, "sum"},

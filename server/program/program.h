@@ -27,6 +27,8 @@ enum class OpKind {
   kFull,
   kArange,
   kElementwise,  // any row of the op table; Instruction::elementwise says which
+  kWhere,        // where(cond, a, b)
+  kClip,         // clip(a, lo, hi)
   kDot,
   kMatmul,
   kSum,
@@ -68,7 +70,7 @@ struct Instruction {
   OpKind op = OpKind::kElementwise;
   ElementwiseKind elementwise = ElementwiseKind::kAdd;  // kElementwise
   std::vector<Operand> operands;
-  std::vector<ScalarOperand> scalars;       // elementwise; sorted by position
+  std::vector<ScalarOperand> scalars;       // elementwise, where, clip; by position
   Shape shape;                              // ones, zeros, full, reshape
   std::optional<DType> dtype;               // creation ops, astype
   std::optional<Scalar> fill;               // full
@@ -78,6 +80,11 @@ struct Instruction {
   int64_t trip_count = 0;                   // loop
   std::shared_ptr<const Program> body;      // loop
 };
+
+// Whether `op` accepts scalar operands (Instruction::scalars).
+constexpr bool TakesScalars(OpKind op) {
+  return op == OpKind::kElementwise || op == OpKind::kWhere || op == OpKind::kClip;
+}
 
 // The instruction's name for messages: NumPy's name for an elementwise one
 // ("add"), else OpName.

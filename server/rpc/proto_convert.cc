@@ -47,7 +47,7 @@ absl::StatusOr<std::shared_ptr<const Program>> DecodeScope(const v1::Program& wi
     ins.elementwise = op->elementwise;
     const std::string octx = absl::StrCat(ctx, " (", w.op(), ")");
     for (int j = 0; j < w.operands_size(); ++j) {
-      if (ins.op == OpKind::kElementwise && w.operands(j).has_scalar()) {
+      if (TakesScalars(ins.op) && w.operands(j).has_scalar()) {
         std::optional<Scalar> v = DecodeScalar(w.operands(j).scalar());
         if (!v) {
           return absl::InvalidArgumentError(

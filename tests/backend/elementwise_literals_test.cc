@@ -6,13 +6,14 @@
 //
 // What "agrees" means: bit-identical (any NaN matches any NaN), except the
 // transcendental functions (power, exp, log, log1p, expm1, sin, cos, tanh)
-// on floats, which agree within kMaxUlps units in the last place: the CPU
-// backend calls glibc's libm, CUDA its libdevice functions (documented at
-// 1-2 ULP), NumPy its own SIMD loops (AVX-512/AVX2, up to ~3 ULP for
-// float32). inf and NaN results must match exactly; signed zeros are not
-// compared for maximum/minimum ties (NumPy's answer depends on the CPU's
-// SIMD loop). Bool-valued ops write 0/1 of the compute dtype (device_op.h);
-// the test reads them as `!= 0`.
+// on floats, which agree within kMaxUlps units in the last place (8 for
+// float32 power): the CPU backend calls glibc's libm (< 1 ULP), CUDA its
+// libdevice functions (documented: 1-2 ULP, powf 4), NumPy its own SIMD
+// loops (measured against correctly rounded results on an AVX-512 host:
+// float32 log 3, exp/log1p/expm1 2, sin/cos/tanh 1; float64 1). inf and NaN results must match
+// exactly; signed zeros are not compared for maximum/minimum ties (NumPy's answer depends on the
+// CPU's SIMD loop). Bool-valued ops write 0/1 of the compute dtype (device_op.h); the test reads
+// them as `!= 0`.
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -170,8 +171,11 @@ TEST_P(ElementwiseLiteralsTest, EveryOpAndDtypeMatchesNumpy) {
           g == 0 && w == 0) {
         continue;  // a tie of zeros: NumPy's sign depends on its SIMD loop
       }
+      const int64_t ulps = e->kind == ElementwiseKind::kPower && c.dtype == DType::kFloat32
+                               ? 2 * kMaxUlps
+                               : kMaxUlps;
       const bool close = Transcendental(e->kind) && std::isfinite(g) && std::isfinite(w) &&
-                         std::llabs(Ordered(g, c.dtype) - Ordered(w, c.dtype)) <= kMaxUlps;
+                         std::llabs(Ordered(g, c.dtype) - Ordered(w, c.dtype)) <= ulps;
       EXPECT_TRUE(close) << at << ": got " << g << ", NumPy " << w;
     }
     ++checked;

@@ -115,6 +115,37 @@ TEST_F(ElementwiseTest, NewUfuncs) {
   ExpectArray(client::Elementwise("mod", {i32_, 3}), kI32, {3}, {1, 2, 2}, "np.mod(i32, 3)");
 }
 
+TEST_F(ElementwiseTest, WhereAndClip) {
+  Array c = UploadAs(*c_, kB, {3}, {1, 0, 1});
+  Array x = UploadAs(*c_, kF64, {3}, {1.5, kNaN, -0.0});
+  Array y = UploadAs(*c_, kF32, {3}, {-1.0, 2.0, 3.0});
+  ExpectArray(client::where(c, x, y), kF64, {3}, {1.5, 2.0, -0.0}, "np.where(c, x, y)");
+  ExpectArray(client::where(c, i32_, 0), kI32, {3}, {7, 0, 2}, "np.where(c, i32, 0)");
+  ExpectArray(client::where(UploadAs(*c_, kI32, {3}, {2, 0, -1}), i32_, 1.5), kF64, {3},
+              {7.0, 1.5, 2.0}, "np.where(int cond, i32, 1.5)");
+  ExpectArray(client::where(c, UploadAs(*c_, kB, {3}, {1, 1, 0}), false), kB, {3}, {1, 0, 0},
+              "np.where(c, [T, T, F], False)");
+  ExpectArray(client::where(reshape(c, {3, 1}), i32_, -i32_), kI32, {3, 3},
+              {7, -7, 2, -7, 7, -2, 7, -7, 2}, "np.where(c[:, None], i32, -i32)");
+  ExpectArray(client::where(c, UploadAs(*c_, kF64, {3}, {kInf, 1.0, kNaN}),
+                            UploadAs(*c_, kF64, {3}, {1.0, -kInf, 0.0})),
+              kF64, {3}, {kInf, -kInf, kNaN}, "np.where with inf and nan");
+  // np.clip(x, 0.0, 1.0) keeps -0.0 and NaN
+  absl::StatusOr<std::vector<double>> cl = client::clip(x, 0.0, 1.0).ToVector<double>();
+  ASSERT_TRUE(cl.ok()) << cl.status();
+  EXPECT_EQ((*cl)[0], 1.0);
+  EXPECT_TRUE(std::isnan((*cl)[1]));
+  EXPECT_TRUE((*cl)[2] == 0.0 && std::signbit((*cl)[2])) << (*cl)[2];
+  ExpectArray(client::clip(i32_, -3, 3), kI32, {3}, {3, -3, 2}, "np.clip(i32, -3, 3)");
+  ExpectArray(client::clip(i32_, 0, int64_t{1} << 40), kI32, {3}, {7, 0, 2},
+              "np.clip(i32, 0, 2**40)");
+  ExpectArray(client::clip(i32_, 0.5, 1.5), kF64, {3}, {1.5, 0.5, 1.5}, "np.clip(i32, .5, 1.5)");
+  ExpectArray(client::clip(UploadAs(*c_, kF64, {1}, {5.0}), 3, 1), kF64, {1}, {1.0},
+              "np.clip(5.0, 3, 1)");
+  absl::Status bad = client::Elementwise("where", {c, x}).Evaluate();
+  EXPECT_EQ(bad.code(), absl::StatusCode::kInvalidArgument);
+}
+
 // Lazily recorded chains of a new op fold into a loop and fuse; results equal
 // the op-by-op ones (np.float64 maximum of arange(4) with itself is itself).
 TEST_F(ElementwiseTest, FoldedChainsOfNewOpsEqualOpByOp) {

@@ -19,7 +19,8 @@ def c(request, server):
         yield client
 
 
-# glibc / CUDA libdevice against NumPy's own SIMD loops: within 4 ULP.
+# glibc / CUDA libdevice against NumPy's own SIMD loops: within 4 ULP (8 for
+# float32 power; see tests/backend/elementwise_literals_test.cc).
 TRANSCENDENTAL = {"power", "exp", "log", "log1p", "expm1", "sin", "cos", "tanh"}
 SUPPORTED = set(DTYPES)
 
@@ -42,7 +43,8 @@ def check_ufunc(name, result, want):
     both_nan = np.isnan(got) & np.isnan(want)
     same = (got == want) | both_nan
     if not same.all():
-        np.testing.assert_array_max_ulp(got[~same], want[~same], maxulp=4, dtype=want.dtype)
+        maxulp = 8 if name == "power" and want.dtype == np.float32 else 4
+        np.testing.assert_array_max_ulp(got[~same], want[~same], maxulp=maxulp, dtype=want.dtype)
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
@@ -117,3 +119,16 @@ def test_fused_chain_of_new_ops_equals_numpy(c):
     for _ in range(5):
         w = np.minimum(np.sqrt(np.abs(w)), w)
     check(out, w)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_where_and_clip(c, dtype):
+    cond = sample(np.bool_, (3, 1), 6)
+    a, b = sample(dtype, (4,), 7), sample(dtype, (3, 4), 8)
+    if dtype.kind == "f":
+        a[:3] = [np.nan, -0.0, np.inf]
+    check(rs.where(c.asarray(cond), c.asarray(a), c.asarray(b)), np.where(cond, a, b))
+    check(rs.where(c.asarray(cond), c.asarray(a), 0), np.where(cond, a, 0))
+    if dtype != np.bool_:
+        check(c.asarray(a).clip(-5, 5), np.clip(a, -5, 5))
+        check(rs.clip(c.asarray(b), c.asarray(a), 20), np.clip(b, a, 20))

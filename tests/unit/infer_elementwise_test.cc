@@ -262,6 +262,38 @@ TEST(InferElementwise, ScalarErrorsAsNumpy) {
   EXPECT_EQ(both->shape, Shape());
 }
 
+// np.where(c, a, b).dtype and np.clip(a, lo, hi).dtype, NumPy 2.4.
+TEST(InferElementwise, WhereAndClipTypes) {
+  constexpr DType kB = DType::kBool, kI32 = DType::kInt32, kI64 = DType::kInt64,
+                  kF32 = DType::kFloat32, kF64 = DType::kFloat64;
+  Instruction where;
+  where.op = OpKind::kWhere;
+  absl::StatusOr<ValueType> t = InferType(where, {T(kB, {2, 1}), T(kF32, {3}), T(kI32, {1})});
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(t->dtype, kF64);  // np.where(c, f32, i32)
+  EXPECT_EQ(t->shape, Shape({2, 3}));
+  t = InferType(where, {T(kF64, {2}), T(kI32, {2}), T(kI32, {2})});
+  EXPECT_EQ(t->dtype, kI32);  // the condition's dtype takes no part
+  where.scalars = {ScalarOperand{2, Scalar::Float(0.0)}};
+  EXPECT_EQ(InferType(where, {T(kB, {2}), T(kF32, {2})})->dtype, kF32);  // np.where(c, f32, 0.0)
+  where.scalars = {ScalarOperand{2, Scalar::Int(1)}};
+  EXPECT_EQ(InferType(where, {T(kB, {2}), T(kB, {2})})->dtype, kI64);  // np.where(c, b, 1)
+  where.scalars = {ScalarOperand{1, Scalar::Int(1)}, ScalarOperand{2, Scalar::Float(2)}};
+  EXPECT_EQ(InferType(where, {T(kB, {2})})->dtype, kF64);  // np.where(c, 1, 2.0)
+  where.scalars = {ScalarOperand{0, Scalar::Bool(true)}};
+  EXPECT_FALSE(InferType(where, {T(kF32, {2}), T(kF32, {2})}).ok());  // scalar cond
+  EXPECT_FALSE(InferType(where, {T(kF32, {2})}).ok());                // two operands
+
+  Instruction clip;
+  clip.op = OpKind::kClip;
+  clip.scalars = {ScalarOperand{1, Scalar::Int(0)}, ScalarOperand{2, Scalar::Int(5)}};
+  EXPECT_EQ(InferType(clip, {T(kI32, {2})})->dtype, kI32);  // np.clip(i32, 0, 5)
+  clip.scalars = {ScalarOperand{1, Scalar::Float(0.5)}, ScalarOperand{2, Scalar::Float(1.5)}};
+  EXPECT_EQ(InferType(clip, {T(kI32, {2})})->dtype, kF64);  // np.clip(i32, 0.5, 1.5)
+  clip.scalars = {ScalarOperand{2, Scalar::Int(1)}};
+  EXPECT_EQ(InferType(clip, {T(kF32, {2}), T(kF64, {})})->dtype, kF64);  // f32, f64(0), 1
+}
+
 TEST(InferElementwise, BoundCountsTheBoolTemporaryAndScalars) {
   // less(int32[1000], 1.5): computes in float64 (the operand's copy, the 0/1
   // temporary, the scalar) and returns 1000 bools.

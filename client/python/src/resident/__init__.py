@@ -15,8 +15,8 @@ message.
 """
 
 from . import _array
-from ._array import (ELEMENTWISE_FUNCTIONS, asnumpy, astype, dot, matmul, ndarray, reshape, sum,
-                     transpose)
+from ._array import (ELEMENTWISE_FUNCTIONS, asnumpy, astype, clip, dot, matmul, ndarray, reshape,
+                     sum, transpose, where)
 from ._client import (ArrayListing, Client, DeviceInfo, ServerInfo, SessionListing, connect)
 from ._dtypes import SUPPORTED as supported_dtypes
 from ._errors import (Aborted, AlreadyExists, Cancelled, DataLoss, DeadlineExceeded,
@@ -30,7 +30,7 @@ globals().update({_n: getattr(_array, _n) for _n in ELEMENTWISE_FUNCTIONS})
 __version__ = "0.1.0"
 
 __all__ = [
-    "connect", "Client", "ndarray", "asnumpy", *ELEMENTWISE_FUNCTIONS, "dot", "matmul", "sum", "reshape", "transpose", "astype", "supported_dtypes",
+    "connect", "Client", "ndarray", "asnumpy", *ELEMENTWISE_FUNCTIONS, "where", "clip", "dot", "matmul", "sum", "reshape", "transpose", "astype", "supported_dtypes",
     "ServerInfo", "DeviceInfo", "ArrayListing", "SessionListing", "ResidentError", "Cancelled",
     "Unknown", "InvalidArgument", "DeadlineExceeded", "NotFound", "AlreadyExists",
     "PermissionDenied", "ResourceExhausted", "FailedPrecondition", "Aborted", "OutOfRange",

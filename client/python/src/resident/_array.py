@@ -199,6 +199,9 @@ class ndarray:
     def dot(self, other: ArrayOrScalar) -> "ndarray":
         return dot(self, other)
 
+    def clip(self, lo: ArrayOrScalar, hi: ArrayOrScalar) -> "ndarray":
+        return clip(self, lo, hi)
+
     # Operators (__add__, __radd__, __lt__, __neg__, ...) are generated from
     # _ops.OPERATORS below the class. Like NumPy's, == and != are
     # elementwise, so arrays are unhashable.
@@ -304,6 +307,38 @@ def _unary(op: str, a: ndarray, ins: Optional["pb.Instruction"] = None) -> ndarr
             raise _host_array_error(a)
         raise TypeError(f"{op} needs a resident array, got {type(a).__name__}")
     return record(op, [a._node], a._node.session, ins)
+
+
+def where(cond: ndarray, a: ArrayOrScalar, b: ArrayOrScalar) -> ndarray:
+    """numpy.where(cond, a, b): a where cond is true (non-zero), else b."""
+    return _ternary("where", cond, a, b)
+
+
+def clip(a: ndarray, lo: ArrayOrScalar, hi: ArrayOrScalar) -> ndarray:
+    """numpy.clip(a, lo, hi): NaN bounds propagate; lo > hi gives hi."""
+    return _ternary("clip", a, lo, hi)
+
+
+def _ternary(op: str, first: ndarray, x: ArrayOrScalar, y: ArrayOrScalar) -> ndarray:
+    if not isinstance(first, ndarray):
+        if isinstance(first, np.ndarray):
+            raise _host_array_error(first)
+        raise TypeError(f"{op} needs a resident array first, got {type(first).__name__}")
+    session = first._node.session
+    like = next((v for v in (x, y) if isinstance(v, ndarray)), first)
+    nodes = [first._node]
+    for v in (x, y):
+        if isinstance(v, ndarray):
+            if v._node.session is not session:
+                raise ValueError(f"{op}: the arrays belong to different clients")
+            nodes.append(v._node)
+        elif isinstance(v, (np.ndarray, list, tuple)):
+            raise _host_array_error(v)
+        elif _dtypes.is_scalar(v):
+            nodes.append(_scalar_node(v, like))
+        else:
+            raise TypeError(f"{op}: unsupported operand of type {type(v).__name__}")
+    return record(op, nodes, session)
 
 
 def _binary_function(op: str, doc: str) -> Callable[[ArrayOrScalar, ArrayOrScalar], ndarray]:

@@ -51,6 +51,8 @@ OPS: Dict[str, OpSpec] = {s.name: s for s in (
     OpSpec("arange", 0, _infer.arange),
     *(OpSpec(n, 2, _infer.elementwise(n)) for n in BINARY_ELEMENTWISE),
     *(OpSpec(n, 1, _infer.elementwise(n)) for n in UNARY_ELEMENTWISE),
+    OpSpec("where", 3, None),
+    OpSpec("clip", 3, None),
     OpSpec("dot", 2, _infer.dot),
     OpSpec("matmul", 2, _infer.matmul),
     OpSpec("sum", 1, _infer.sum_),
