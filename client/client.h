@@ -25,6 +25,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "core/dtype.h"
+#include "core/elementwise_kind.h"
 #include "core/scalar.h"
 #include "core/shape.h"
 
@@ -227,11 +228,54 @@ Array arange(Client& c, Scalar start, Scalar stop, Scalar step = Scalar::Int(1),
              std::optional<DType> dtype = std::nullopt);
 Array arange(Client& c, int64_t stop);
 
-Array add(const Array& a, const Array& b);
-Array subtract(const Array& a, const Array& b);
-Array multiply(const Array& a, const Array& b);
-Array divide(const Array& a, const Array& b);
-Array negative(const Array& a);
+// An elementwise operand: an Array, or a C++ number standing for a Python
+// scalar, weak in NumPy 2's promotion (NEP 50): a float32 x + 1.0 stays
+// float32, an int32 x + 1 stays int32 (an int that does not fit is an
+// error), an int32 x + 1.5 is float64.
+class ArrayOrScalar {
+ public:
+  ArrayOrScalar(const Array& a) : array_(a) {}  // NOLINT(google-explicit-constructor)
+  template <typename T, std::enable_if_t<std::is_arithmetic_v<T>, int> = 0>
+  ArrayOrScalar(T v)  // NOLINT(google-explicit-constructor)
+      : scalar_(std::is_same_v<T, bool> ? Scalar::Bool(static_cast<bool>(v))
+                : std::is_integral_v<T> ? Scalar::Int(static_cast<int64_t>(v))
+                                        : Scalar::Float(static_cast<double>(v))) {}
+  const Array* array() const { return scalar_ ? nullptr : &array_; }
+  const std::optional<Scalar>& scalar() const { return scalar_; }
+
+ private:
+  Array array_;
+  std::optional<Scalar> scalar_;
+};
+
+// Any op of the server's elementwise table (core/elementwise_kind.h) by its
+// NumPy name ("add", "maximum", "sqrt", "less", ...; aliases "abs", "mod"),
+// or "where" / "clip", over arrays and scalars. An unknown name or a wrong count of operands is
+// an error when the result is evaluated; an empty Array when no operand is
+// an Array (there is no client to send it to).
+Array Elementwise(const std::string& name, const std::vector<ArrayOrScalar>& operands);
+
+// One named function per row of the table: add(a, b), maximum(a, b),
+// less(a, b), logical_and(a, b), ... (binary: arrays or scalars), and
+// negative(a), sqrt(a), isnan(a), ... (unary: arrays).
+#define RESIDENT_CLIENT_EW_DECL_1(name) Array name(const Array& a);
+#define RESIDENT_CLIENT_EW_DECL_2(name) Array name(const ArrayOrScalar& a, const ArrayOrScalar& b);
+#define RESIDENT_CLIENT_EW_DECL(kind, name, arity, rule) RESIDENT_CLIENT_EW_DECL_##arity(name)
+RESIDENT_ELEMENTWISE_OPS(RESIDENT_CLIENT_EW_DECL)
+#undef RESIDENT_CLIENT_EW_DECL
+#undef RESIDENT_CLIENT_EW_DECL_1
+#undef RESIDENT_CLIENT_EW_DECL_2
+inline Array abs(const Array& a) { return absolute(a); }
+// numpy.where(cond, a, b) and numpy.clip(a, lo, hi) (NaN bounds propagate;
+// lo > hi gives hi), with scalars as weak as above.
+inline Array where(const Array& cond, const ArrayOrScalar& a, const ArrayOrScalar& b) {
+  return Elementwise("where", {cond, a, b});
+}
+inline Array clip(const Array& a, const ArrayOrScalar& lo, const ArrayOrScalar& hi) {
+  return Elementwise("clip", {a, lo, hi});
+}
+inline Array mod(const ArrayOrScalar& a, const ArrayOrScalar& b) { return remainder(a, b); }
+
 Array dot(const Array& a, const Array& b);
 Array matmul(const Array& a, const Array& b);
 Array sum(const Array& a, std::optional<int64_t> axis = std::nullopt);
@@ -239,10 +283,23 @@ Array reshape(const Array& a, const Shape& shape);
 Array transpose(const Array& a, const std::vector<int64_t>& axes = {});
 Array astype(const Array& a, DType dtype);
 
-inline Array operator+(const Array& a, const Array& b) { return add(a, b); }
-inline Array operator-(const Array& a, const Array& b) { return subtract(a, b); }
-inline Array operator*(const Array& a, const Array& b) { return multiply(a, b); }
-inline Array operator/(const Array& a, const Array& b) { return divide(a, b); }
+// Operators of arrays, and of an array and a number (x + 1.0, 2 * x).
+#define RESIDENT_CLIENT_OPERATOR(op, fn)                                        \
+  inline Array operator op(const Array& a, const Array& b) { return fn(a, b); } \
+  template <typename T, std::enable_if_t<std::is_arithmetic_v<T>, int> = 0>     \
+  Array operator op(const Array& a, T b) {                                      \
+    return fn(a, b);                                                            \
+  }                                                                             \
+  template <typename T, std::enable_if_t<std::is_arithmetic_v<T>, int> = 0>     \
+  Array operator op(T a, const Array& b) {                                      \
+    return fn(a, b);                                                            \
+  }
+RESIDENT_CLIENT_OPERATOR(+, add)
+RESIDENT_CLIENT_OPERATOR(-, subtract)
+RESIDENT_CLIENT_OPERATOR(*, multiply)
+RESIDENT_CLIENT_OPERATOR(/, divide)
+RESIDENT_CLIENT_OPERATOR(%, remainder)
+#undef RESIDENT_CLIENT_OPERATOR
 inline Array operator-(const Array& a) { return negative(a); }
 
 }  // namespace resident::client

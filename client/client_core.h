@@ -42,6 +42,9 @@ struct Node {
   // kOp: the instruction without operands; operands come from inputs.
   v1::Instruction ins;
   std::vector<std::shared_ptr<Node>> inputs;
+  // Scalar operands of an elementwise op: {position among its operands,
+  // value}, in increasing position; inputs fill the other positions.
+  std::vector<std::pair<int, v1::Scalar>> scalars;
   int num_outputs = 1;
 
   // A problem found while recording (e.g. a malformed loop body); flushing

@@ -21,12 +21,6 @@ Array Creation(Client& c, const char* op, const Shape& shape, std::optional<DTyp
   return c.core()->Finish(std::move(n));
 }
 
-Array Unary(const char* op, const Array& a) {
-  auto core = CoreOf(a);
-  if (core == nullptr) return Array();
-  return core->Finish(core->NewOp(op, {NodeOf(a)}));
-}
-
 Array BinaryOp(const char* op, const Array& a, const Array& b) {
   auto core = CoreOf(a) ? CoreOf(a) : CoreOf(b);
   if (core == nullptr || !NodeOf(a) || !NodeOf(b)) return Array();
@@ -56,11 +50,42 @@ Array arange(Client& c, Scalar start, Scalar stop, Scalar step, std::optional<DT
 }
 Array arange(Client& c, int64_t stop) { return arange(c, Scalar::Int(0), Scalar::Int(stop)); }
 
-Array add(const Array& a, const Array& b) { return BinaryOp("add", a, b); }
-Array subtract(const Array& a, const Array& b) { return BinaryOp("subtract", a, b); }
-Array multiply(const Array& a, const Array& b) { return BinaryOp("multiply", a, b); }
-Array divide(const Array& a, const Array& b) { return BinaryOp("divide", a, b); }
-Array negative(const Array& a) { return Unary("negative", a); }
+Array Elementwise(const std::string& name, const std::vector<ArrayOrScalar>& operands) {
+  std::shared_ptr<ClientCore> core;
+  for (const ArrayOrScalar& o : operands) {
+    if (o.array() != nullptr && CoreOf(*o.array()) != nullptr) {
+      core = CoreOf(*o.array());
+      break;
+    }
+  }
+  if (core == nullptr) return Array();
+  std::vector<std::shared_ptr<Node>> inputs;
+  std::vector<std::pair<int, v1::Scalar>> scalars;
+  for (size_t i = 0; i < operands.size(); ++i) {
+    if (const Array* a = operands[i].array()) {
+      if (!NodeOf(*a)) return Array();
+      inputs.push_back(NodeOf(*a));
+    } else {
+      v1::Scalar s;
+      EncodeScalar(*operands[i].scalar(), &s);
+      scalars.emplace_back(static_cast<int>(i), std::move(s));
+    }
+  }
+  auto n = core->NewOp(name.c_str(), std::move(inputs));
+  n->scalars = std::move(scalars);
+  return core->Finish(std::move(n));
+}
+
+// The named functions, generated from the op table.
+#define RESIDENT_CLIENT_EW_DEF_1(name) \
+  Array name(const Array& a) { return Elementwise(#name, {a}); }
+#define RESIDENT_CLIENT_EW_DEF_2(name) \
+  Array name(const ArrayOrScalar& a, const ArrayOrScalar& b) { return Elementwise(#name, {a, b}); }
+#define RESIDENT_CLIENT_EW_DEF(kind, name, arity, rule) RESIDENT_CLIENT_EW_DEF_##arity(name)
+RESIDENT_ELEMENTWISE_OPS(RESIDENT_CLIENT_EW_DEF)
+#undef RESIDENT_CLIENT_EW_DEF
+#undef RESIDENT_CLIENT_EW_DEF_1
+#undef RESIDENT_CLIENT_EW_DEF_2
 Array dot(const Array& a, const Array& b) { return BinaryOp("dot", a, b); }
 Array matmul(const Array& a, const Array& b) { return BinaryOp("matmul", a, b); }
 

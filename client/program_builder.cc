@@ -118,8 +118,16 @@ absl::Status ScopeBuilder::Build(const std::vector<std::shared_ptr<Node>>& targe
     if (n->kind == Node::Kind::kLoopOutput) continue;
     v1::Instruction* ins = out->add_instructions();
     *ins = n->ins;
+    size_t next_scalar = 0;
     for (const auto& in : n->inputs) {
+      while (next_scalar < n->scalars.size() &&
+             n->scalars[next_scalar].first == ins->operands_size()) {
+        *ins->add_operands()->mutable_scalar() = n->scalars[next_scalar++].second;
+      }
       ASSIGN_OR_RETURN(*ins->add_operands(), OperandOf(in.get()));
+    }
+    for (; next_scalar < n->scalars.size(); ++next_scalar) {
+      *ins->add_operands()->mutable_scalar() = n->scalars[next_scalar].second;
     }
   }
   return absl::OkStatus();
@@ -154,8 +162,9 @@ std::vector<ChainRun> ScopeBuilder::FindRuns(const std::vector<std::shared_ptr<N
         n.user_refs.load() > 0 ||
         std::any_of(targets.begin(), targets.end(), [&](const auto& t) { return t.get() == &n; });
     const ElementwiseInfo* e = FindElementwise(n.ins.op());
-    // Only the op is set: no attribute could make two steps differ.
-    const bool plain = n.ins.ByteSizeLong() == 2 + n.ins.op().size();
+    // Only the op is set: no attribute could make two steps differ. Scalar
+    // operands do not fold (the server's fused loops have no constants).
+    const bool plain = n.ins.ByteSizeLong() == 2 + n.ins.op().size() && n.scalars.empty();
     if (n.kind != Node::Kind::kOp || n.num_outputs != 1 || n.inputs.size() != 2 || e == nullptr ||
         e->arity != 2 || !plain) {
       continue;
@@ -164,7 +173,18 @@ std::vector<ChainRun> ScopeBuilder::FindRuns(const std::vector<std::shared_ptr<N
     steps[i].output = static_cast<int64_t>(i);
     for (int k = 0; k < 2; ++k) steps[i].operand[k] = id_of(n.inputs[k].get());
   }
-  return FindChainRuns(steps, uses, is_output);
+  // The client does not know dtypes or shapes, so a run's first op stays
+  // outside its loop: its result has the type every later step keeps (NumPy's
+  // promotion and broadcasting are idempotent: f(f(x, c), c) has the type of
+  // f(x, c)), which a loop's carried value must. int32 / int32 is float64,
+  // and from then on float64 / int32 is float64 again.
+  std::vector<ChainRun> runs = FindChainRuns(steps, uses, is_output);
+  std::vector<ChainRun> typed;
+  for (ChainRun r : runs) {
+    ++r.begin;
+    if (r.end - r.begin + 1 >= kMinChainRun - 1) typed.push_back(r);
+  }
+  return typed;
 }
 
 absl::Status ScopeBuilder::EmitLoop(const ChainRun& run, v1::Instruction* loop) {

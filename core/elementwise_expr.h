@@ -49,6 +49,37 @@ struct ResidentIsFloat<double> {
   static constexpr bool value = true;
 };
 
+// The C math library: CUDA's libdevice functions on the device (nvcc's
+// device pass, NVRTC), GCC's builtins (which call libm) on the host, so this
+// header still includes nothing.
+#if defined(__CUDA_ARCH__) || defined(__CUDACC_RTC__)
+#define RESIDENT_LIBM(f) f
+#else
+#define RESIDENT_LIBM(f) __builtin_##f
+#endif
+#define RESIDENT_MATH1(name)                                                         \
+  RESIDENT_HD float resident_m_##name(float x) { return RESIDENT_LIBM(name##f)(x); } \
+  RESIDENT_HD double resident_m_##name(double x) { return RESIDENT_LIBM(name)(x); }
+#define RESIDENT_MATH2(name)                                                                     \
+  RESIDENT_HD float resident_m_##name(float x, float y) { return RESIDENT_LIBM(name##f)(x, y); } \
+  RESIDENT_HD double resident_m_##name(double x, double y) { return RESIDENT_LIBM(name)(x, y); }
+RESIDENT_MATH1(sqrt)
+RESIDENT_MATH1(exp)
+RESIDENT_MATH1(log)
+RESIDENT_MATH1(log1p)
+RESIDENT_MATH1(expm1)
+RESIDENT_MATH1(sin)
+RESIDENT_MATH1(cos)
+RESIDENT_MATH1(tanh)
+RESIDENT_MATH1(floor)
+RESIDENT_MATH1(ceil)
+RESIDENT_MATH1(fabs)
+RESIDENT_MATH2(pow)
+RESIDENT_MATH2(fmod)
+RESIDENT_MATH2(copysign)
+#undef RESIDENT_MATH1
+#undef RESIDENT_MATH2
+
 // add: bool is logical or.
 RESIDENT_HD bool resident_ew_add(bool a, bool b) { return a || b; }
 template <typename T>
@@ -99,6 +130,225 @@ RESIDENT_HD T resident_ew_negative(T a) {
   } else {
     typedef typename ResidentUnsigned<T>::type U;
     return static_cast<T>(static_cast<U>(0) - static_cast<U>(a));
+  }
+}
+
+// maximum, minimum: NaN-propagating as NumPy's; on a tie of zeros the
+// second operand, as NumPy's SIMD loops (x86 max/min) give. bool: or / and.
+RESIDENT_HD bool resident_ew_maximum(bool a, bool b) { return a || b; }
+template <typename T>
+RESIDENT_HD T resident_ew_maximum(T a, T b) {
+  if constexpr (ResidentIsFloat<T>::value) {
+    if (a != a) return a;
+  }
+  return a > b ? a : b;
+}
+RESIDENT_HD bool resident_ew_minimum(bool a, bool b) { return a && b; }
+template <typename T>
+RESIDENT_HD T resident_ew_minimum(T a, T b) {
+  if constexpr (ResidentIsFloat<T>::value) {
+    if (a != a) return a;
+  }
+  return a < b ? a : b;
+}
+
+// power: floats through pow; integers by squaring (wrapping). NumPy raises
+// for a negative integer exponent; the program layer refuses a negative
+// scalar exponent, and an array's negative element gives 0 here.
+template <typename T>
+RESIDENT_HD T resident_ew_power(T a, T b) {
+  if constexpr (ResidentIsFloat<T>::value) {
+    return resident_m_pow(a, b);
+  } else {
+    typedef typename ResidentUnsigned<T>::type U;
+    if (b < 0) return 0;
+    U base = static_cast<U>(a), out = 1;
+    while (b > 0) {
+      if (b & 1) out = out * base;
+      base = base * base;
+      b = static_cast<T>(b >> 1);
+    }
+    return static_cast<T>(out);
+  }
+}
+
+// NumPy's npy_divmod for floats: the floored quotient and the remainder with
+// the divisor's sign, from fmod.
+template <typename T>
+RESIDENT_HD T resident_float_divmod(T a, T b, T* modulus) {
+  T mod = resident_m_fmod(a, b);
+  if (!b) {
+    *modulus = mod;
+    return a / b;
+  }
+  T div = (a - mod) / b;
+  if (mod) {
+    if ((b < 0) != (mod < 0)) {
+      mod += b;
+      div -= static_cast<T>(1);
+    }
+  } else {
+    mod = resident_m_copysign(static_cast<T>(0), b);
+  }
+  T floordiv;
+  if (div) {
+    floordiv = resident_m_floor(div);
+    if (div - floordiv > static_cast<T>(0.5)) floordiv += static_cast<T>(1);
+  } else {
+    floordiv = resident_m_copysign(static_cast<T>(0), a / b);
+  }
+  *modulus = mod;
+  return floordiv;
+}
+
+// remainder (mod): Python's sign rule (the divisor's). Integer x % 0 is 0,
+// as NumPy gives (with a warning); float x % 0 is NaN.
+template <typename T>
+RESIDENT_HD T resident_ew_remainder(T a, T b) {
+  if constexpr (ResidentIsFloat<T>::value) {
+    if (!b) return resident_m_fmod(a, b);
+    T mod;
+    resident_float_divmod(a, b, &mod);
+    return mod;
+  } else {
+    if (b == 0 || b == -1) return 0;  // -1: INT_MIN % -1 would trap
+    T r = static_cast<T>(a % b);
+    if (r != 0 && ((r < 0) != (b < 0))) r = static_cast<T>(r + b);
+    return r;
+  }
+}
+
+// floor_divide: the floored quotient. Integer x // 0 is 0 and
+// INT_MIN // -1 wraps to INT_MIN, as NumPy gives.
+template <typename T>
+RESIDENT_HD T resident_ew_floor_divide(T a, T b) {
+  if constexpr (ResidentIsFloat<T>::value) {
+    if (!b) return a / b;
+    T mod;
+    return resident_float_divmod(a, b, &mod);
+  } else {
+    typedef typename ResidentUnsigned<T>::type U;
+    if (b == 0) return 0;
+    if (b == -1) return static_cast<T>(static_cast<U>(0) - static_cast<U>(a));
+    T q = static_cast<T>(a / b);
+    if ((a % b != 0) && ((a < 0) != (b < 0))) q = static_cast<T>(q - 1);
+    return q;
+  }
+}
+
+// absolute: integers wrap (abs(INT_MIN) is INT_MIN); floats clear the sign.
+RESIDENT_HD bool resident_ew_absolute(bool a) { return a; }
+template <typename T>
+RESIDENT_HD T resident_ew_absolute(T a) {
+  if constexpr (ResidentIsFloat<T>::value) {
+    return resident_m_fabs(a);
+  } else {
+    typedef typename ResidentUnsigned<T>::type U;
+    return a < 0 ? static_cast<T>(static_cast<U>(0) - static_cast<U>(a)) : a;
+  }
+}
+
+// sign: -1, 0 (+0 for -0 too) or 1; NaN stays NaN. No bool.
+template <typename T>
+RESIDENT_HD T resident_ew_sign(T a) {
+  if (a > 0) return static_cast<T>(1);
+  if (a < 0) return static_cast<T>(-1);
+  if (a == 0) return static_cast<T>(0);
+  return a;  // NaN
+}
+
+// The transcendentals and sqrt: floats only (the program layer computes
+// integers in float64, as NumPy does).
+#define RESIDENT_EW_LIBM(name)                                                    \
+  template <typename T>                                                           \
+  RESIDENT_HD T resident_ew_##name(T a) {                                         \
+    static_assert(ResidentIsFloat<T>::value, #name " computes in a float dtype"); \
+    return resident_m_##name(a);                                                  \
+  }
+RESIDENT_EW_LIBM(sqrt)
+RESIDENT_EW_LIBM(exp)
+RESIDENT_EW_LIBM(log)
+RESIDENT_EW_LIBM(log1p)
+RESIDENT_EW_LIBM(expm1)
+RESIDENT_EW_LIBM(sin)
+RESIDENT_EW_LIBM(cos)
+RESIDENT_EW_LIBM(tanh)
+#undef RESIDENT_EW_LIBM
+
+// floor, ceil: integers and bool are unchanged (NumPy 2 keeps their dtype).
+RESIDENT_HD bool resident_ew_floor(bool a) { return a; }
+template <typename T>
+RESIDENT_HD T resident_ew_floor(T a) {
+  if constexpr (ResidentIsFloat<T>::value) {
+    return resident_m_floor(a);
+  } else {
+    return a;
+  }
+}
+RESIDENT_HD bool resident_ew_ceil(bool a) { return a; }
+template <typename T>
+RESIDENT_HD T resident_ew_ceil(T a) {
+  if constexpr (ResidentIsFloat<T>::value) {
+    return resident_m_ceil(a);
+  } else {
+    return a;
+  }
+}
+
+// The bool-valued ops: computed in the operands' dtype; callers store the
+// bool (as 0/1 of the compute dtype, then cast to bool).
+template <typename T>
+RESIDENT_HD bool resident_ew_equal(T a, T b) {
+  return a == b;
+}
+template <typename T>
+RESIDENT_HD bool resident_ew_not_equal(T a, T b) {
+  return a != b;
+}
+template <typename T>
+RESIDENT_HD bool resident_ew_less(T a, T b) {
+  return a < b;
+}
+template <typename T>
+RESIDENT_HD bool resident_ew_less_equal(T a, T b) {
+  return a <= b;
+}
+template <typename T>
+RESIDENT_HD bool resident_ew_greater(T a, T b) {
+  return a > b;
+}
+template <typename T>
+RESIDENT_HD bool resident_ew_greater_equal(T a, T b) {
+  return a >= b;
+}
+// Logical ops read each operand as `x != 0` (NaN is true, as in NumPy).
+template <typename T>
+RESIDENT_HD bool resident_ew_logical_and(T a, T b) {
+  return a != static_cast<T>(0) && b != static_cast<T>(0);
+}
+template <typename T>
+RESIDENT_HD bool resident_ew_logical_or(T a, T b) {
+  return a != static_cast<T>(0) || b != static_cast<T>(0);
+}
+template <typename T>
+RESIDENT_HD bool resident_ew_logical_not(T a) {
+  return a == static_cast<T>(0);
+}
+template <typename T>
+RESIDENT_HD bool resident_ew_isnan(T a) {
+  if constexpr (ResidentIsFloat<T>::value) {
+    return a != a;
+  } else {
+    return false;
+  }
+}
+// Finite: x - x is 0 exactly for finite x, NaN for inf and NaN.
+template <typename T>
+RESIDENT_HD bool resident_ew_isfinite(T a) {
+  if constexpr (ResidentIsFloat<T>::value) {
+    return a - a == static_cast<T>(0);
+  } else {
+    return true;
   }
 }
 

@@ -14,27 +14,61 @@
 
 #include <cstdint>
 #include <string_view>
+#include <utility>
 
 #include "core/dtype.h"
 
 namespace resident {
 
-// Which dtypes a backend computes an op in (all operands and the result
-// share it; the program layer promotes first, as NumPy's type resolution).
+// NumPy's type resolution of an op, for our dtypes. P is the operands'
+// promoted dtype; the op computes in its compute dtype (operands are cast to
+// it first), and its result has that dtype or, for kBoolResult, bool.
 enum class ElementwiseRule : uint8_t {
-  kAll,        // every dtype (bool add is or, bool multiply is and)
-  kNotBool,    // NumPy has no bool subtract or negative
-  kFloatOnly,  // true divide: integers are promoted to float64 first
+  kAll,         // computes in P, any P (bool add is or, bool maximum is or)
+  kNotBool,     // computes in P; NumPy refuses bool (subtract, negative, sign)
+  kTrueDivide,  // bool and integers compute in float64
+  kFloatMath,   // integers compute in float64; bool would be float16 (we lack it)
+  kNoBoolPair,  // bool would be int8 (we lack it): power, remainder, floor_divide
+  kBoolResult,  // computes in P, any P; the result is bool (comparisons, isnan)
 };
 
 // X(Kind, numpy_name, arity, rule): the one definition of each op.
-// numpy_name also names its expression, resident_ew_<numpy_name>.
-#define RESIDENT_ELEMENTWISE_OPS(X)   \
-  X(kAdd, add, 2, kAll)               \
-  X(kSubtract, subtract, 2, kNotBool) \
-  X(kMultiply, multiply, 2, kAll)     \
-  X(kDivide, divide, 2, kFloatOnly)   \
-  X(kNegative, negative, 1, kNotBool)
+// numpy_name also names its expression, resident_ew_<numpy_name>, and is
+// its wire name.
+#define RESIDENT_ELEMENTWISE_OPS(X)               \
+  X(kAdd, add, 2, kAll)                           \
+  X(kSubtract, subtract, 2, kNotBool)             \
+  X(kMultiply, multiply, 2, kAll)                 \
+  X(kDivide, divide, 2, kTrueDivide)              \
+  X(kNegative, negative, 1, kNotBool)             \
+  X(kMaximum, maximum, 2, kAll)                   \
+  X(kMinimum, minimum, 2, kAll)                   \
+  X(kPower, power, 2, kNoBoolPair)                \
+  X(kRemainder, remainder, 2, kNoBoolPair)        \
+  X(kFloorDivide, floor_divide, 2, kNoBoolPair)   \
+  X(kAbsolute, absolute, 1, kAll)                 \
+  X(kSign, sign, 1, kNotBool)                     \
+  X(kSqrt, sqrt, 1, kFloatMath)                   \
+  X(kExp, exp, 1, kFloatMath)                     \
+  X(kLog, log, 1, kFloatMath)                     \
+  X(kLog1p, log1p, 1, kFloatMath)                 \
+  X(kExpm1, expm1, 1, kFloatMath)                 \
+  X(kSin, sin, 1, kFloatMath)                     \
+  X(kCos, cos, 1, kFloatMath)                     \
+  X(kTanh, tanh, 1, kFloatMath)                   \
+  X(kFloor, floor, 1, kAll)                       \
+  X(kCeil, ceil, 1, kAll)                         \
+  X(kEqual, equal, 2, kBoolResult)                \
+  X(kNotEqual, not_equal, 2, kBoolResult)         \
+  X(kLess, less, 2, kBoolResult)                  \
+  X(kLessEqual, less_equal, 2, kBoolResult)       \
+  X(kGreater, greater, 2, kBoolResult)            \
+  X(kGreaterEqual, greater_equal, 2, kBoolResult) \
+  X(kLogicalAnd, logical_and, 2, kBoolResult)     \
+  X(kLogicalOr, logical_or, 2, kBoolResult)       \
+  X(kLogicalNot, logical_not, 1, kBoolResult)     \
+  X(kIsnan, isnan, 1, kBoolResult)                \
+  X(kIsfinite, isfinite, 1, kBoolResult)
 
 enum class ElementwiseKind : uint8_t {
 #define RESIDENT_EW_ENUM(kind, name, arity, rule) kind,
@@ -46,7 +80,7 @@ struct ElementwiseInfo {
   ElementwiseKind kind;
   const char* name;      // NumPy's ufunc name, also the op's wire name
   int arity;             // inputs: 1 or 2
-  ElementwiseRule rule;  // dtypes it computes in
+  ElementwiseRule rule;  // NumPy's type resolution
   const char* function;  // its expression in core/elementwise_expr.h
 };
 
@@ -71,8 +105,15 @@ constexpr const ElementwiseInfo* FindElementwise(ElementwiseKind kind) {
   return i < kNumElementwiseKinds ? &kElementwiseTable[i] : nullptr;
 }
 
-// The row whose NumPy name is `name`; nullptr for none.
+// NumPy's other names for a row: {alias, name}.
+inline constexpr std::pair<const char*, const char*> kElementwiseAliases[] = {
+    {"abs", "absolute"}, {"mod", "remainder"}, {"true_divide", "divide"}};
+
+// The row whose NumPy name (or alias) is `name`; nullptr for none.
 constexpr const ElementwiseInfo* FindElementwise(std::string_view name) {
+  for (const auto& [alias, real] : kElementwiseAliases) {
+    if (name == alias) name = real;
+  }
   for (const ElementwiseInfo& e : kElementwiseTable) {
     if (name == e.name) return &e;
   }
@@ -91,20 +132,58 @@ constexpr const char* ElementwiseName(ElementwiseKind kind) {
   return e ? e->name : "?";
 }
 
-// Whether a backend computes `kind` in `dtype` (all operands and the result
-// have it), by the table's rule.
+// Whether a backend computes `kind` in `dtype`: all operands have it, and
+// the result too (kBoolResult kinds write 0/1 in it), by the table's rule.
 constexpr bool ElementwiseAccepts(ElementwiseKind kind, DType dtype) {
   const ElementwiseInfo* e = FindElementwise(kind);
   if (e == nullptr) return false;
   switch (e->rule) {
     case ElementwiseRule::kAll:
+    case ElementwiseRule::kBoolResult:
       return true;
     case ElementwiseRule::kNotBool:
+    case ElementwiseRule::kNoBoolPair:
       return dtype != DType::kBool;
-    case ElementwiseRule::kFloatOnly:
+    case ElementwiseRule::kTrueDivide:
+    case ElementwiseRule::kFloatMath:
       return IsFloating(dtype);
   }
   return false;
+}
+
+// NumPy's type resolution of `kind` for operands promoted to `promoted`:
+// the dtype it computes in and its result's. When NumPy's answer is not ours
+// (ok false), missing_dtype names the dtype NumPy would give that we lack
+// ("float16"), or is null when NumPy refuses the op itself.
+struct ElementwiseTypes {
+  bool ok = false;
+  DType compute = DType::kFloat64;
+  DType result = DType::kFloat64;
+  const char* missing_dtype = nullptr;
+};
+constexpr ElementwiseTypes ResolveElementwise(ElementwiseKind kind, DType promoted) {
+  const ElementwiseInfo* e = FindElementwise(kind);
+  if (e == nullptr) return {};
+  const bool is_bool = promoted == DType::kBool;
+  const ElementwiseTypes same{true, promoted, promoted, nullptr};
+  const ElementwiseTypes to_double{true, DType::kFloat64, DType::kFloat64, nullptr};
+  switch (e->rule) {
+    case ElementwiseRule::kAll:
+      return same;
+    case ElementwiseRule::kNotBool:
+      return is_bool ? ElementwiseTypes{} : same;
+    case ElementwiseRule::kTrueDivide:
+      return IsFloating(promoted) ? same : to_double;
+    case ElementwiseRule::kFloatMath:
+      if (is_bool) return {false, promoted, promoted, "float16"};
+      return IsFloating(promoted) ? same : to_double;
+    case ElementwiseRule::kNoBoolPair:
+      if (is_bool) return {false, promoted, promoted, "int8"};
+      return same;
+    case ElementwiseRule::kBoolResult:
+      return {true, promoted, DType::kBool, nullptr};
+  }
+  return {};
 }
 
 // The table is indexed by kind: each row sits at its enum value.

@@ -176,37 +176,34 @@ absl::Status TileAccepted(DType dtype, const void* a, bool a_one, const void* b,
 
 // The whole of a one-op loop for each element, kChunk elements at a time
 // held in registers (8 AVX-512 vectors: enough independent chains to hide
-// the add latency) for every trip: no load or store per trip.
+// the add latency) for every trip: no load or store per trip. The last,
+// partial chunk runs padded (with copies of its first element) through the
+// same loop: GCC 12 miscompiled a scalar tail loop of this shape (a trip
+// count of 20 ran as 4).
 template <typename T, typename Op, ChainSide kSide>
 RESIDENT_CPU_CLONES void ChainRows(const T* x, const T* c, bool c_one, T* out, int64_t n,
                                    int64_t trips) {
   constexpr int64_t kChunk = 512 / sizeof(T);
-  auto step = [](T v, T k) {
-    if constexpr (kSide == ChainSide::kBoth) {
-      return Op::Apply(v, v);
-    } else if constexpr (kSide == ChainSide::kFirst) {
-      return Op::Apply(v, k);
-    } else {
-      return Op::Apply(k, v);
-    }
-  };
-  int64_t i = 0;
-  for (; i + kChunk <= n; i += kChunk) {
+  for (int64_t i = 0; i < n; i += kChunk) {
+    const int64_t m = std::min(kChunk, n - i);
     T v[kChunk], k[kChunk];
     for (int64_t j = 0; j < kChunk; ++j) {
-      v[j] = x[i + j];
-      k[j] = kSide == ChainSide::kBoth ? T{} : c[c_one ? 0 : i + j];
+      const int64_t e = i + (j < m ? j : 0);
+      v[j] = x[e];
+      k[j] = kSide == ChainSide::kBoth ? T{} : c[c_one ? 0 : e];
     }
     for (int64_t t = 0; t < trips; ++t) {
-      for (int64_t j = 0; j < kChunk; ++j) v[j] = step(v[j], k[j]);
+      for (int64_t j = 0; j < kChunk; ++j) {
+        if constexpr (kSide == ChainSide::kBoth) {
+          v[j] = Op::Apply(v[j], v[j]);
+        } else if constexpr (kSide == ChainSide::kFirst) {
+          v[j] = Op::Apply(v[j], k[j]);
+        } else {
+          v[j] = Op::Apply(k[j], v[j]);
+        }
+      }
     }
-    for (int64_t j = 0; j < kChunk; ++j) out[i + j] = v[j];
-  }
-  for (; i < n; ++i) {
-    T v = x[i];
-    const T k = kSide == ChainSide::kBoth ? T{} : c[c_one ? 0 : i];
-    for (int64_t t = 0; t < trips; ++t) v = step(v, k);
-    out[i] = v;
+    for (int64_t j = 0; j < m; ++j) out[i + j] = v[j];
   }
 }
 

@@ -25,17 +25,23 @@ __device__ __forceinline__ auto Reg(T x) {
   }
 }
 
-// The op table's expression (core/elementwise_expr.h) of a binary kind.
+// The op table's expression (core/elementwise_expr.h) of a kind. A unary
+// kind runs through the binary launches with b == a and reads only x; a
+// bool-valued kind stores 0/1 of T (the program layer casts to bool).
 template <typename T, ElementwiseKind kOp>
 struct BinaryFn {
-  __device__ __forceinline__ T operator()(T x, T y) const {
-#define RESIDENT_EW_BINARY(kind, name, arity, rule)             \
-  if constexpr (kOp == ElementwiseKind::kind && (arity) == 2) { \
-    return static_cast<T>(resident_ew_##name(Reg(x), Reg(y)));  \
+  __device__ __forceinline__ T operator()(T x, [[maybe_unused]] T y) const {
+#define RESIDENT_EW_BINARY(kind, name, arity, rule)              \
+  if constexpr (kOp == ElementwiseKind::kind) {                  \
+    if constexpr ((arity) == 2) {                                \
+      return static_cast<T>(resident_ew_##name(Reg(x), Reg(y))); \
+    } else {                                                     \
+      return static_cast<T>(resident_ew_##name(Reg(x)));         \
+    }                                                            \
   }
     RESIDENT_ELEMENTWISE_OPS(RESIDENT_EW_BINARY)
 #undef RESIDENT_EW_BINARY
-    return T{};  // unreached: DispatchBinary launches binary kinds only
+    return T{};  // unreached: every kind is a row of the table
   }
 };
 
@@ -139,19 +145,20 @@ constexpr DType DTypeOfStorage() {
 }
 
 // Calls f(T{}, integral_constant<op>) for the (type, op) pairs the op table
-// accepts; the switch is generated from the table.
+// accepts, every kind but negative (its own kernel); the switch is generated
+// from the table.
 template <typename F>
 cudaError_t DispatchBinary(DType t, ElementwiseKind op, F&& f) {
   using K = ElementwiseKind;
   auto with_type = [&](auto tag) -> cudaError_t {
     using T = decltype(tag);
     switch (op) {
-#define RESIDENT_EW_DISPATCH(kind, name, arity, rule)                                 \
-  case K::kind:                                                                       \
-    if constexpr ((arity) == 2 && ElementwiseAccepts(K::kind, DTypeOfStorage<T>())) { \
-      return f(tag, std::integral_constant<K, K::kind>{});                            \
-    } else {                                                                          \
-      return cudaErrorInvalidValue;                                                   \
+#define RESIDENT_EW_DISPATCH(kind, name, arity, rule)                                            \
+  case K::kind:                                                                                  \
+    if constexpr (K::kind != K::kNegative && ElementwiseAccepts(K::kind, DTypeOfStorage<T>())) { \
+      return f(tag, std::integral_constant<K, K::kind>{});                                       \
+    } else {                                                                                     \
+      return cudaErrorInvalidValue;                                                              \
     }
       RESIDENT_ELEMENTWISE_OPS(RESIDENT_EW_DISPATCH)
 #undef RESIDENT_EW_DISPATCH

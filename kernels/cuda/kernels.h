@@ -48,9 +48,11 @@ struct StridedLayout {
 
 // --- elementwise.cu ----------------------------------------------------------
 
-// out[i] = a[i] op b[i], n elements, all contiguous, for a binary `op`
-// (kNegative, or an op `t` does not accept, is cudaErrorInvalidValue). a, b
-// and out may alias (a == b is detected and read once).
+// out[i] = a[i] op b[i], n elements, all contiguous, for any `op` but
+// kNegative (it, or an op `t` does not accept, is cudaErrorInvalidValue); a
+// unary op is called with b == a and reads a. Bool-valued ops (comparisons,
+// isnan) write 0/1 of t. a, b and out may alias (a == b is detected and read
+// once).
 cudaError_t BinaryContiguous(const LaunchContext& ctx, DType t, ElementwiseKind op, const void* a,
                              const void* b, void* out, int64_t n);
 // One operand is a single element: out[i] = a[i] op s (scalar_on_left:

@@ -50,10 +50,13 @@ struct ArangeOp {
   const DeviceArray* out = nullptr;
 };
 
-// out = in[0] op in[1] (binary kinds) or op in[0] (kNegative; in[1] null),
-// with NumPy broadcasting of the inputs to out's shape. Inputs and out have
-// one dtype, which ElementwiseAccepts(kind, dtype) must allow. Integer
-// arithmetic wraps; bool add/multiply are logical or/and. out may share a
+// out = in[0] op in[1] (binary kinds) or op in[0] (unary kinds; in[1]
+// null), with NumPy broadcasting of the inputs to out's shape. Inputs and out
+// have one dtype, the op's compute dtype, which ElementwiseAccepts(kind,
+// dtype) must allow. Kinds whose NumPy result is bool (kBoolResult:
+// comparisons, logical ops, isnan, isfinite) write 0/1 of that dtype; the
+// program layer casts it to bool. Integer arithmetic wraps, integer x // 0
+// and x % 0 are 0; bool add/multiply are logical or/and. out may share a
 // buffer with an input of out's own shape (in place).
 struct ElementwiseOp {
   ElementwiseKind kind = ElementwiseKind::kAdd;

@@ -6,6 +6,15 @@
 #include "core/chain_runs.h"
 
 namespace resident {
+namespace {
+
+// A binary elementwise instruction of two array operands (scalar operands do
+// not fold yet: fused loops have no constants).
+bool Foldable(const Instruction& ins) {
+  return ElementwiseKindOf(ins) && ins.operands.size() == 2 && ins.scalars.empty();
+}
+
+}  // namespace
 
 FoldedProgram FoldChains(const std::shared_ptr<const Program>& program,
                          const std::vector<OutputSpec>& outputs) {
@@ -38,8 +47,8 @@ FoldedProgram FoldChains(const std::shared_ptr<const Program>& program,
   absl::flat_hash_map<HandleId, int64_t> handle_ids;
   for (size_t i = 0; i < ins.size(); ++i) {
     const Instruction& in = ins[i];
-    if (in.op == OpKind::kLoop || !ElementwiseKindOf(in.op) || in.operands.size() != 2) continue;
-    steps[i].op = static_cast<int64_t>(in.op);
+    if (!Foldable(in)) continue;
+    steps[i].op = static_cast<int64_t>(*ElementwiseKindOf(in));
     steps[i].output = first_output[i];
     for (int k = 0; k < 2; ++k) {
       const Operand& o = in.operands[k];
@@ -87,7 +96,7 @@ FoldedProgram FoldChains(const std::shared_ptr<const Program>& program,
     loop.trip_count = static_cast<int64_t>(end - i + 1);
     loop.operands.push_back(map_operand(chain));
     auto body = std::make_shared<Program>();
-    Instruction step = ins[i];  // the op and its attributes
+    Instruction step = MakeElementwise(ins[i].elementwise, {});
     Operand fixed_in_body = other;
     if (side != 0 && !other.is_handle) {
       loop.operands.push_back(map_operand(other));

@@ -81,7 +81,8 @@ absl::Status Executor::RunScope(const PlannedScope& scope, std::vector<DeviceArr
     } else {
       absl::StatusOr<DeviceArray> r = RunOp(ctx_, ins, std::move(args), scope.types[first]);
       if (!r.ok()) {
-        return Annotate(r.status(), absl::StrCat("instruction ", i, " (", OpName(ins.op), ")"));
+        return Annotate(r.status(),
+                        absl::StrCat("instruction ", i, " (", InstructionName(ins), ")"));
       }
       values[first] = *std::move(r);
     }

@@ -1,6 +1,7 @@
 #include "server/program/fusion.h"
 
 #include "server/program/infer.h"
+#include "server/program/infer_elementwise.h"
 
 namespace resident {
 namespace {
@@ -75,21 +76,28 @@ std::optional<FusedLoopPlan> PlanFusedLoop(
 
   for (size_t i = 0; i < prog.instructions.size(); ++i) {
     const Instruction& ins = prog.instructions[i];
-    const std::optional<ElementwiseKind> kind = ElementwiseKindOf(ins.op);
-    // Only elementwise ops and astype fuse: not creation, dot, sum, reshape,
-    // transpose or loops (which need not define any value to look at here).
+    const std::optional<ElementwiseKind> kind = ElementwiseKindOf(ins);
+    // Only elementwise ops of arrays and astype fuse: not creation, dot,
+    // sum, reshape, transpose or loops (which need not define any value to
+    // look at here), nor scalar operands (the spec has no constants yet).
     if (!kind && ins.op != OpKind::kAstype) return std::nullopt;
+    if (!ins.scalars.empty()) return std::nullopt;
     const int out = body.first_output[i];
     const ValueType& type = body.types[out];
     bool scalar = false;
     if (!same_or_scalar(type.shape, &scalar)) return std::nullopt;
     if (kind && Arity(*kind) == 2) {
       const int a = slot_of(ins.operands[0]), b = slot_of(ins.operands[1]);
-      const DType ct = ArithmeticType(ins.op, slot_dtype[a], slot_dtype[b]);
-      if (ct != type.dtype) return std::nullopt;
-      value_slot[out] = emit(Step::Of(*kind, cast_to(a, ct), cast_to(b, ct), ct));
+      const DType ct = ArithmeticType(*kind, slot_dtype[a], slot_dtype[b]);
+      // A bool-valued op computes 0/1 in ct and is cast, as op by op.
+      const int r = emit(Step::Of(*kind, cast_to(a, ct), cast_to(b, ct), ct));
+      value_slot[out] = cast_to(r, type.dtype);
     } else if (kind) {
-      value_slot[out] = emit(Step::Of(*kind, slot_of(ins.operands[0]), -1, type.dtype));
+      const int a = slot_of(ins.operands[0]);
+      const ElementwiseTypes t = ResolveElementwise(*kind, slot_dtype[a]);
+      if (!t.ok || t.result != type.dtype) return std::nullopt;
+      const int r = emit(Step::Of(*kind, cast_to(a, t.compute), -1, t.compute));
+      value_slot[out] = cast_to(r, type.dtype);
     } else {  // astype
       value_slot[out] = cast_to(slot_of(ins.operands[0]), type.dtype);
     }

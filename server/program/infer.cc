@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "core/status_macros.h"
+#include "server/program/infer_elementwise.h"
 
 namespace resident {
 namespace {
@@ -24,7 +25,7 @@ absl::StatusOr<ValueType> MakeType(DType dtype, Shape shape) {
 absl::Status ExpectOperands(const Instruction& ins, absl::Span<const ValueType> operands,
                             size_t n) {
   if (operands.size() != n) {
-    return Invalid(absl::StrCat(OpName(ins.op), " takes ", n, " operand", n == 1 ? "" : "s",
+    return Invalid(absl::StrCat(InstructionName(ins), " takes ", n, " operand", n == 1 ? "" : "s",
                                 ", got ", operands.size()));
   }
   return absl::OkStatus();
@@ -136,12 +137,6 @@ int64_t MatmulBound(const ValueType& a, const ValueType& b, const ValueType& res
 
 std::string TypeString(const ValueType& t) {
   return absl::StrCat(DTypeName(t.dtype), " ", ShapeString(t.shape));
-}
-
-DType ArithmeticType(OpKind op, DType a, DType b) {
-  const DType t = PromoteTypes(a, b);
-  if (op == OpKind::kDivide && !IsFloating(t)) return DType::kFloat64;
-  return t;
 }
 
 DType ArangeDefaultType(const Scalar& start, const Scalar& stop, const Scalar& step) {
@@ -273,6 +268,9 @@ absl::StatusOr<std::vector<int>> ResolvePermutation(int rank, absl::Span<const i
 }
 
 absl::StatusOr<ValueType> InferType(const Instruction& ins, absl::Span<const ValueType> ops) {
+  if (!ins.scalars.empty() && !TakesScalars(ins.op)) {
+    return Invalid(absl::StrCat(OpName(ins.op), " takes no scalar operands"));
+  }
   switch (ins.op) {
     case OpKind::kOnes:
     case OpKind::kZeros:
@@ -294,29 +292,11 @@ absl::StatusOr<ValueType> InferType(const Instruction& ins, absl::Span<const Val
       ASSIGN_OR_RETURN(ArangeParams p, ComputeArange(start, *ins.stop, step, dt));
       return MakeType(dt, {p.length});
     }
-    case OpKind::kAdd:
-    case OpKind::kSubtract:
-    case OpKind::kMultiply:
-    case OpKind::kDivide: {
-      RETURN_IF_ERROR(ExpectOperands(ins, ops, 2));
-      const DType dt = ArithmeticType(ins.op, ops[0].dtype, ops[1].dtype);
-      if (ins.op == OpKind::kSubtract && dt == DType::kBool) {
-        return Invalid(
-            "numpy boolean subtract, the `-` operator, is not supported, use "
-            "the bitwise_xor, the `^` operator, or the logical_xor function "
-            "instead");
-      }
-      ASSIGN_OR_RETURN(Shape s, BroadcastShapes(ops[0].shape, ops[1].shape));
-      return MakeType(dt, std::move(s));
-    }
-    case OpKind::kNegative:
-      RETURN_IF_ERROR(ExpectOperands(ins, ops, 1));
-      if (ops[0].dtype == DType::kBool) {
-        return Invalid(
-            "The numpy boolean negative, the `-` operator, is not supported, "
-            "use the `~` operator or the logical_not function instead");
-      }
-      return ops[0];
+    case OpKind::kElementwise:
+      return InferElementwise(ins, ops);
+    case OpKind::kWhere:
+    case OpKind::kClip:
+      return InferSelect(ins, ops);
     case OpKind::kDot:
       RETURN_IF_ERROR(ExpectOperands(ins, ops, 2));
       return InferDot(ops[0], ops[1]);
@@ -378,18 +358,17 @@ int64_t AllocationBound(const Instruction& ins, absl::Span<const ValueType> ops,
                                           : out;
     case OpKind::kMatmul:
       return MatmulBound(ops[0], ops[1], result);
-    case OpKind::kAdd:
-    case OpKind::kSubtract:
-    case OpKind::kMultiply:
-    case OpKind::kDivide:
+    case OpKind::kElementwise:
+      return ElementwiseAllocationBound(ins, ops, result);
+    case OpKind::kWhere:
+    case OpKind::kClip:
+      return SelectAllocationBound(ins, ops, result);
     case OpKind::kDot: {
       // Operands promoted to the compute dtype: at most each operand at
       // the result's size or its own, in the compute dtype. Saturating:
       // the sum of sizes that each fit in int64 need not.
       int64_t bound = out;
-      const DType ct = ins.op == OpKind::kDivide
-                           ? ArithmeticType(ins.op, ops[0].dtype, ops[1].dtype)
-                           : result.dtype;
+      const DType ct = result.dtype;
       for (const ValueType& o : ops) {
         if (o.dtype != ct) {
           bound = SaturatingAdd(

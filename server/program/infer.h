@@ -34,9 +34,6 @@ absl::StatusOr<ValueType> InferType(const Instruction& ins, absl::Span<const Val
 int64_t AllocationBound(const Instruction& ins, absl::Span<const ValueType> ops,
                         const ValueType& result);
 
-// The dtype two operands are computed in by add/subtract/multiply/divide.
-DType ArithmeticType(OpKind op, DType a, DType b);
-
 // NumPy's arange: the length and the (start, delta) its fill uses, computed
 // the way numpy.arange does for `dtype`.
 struct ArangeParams {

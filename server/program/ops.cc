@@ -1,11 +1,13 @@
 #include "server/program/ops.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <utility>
 
 #include "absl/status/status.h"
 #include "core/status_macros.h"
+#include "server/program/infer_elementwise.h"
 
 namespace resident {
 namespace {
@@ -73,18 +75,137 @@ Scalar FillFor(const Scalar& v, DType dtype) {
   return v;
 }
 
-// Any elementwise op: operands cast to the result's dtype (NumPy's
-// promotion; a no-op for negative), then one ElementwiseOp.
-absl::StatusOr<DeviceArray> RunElementwise(OpContext& ctx, ElementwiseKind kind,
-                                           std::vector<DeviceArray> args, const ValueType& out) {
+// One ElementwiseOp over `args` (Arity(kind) arrays), each first cast to the
+// compute dtype `ct` (NumPy's promotion; a no-op when it already is). A
+// bool-valued kind computed in another dtype writes 0/1 of ct into a
+// temporary, cast to bool.
+absl::StatusOr<DeviceArray> RunElementwiseArrays(OpContext& ctx, ElementwiseKind kind, DType ct,
+                                                 std::vector<DeviceArray> args,
+                                                 const ValueType& out) {
   for (DeviceArray& a : args) {
-    ASSIGN_OR_RETURN(a, Convert(ctx, std::move(a), out.dtype));
+    ASSIGN_OR_RETURN(a, Convert(ctx, std::move(a), ct));
   }
-  ASSIGN_OR_RETURN(DeviceArray result, Output(ctx, args, out));
+  const ValueType computed{ct, out.shape};
+  ASSIGN_OR_RETURN(DeviceArray result, Output(ctx, args, computed));
   ElementwiseOp op{kind, {args.data(), nullptr}, &result};
   if (Arity(kind) == 2) op.in[1] = &args[1];
   RETURN_IF_ERROR(ctx.device.backend().Run(ctx.stream, op));
-  return result;
+  if (ct == out.dtype) return result;
+  args.clear();
+  return Convert(ctx, std::move(result), out.dtype);
+}
+
+// An elementwise instruction: its scalar operands become one-element arrays
+// of the compute dtype (broadcast by the kernels), as NEP 50 converts them.
+absl::StatusOr<DeviceArray> RunElementwise(OpContext& ctx, const Instruction& ins,
+                                           std::vector<DeviceArray> args, const ValueType& out) {
+  std::vector<DType> dtypes;
+  for (const DeviceArray& a : args) dtypes.push_back(a.dtype);
+  ASSIGN_OR_RETURN(ElementwiseTypes t, ResolveElementwiseTypes(ins, dtypes));
+  if (ins.scalars.empty()) {
+    return RunElementwiseArrays(ctx, ins.elementwise, t.compute, std::move(args), out);
+  }
+  std::vector<DeviceArray> all;
+  size_t next_array = 0, next_scalar = 0;
+  for (int pos = 0; pos < Arity(ins.elementwise); ++pos) {
+    if (next_scalar < ins.scalars.size() && ins.scalars[next_scalar].position == pos) {
+      ASSIGN_OR_RETURN(DeviceArray s, Allocate(ctx, t.compute, {}));
+      const Scalar v = FillFor(ins.scalars[next_scalar++].value, t.compute);
+      RETURN_IF_ERROR(ctx.device.backend().Run(ctx.stream, FillOp{v, &s}));
+      all.push_back(std::move(s));
+    } else {
+      all.push_back(std::move(args[next_array++]));
+    }
+  }
+  args.clear();
+  return RunElementwiseArrays(ctx, ins.elementwise, t.compute, std::move(all), out);
+}
+
+// The operands of a where/clip by position: arrays as given, scalars as
+// one-element arrays of `dtype` (clip's integer bounds clamped to its range,
+// as NumPy 2 does; where's wrap, as NumPy's do).
+absl::StatusOr<std::vector<DeviceArray>> SelectOperands(OpContext& ctx, const Instruction& ins,
+                                                        std::vector<DeviceArray> args,
+                                                        DType dtype) {
+  std::vector<DeviceArray> all;
+  size_t next_array = 0, next_scalar = 0;
+  for (int pos = 0; pos < 3; ++pos) {
+    if (next_scalar < ins.scalars.size() && ins.scalars[next_scalar].position == pos) {
+      Scalar v = ins.scalars[next_scalar++].value;
+      if (ins.op == OpKind::kClip && v.is_int() && dtype == DType::kInt32) {
+        v = Scalar::Int(std::clamp<int64_t>(v.as_int64(), std::numeric_limits<int32_t>::min(),
+                                            std::numeric_limits<int32_t>::max()));
+      }
+      ASSIGN_OR_RETURN(DeviceArray s, Allocate(ctx, dtype, {}));
+      RETURN_IF_ERROR(ctx.device.backend().Run(ctx.stream, FillOp{FillFor(v, dtype), &s}));
+      all.push_back(std::move(s));
+    } else {
+      all.push_back(std::move(args[next_array++]));
+    }
+  }
+  return all;
+}
+
+// The broadcast shape of two arrays (already checked by inference).
+Shape Broadcast(const DeviceArray& a, const DeviceArray& b) {
+  absl::StatusOr<Shape> s = BroadcastShapes(a.shape, b.shape);
+  return s.ok() ? *s : a.shape;
+}
+
+// clip(a, lo, hi) = minimum(hi, maximum(lo, a)) in the result's dtype, as
+// NumPy's (NaN bounds propagate; lo > hi gives hi; a tie of zeros keeps a's
+// sign: the table's maximum/minimum return their second operand on ties).
+absl::StatusOr<DeviceArray> RunClip(OpContext& ctx, const Instruction& ins,
+                                    std::vector<DeviceArray> args, const ValueType& out) {
+  ASSIGN_OR_RETURN(std::vector<DeviceArray> v,
+                   SelectOperands(ctx, ins, std::move(args), out.dtype));
+  const ValueType low{out.dtype, Broadcast(v[0], v[1])};
+  ASSIGN_OR_RETURN(DeviceArray t, RunElementwiseArrays(ctx, ElementwiseKind::kMaximum, out.dtype,
+                                                       {std::move(v[1]), std::move(v[0])}, low));
+  return RunElementwiseArrays(ctx, ElementwiseKind::kMinimum, out.dtype,
+                              {std::move(v[2]), std::move(t)}, out);
+}
+
+// where(cond, a, b) from the table's ops, exact for every dtype: bool as
+// cond*a + !cond*b (and/or), others on their bit patterns as integers of
+// the same width, b + cond * (a - b) with wrapping arithmetic (cond 0 or 1),
+// so NaN payloads and signed zeros pass unchanged. A fused select kernel is
+// left for later: this makes three passes.
+absl::StatusOr<DeviceArray> RunWhere(OpContext& ctx, const Instruction& ins,
+                                     std::vector<DeviceArray> args, const ValueType& out) {
+  const DType p = out.dtype;
+  ASSIGN_OR_RETURN(std::vector<DeviceArray> v, SelectOperands(ctx, ins, std::move(args), p));
+  ASSIGN_OR_RETURN(DeviceArray cond, Convert(ctx, std::move(v[0]), DType::kBool));
+  ASSIGN_OR_RETURN(DeviceArray a, Convert(ctx, std::move(v[1]), p));
+  ASSIGN_OR_RETURN(DeviceArray b, Convert(ctx, std::move(v[2]), p));
+  v.clear();
+  using K = ElementwiseKind;
+  if (p == DType::kBool) {
+    const ValueType ca{p, Broadcast(cond, a)};
+    ASSIGN_OR_RETURN(DeviceArray not_c, RunElementwiseArrays(ctx, K::kLogicalNot, p, {cond},
+                                                             ValueType{p, cond.shape}));
+    ASSIGN_OR_RETURN(DeviceArray x, RunElementwiseArrays(ctx, K::kMultiply, p,
+                                                         {std::move(cond), std::move(a)}, ca));
+    const ValueType nb{p, Broadcast(not_c, b)};
+    ASSIGN_OR_RETURN(DeviceArray y, RunElementwiseArrays(ctx, K::kMultiply, p,
+                                                         {std::move(not_c), std::move(b)}, nb));
+    return RunElementwiseArrays(ctx, K::kAdd, p, {std::move(x), std::move(y)}, out);
+  }
+  const DType bits = ItemSize(p) == 4 ? DType::kInt32 : DType::kInt64;
+  a.dtype = bits;  // the same buffer, read as integers
+  b.dtype = bits;
+  ASSIGN_OR_RETURN(DeviceArray c, Convert(ctx, std::move(cond), bits));
+  const ValueType ab{bits, Broadcast(a, b)};
+  ASSIGN_OR_RETURN(DeviceArray d,
+                   RunElementwiseArrays(ctx, K::kSubtract, bits, {std::move(a), b}, ab));
+  const ValueType cd{bits, Broadcast(c, d)};
+  ASSIGN_OR_RETURN(DeviceArray e,
+                   RunElementwiseArrays(ctx, K::kMultiply, bits, {std::move(c), std::move(d)}, cd));
+  ASSIGN_OR_RETURN(DeviceArray r,
+                   RunElementwiseArrays(ctx, K::kAdd, bits, {std::move(b), std::move(e)},
+                                        ValueType{bits, out.shape}));
+  r.dtype = p;
+  return r;
 }
 
 // Broadcasts `a` (already in the compute dtype) to `shape` by a copy.
@@ -171,15 +292,16 @@ absl::StatusOr<DeviceArray> RunOp(OpContext& ctx, const Instruction& ins,
       RETURN_IF_ERROR(be.Run(ctx.stream, ArangeOp{p.start, p.delta, &r}));
       return r;
     }
-    case OpKind::kAdd:
-    case OpKind::kSubtract:
-    case OpKind::kMultiply:
-    case OpKind::kDivide:
-    case OpKind::kNegative:
-      return RunElementwise(ctx, *ElementwiseKindOf(ins.op), std::move(args), out);
+    case OpKind::kElementwise:
+      return RunElementwise(ctx, ins, std::move(args), out);
+    case OpKind::kWhere:
+      return RunWhere(ctx, ins, std::move(args), out);
+    case OpKind::kClip:
+      return RunClip(ctx, ins, std::move(args), out);
     case OpKind::kDot:
       if (args[0].shape.empty() || args[1].shape.empty()) {
-        return RunElementwise(ctx, ElementwiseKind::kMultiply, std::move(args), out);
+        return RunElementwiseArrays(ctx, ElementwiseKind::kMultiply, out.dtype, std::move(args),
+                                    out);
       }
       return RunMatmul(ctx, std::move(args), out, /*is_dot=*/true);
     case OpKind::kMatmul:

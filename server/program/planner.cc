@@ -98,7 +98,9 @@ absl::Status Planner::PlanScope(const Program& program, std::vector<ValueType> p
     const Instruction& ins = program.instructions[i];
     // Error context, formatted only when there is an error: most programs
     // have none, and formatting cost more than planning an instruction.
-    auto ctx_of = [&] { return absl::StrCat(where, "instruction ", i, " (", OpName(ins.op), ")"); };
+    auto ctx_of = [&] {
+      return absl::StrCat(where, "instruction ", i, " (", InstructionName(ins), ")");
+    };
     operand_types.clear();
     for (size_t j = 0; j < ins.operands.size(); ++j) {
       ASSIGN_OR_RETURN(ValueType t, OperandType(ins.operands[j], scope, scope.types.size(), [&] {

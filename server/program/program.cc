@@ -5,20 +5,30 @@
 namespace resident {
 namespace {
 constexpr std::pair<OpKind, const char*> kOpNames[] = {
-    {OpKind::kOnes, "ones"},         {OpKind::kZeros, "zeros"},
-    {OpKind::kFull, "full"},         {OpKind::kArange, "arange"},
-    {OpKind::kAdd, "add"},           {OpKind::kSubtract, "subtract"},
-    {OpKind::kMultiply, "multiply"}, {OpKind::kDivide, "divide"},
-    {OpKind::kNegative, "negative"}, {OpKind::kDot, "dot"},
-    {OpKind::kMatmul, "matmul"},     {OpKind::kSum, "sum"},
-    {OpKind::kReshape, "reshape"},   {OpKind::kTranspose, "transpose"},
-    {OpKind::kAstype, "astype"},     {OpKind::kLoop, "loop"},
+    {OpKind::kOnes, "ones"},
+    {OpKind::kZeros, "zeros"},
+    {OpKind::kFull, "full"},
+    {OpKind::kArange, "arange"},
+    {OpKind::kElementwise, "elementwise"},
+    {OpKind::kWhere, "where"},
+    {OpKind::kClip, "clip"},
+    {OpKind::kDot, "dot"},
+    {OpKind::kMatmul, "matmul"},
+    {OpKind::kSum, "sum"},
+    {OpKind::kReshape, "reshape"},
+    {OpKind::kTranspose, "transpose"},
+    {OpKind::kAstype, "astype"},
+    {OpKind::kLoop, "loop"},
 };
 }  // namespace
 
-std::optional<OpKind> ParseOpKind(std::string_view name) {
+// Elementwise ops by the op table's names; "elementwise" itself is no wire op.
+std::optional<ParsedOp> ParseOp(std::string_view name) {
+  if (const ElementwiseInfo* e = FindElementwise(name)) {
+    return ParsedOp{OpKind::kElementwise, e->kind};
+  }
   for (const auto& [op, n] : kOpNames) {
-    if (std::string_view(n) == name) return op;
+    if (op != OpKind::kElementwise && std::string_view(n) == name) return ParsedOp{op, {}};
   }
   return std::nullopt;
 }
@@ -30,12 +40,21 @@ const char* OpName(OpKind op) {
   return "?";
 }
 
-// By name through the op table: an op is elementwise when its wire name is a
-// row of kElementwiseTable.
-std::optional<ElementwiseKind> ElementwiseKindOf(OpKind op) {
-  const ElementwiseInfo* e = FindElementwise(OpName(op));
-  if (e == nullptr) return std::nullopt;
-  return e->kind;
+const char* InstructionName(const Instruction& ins) {
+  return ins.op == OpKind::kElementwise ? ElementwiseName(ins.elementwise) : OpName(ins.op);
+}
+
+std::optional<ElementwiseKind> ElementwiseKindOf(const Instruction& ins) {
+  if (ins.op != OpKind::kElementwise) return std::nullopt;
+  return ins.elementwise;
+}
+
+Instruction MakeElementwise(ElementwiseKind kind, std::vector<Operand> operands) {
+  Instruction ins;
+  ins.op = OpKind::kElementwise;
+  ins.elementwise = kind;
+  ins.operands = std::move(operands);
+  return ins;
 }
 
 }  // namespace resident

@@ -26,11 +26,9 @@ enum class OpKind {
   kZeros,
   kFull,
   kArange,
-  kAdd,
-  kSubtract,
-  kMultiply,
-  kDivide,
-  kNegative,
+  kElementwise,  // any row of the op table; Instruction::elementwise says which
+  kWhere,        // where(cond, a, b)
+  kClip,         // clip(a, lo, hi)
   kDot,
   kMatmul,
   kSum,
@@ -40,12 +38,14 @@ enum class OpKind {
   kLoop,
 };
 
-std::optional<OpKind> ParseOpKind(std::string_view name);
-const char* OpName(OpKind op);
-// The device's elementwise kind of an elementwise instruction (add,
-// subtract, multiply, divide, negative); nullopt for every other op. The one
-// place the program layer maps its ops onto ElementwiseKind.
-std::optional<ElementwiseKind> ElementwiseKindOf(OpKind op);
+// A wire op name: its OpKind and, for kElementwise, the table's row. Every
+// row of kElementwiseTable (and its aliases: "abs", "mod") is a wire op.
+struct ParsedOp {
+  OpKind op = OpKind::kElementwise;
+  ElementwiseKind elementwise = ElementwiseKind::kAdd;
+};
+std::optional<ParsedOp> ParseOp(std::string_view name);
+const char* OpName(OpKind op);  // "elementwise" for kElementwise
 
 struct Operand {
   static Operand Handle(const HandleId& h) { return {true, h, 0}; }
@@ -55,11 +55,22 @@ struct Operand {
   uint32_t value = 0;
 };
 
+// An elementwise operand given as a Python scalar: weak in NumPy 2's
+// promotion (NEP 50). `position` is its place among the op's operands; the
+// array operands stay in Instruction::operands, in order, so everything that
+// walks operands (liveness, folding, fusion) sees arrays only.
+struct ScalarOperand {
+  int position = 0;
+  Scalar value;
+};
+
 struct Program;
 
 struct Instruction {
-  OpKind op = OpKind::kAdd;
+  OpKind op = OpKind::kElementwise;
+  ElementwiseKind elementwise = ElementwiseKind::kAdd;  // kElementwise
   std::vector<Operand> operands;
+  std::vector<ScalarOperand> scalars;       // elementwise, where, clip; by position
   Shape shape;                              // ones, zeros, full, reshape
   std::optional<DType> dtype;               // creation ops, astype
   std::optional<Scalar> fill;               // full
@@ -69,6 +80,19 @@ struct Instruction {
   int64_t trip_count = 0;                   // loop
   std::shared_ptr<const Program> body;      // loop
 };
+
+// Whether `op` accepts scalar operands (Instruction::scalars).
+constexpr bool TakesScalars(OpKind op) {
+  return op == OpKind::kElementwise || op == OpKind::kWhere || op == OpKind::kClip;
+}
+
+// The instruction's name for messages: NumPy's name for an elementwise one
+// ("add"), else OpName.
+const char* InstructionName(const Instruction& ins);
+// The elementwise kind of an elementwise instruction; nullopt otherwise.
+std::optional<ElementwiseKind> ElementwiseKindOf(const Instruction& ins);
+// An elementwise instruction of array operands.
+Instruction MakeElementwise(ElementwiseKind kind, std::vector<Operand> operands);
 
 struct Program {
   std::vector<Instruction> instructions;

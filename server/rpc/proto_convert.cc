@@ -18,6 +18,8 @@ absl::StatusOr<Operand> DecodeOperand(const v1::Operand& o) {
     }
     case v1::Operand::kValue:
       return Operand::Value(o.value());
+    case v1::Operand::kScalar:
+      return absl::InvalidArgumentError("a scalar operand is allowed only in an elementwise op");
     case v1::Operand::SOURCE_NOT_SET:
       break;
   }
@@ -38,14 +40,24 @@ absl::StatusOr<std::shared_ptr<const Program>> DecodeScope(const v1::Program& wi
     // Error context, formatted only on an error (the common case has none).
     auto octx = [&] { return absl::StrCat(where, "instruction ", i, " (", w.op(), ")"); };
     Instruction ins;
-    std::optional<OpKind> op = ParseOpKind(w.op());
+    std::optional<ParsedOp> op = ParseOp(w.op());
     if (!op) {
       return absl::InvalidArgumentError(
           absl::StrCat(where, "instruction ", i, ": unknown op '", w.op(), "'"));
     }
-    ins.op = *op;
+    ins.op = op->op;
+    ins.elementwise = op->elementwise;
     ins.operands.reserve(static_cast<size_t>(w.operands_size()));
     for (int j = 0; j < w.operands_size(); ++j) {
+      if (TakesScalars(ins.op) && w.operands(j).has_scalar()) {
+        std::optional<Scalar> v = DecodeScalar(w.operands(j).scalar());
+        if (!v) {
+          return absl::InvalidArgumentError(
+              absl::StrCat(octx(), ": operand ", j, ": scalar has no value"));
+        }
+        ins.scalars.push_back(ScalarOperand{j, *v});
+        continue;
+      }
       absl::StatusOr<Operand> o = DecodeOperand(w.operands(j));
       if (!o.ok()) return Annotate(o.status(), absl::StrCat(octx(), ": operand ", j));
       ins.operands.push_back(*o);

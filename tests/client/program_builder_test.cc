@@ -62,21 +62,22 @@ TEST(ProgramBuilderTest, DoublingBecomesOneLoop) {
   std::shared_ptr<Node> x = Handle("X");
   for (int i = 0; i < 1024; ++i) x = Op("add", x, x);
   ScopeBuilder b(nullptr, 0);
-  EXPECT_EQ(Build(x, &b), "loop*1024[h:X]{add(v0,v0) -> v1}");
-  EXPECT_EQ(b.ValueOf(x.get()), 0u);
+  // The first add stays outside: its result's type is the loop's.
+  EXPECT_EQ(Build(x, &b), "add(h:X,h:X) loop*1023[v0]{add(v0,v0) -> v1}");
+  EXPECT_EQ(b.ValueOf(x.get()), 1u);
 }
 
 TEST(ProgramBuilderTest, FixedOperandsAsHandlesInTheBodyOrValuesAsInvariants) {
   std::shared_ptr<Node> a = Handle("A");
   std::shared_ptr<Node> x = Op("add", a, a);
   for (int i = 0; i < 9; ++i) x = Op("add", x, a);
-  EXPECT_EQ(Build(x), "add(h:A,h:A) loop*9[v0]{add(v0,h:A) -> v1}");
+  EXPECT_EQ(Build(x), "add(h:A,h:A) add(v0,h:A) loop*8[v1]{add(v0,h:A) -> v1}");
 
   std::shared_ptr<Node> c = Op("multiply", a, a);  // value 0
   std::shared_ptr<Node> y = Op("subtract", c, a);  // value 1
   for (int i = 0; i < 5; ++i) y = Op("subtract", c, y);
-  // c - a starts the chain too: its carried value is the handle a.
-  EXPECT_EQ(Build(y), "multiply(h:A,h:A) loop*6[h:A,v0]{subtract(v1,v0) -> v2}");
+  // c - a starts the chain and stays outside; c is an invariant.
+  EXPECT_EQ(Build(y), "multiply(h:A,h:A) subtract(v0,h:A) loop*5[v1,v0]{subtract(v1,v0) -> v2}");
 }
 
 TEST(ProgramBuilderTest, AValueAnArrayHoldsOrAnotherOpBreaksTheChain) {
@@ -87,14 +88,16 @@ TEST(ProgramBuilderTest, AValueAnArrayHoldsOrAnotherOpBreaksTheChain) {
     if (i == 4) held = x;
   }
   held->user_refs = 1;  // an Array points at it: it is kept
-  EXPECT_EQ(Build(x), "loop*5[h:X]{add(v0,v0) -> v1} loop*5[v0]{add(v0,v0) -> v1}");
+  EXPECT_EQ(Build(x),
+            "add(h:X,h:X) loop*4[v0]{add(v0,v0) -> v1} add(v1,v1) loop*4[v2]{add(v0,v0) -> v1}");
   held->user_refs = 0;
 
   std::shared_ptr<Node> y = Handle("Y");
   for (int i = 0; i < 3; ++i) y = Op("add", y, y);
   y = Op("multiply", y, y);
   for (int i = 0; i < 4; ++i) y = Op("multiply", y, y);
-  EXPECT_EQ(Build(y), "add(h:Y,h:Y) add(v0,v0) add(v1,v1) loop*5[v2]{multiply(v0,v0) -> v1}");
+  EXPECT_EQ(Build(y),
+            "add(h:Y,h:Y) add(v0,v0) add(v1,v1) multiply(v2,v2) loop*4[v3]{multiply(v0,v0) -> v1}");
 }
 
 TEST(ProgramBuilderTest, OpsWithAttributesOrOneOperandAreNotFolded) {

@@ -28,8 +28,8 @@ struct Case {
 
 // x = arange(n) as `dt`, then runs of `op`(x, x) or `op`(x, h) / `op`(h, x).
 Case RandomChain(std::mt19937& rng, DType dt, const HandleId& h, int64_t n) {
-  static constexpr OpKind kOps[] = {OpKind::kAdd, OpKind::kSubtract, OpKind::kMultiply,
-                                    OpKind::kDivide};
+  static constexpr ElementwiseKind kOps[] = {ElementwiseKind::kAdd, ElementwiseKind::kSubtract,
+                                             ElementwiseKind::kMultiply, ElementwiseKind::kDivide};
   Case c;
   c.program = std::make_shared<Program>();
   Instruction ar;
@@ -40,12 +40,11 @@ Case RandomChain(std::mt19937& rng, DType dt, const HandleId& h, int64_t n) {
   uint32_t x = 0;
   const int runs = 1 + static_cast<int>(rng() % 4);
   for (int r = 0; r < runs; ++r) {
-    const OpKind op = kOps[rng() % 4];
+    const ElementwiseKind op = kOps[rng() % 4];
     const int form = static_cast<int>(rng() % 3);
     const int len = 1 + static_cast<int>(rng() % 9);
     for (int k = 0; k < len; ++k) {
-      Instruction ins;
-      ins.op = op;
+      Instruction ins = MakeElementwise(op, {});
       const Operand v = Operand::Value(x);
       ins.operands = form == 0   ? std::vector<Operand>{v, v}
                      : form == 1 ? std::vector<Operand>{v, Operand::Handle(h)}

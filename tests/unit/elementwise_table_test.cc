@@ -20,9 +20,42 @@ struct NumpyUfunc {
   int nin;
   const char* loops;  // NumPy type chars of its same-dtype loops: ? i l f d
 };
+// numpy.<ufunc>.types reduced to our dtypes, NumPy 2.4 (a kBoolResult op
+// such as less has loops 'ii->?': it computes in int32).
 constexpr NumpyUfunc kNumpy[] = {
-    {"add", 2, "?ilfd"}, {"subtract", 2, "ilfd"}, {"multiply", 2, "?ilfd"},
-    {"divide", 2, "fd"}, {"negative", 1, "ilfd"},
+    {"add", 2, "?ilfd"},
+    {"subtract", 2, "ilfd"},
+    {"multiply", 2, "?ilfd"},
+    {"divide", 2, "fd"},
+    {"negative", 1, "ilfd"},
+    {"maximum", 2, "?ilfd"},
+    {"minimum", 2, "?ilfd"},
+    {"power", 2, "ilfd"},
+    {"remainder", 2, "ilfd"},
+    {"floor_divide", 2, "ilfd"},
+    {"absolute", 1, "?ilfd"},
+    {"sign", 1, "ilfd"},
+    {"sqrt", 1, "fd"},
+    {"exp", 1, "fd"},
+    {"log", 1, "fd"},
+    {"log1p", 1, "fd"},
+    {"expm1", 1, "fd"},
+    {"sin", 1, "fd"},
+    {"cos", 1, "fd"},
+    {"tanh", 1, "fd"},
+    {"floor", 1, "?ilfd"},
+    {"ceil", 1, "?ilfd"},
+    {"equal", 2, "?ilfd"},
+    {"not_equal", 2, "?ilfd"},
+    {"less", 2, "?ilfd"},
+    {"less_equal", 2, "?ilfd"},
+    {"greater", 2, "?ilfd"},
+    {"greater_equal", 2, "?ilfd"},
+    {"logical_and", 2, "?ilfd"},
+    {"logical_or", 2, "?ilfd"},
+    {"logical_not", 1, "?ilfd"},
+    {"isnan", 1, "?ilfd"},
+    {"isfinite", 1, "?ilfd"},
 };
 
 char TypeChar(DType d) {
@@ -56,6 +89,8 @@ TEST(ElementwiseTableTest, EveryRowIsNumpysUfunc) {
     }
   }
   EXPECT_EQ(FindElementwise("true_divide_typo"), nullptr);
+  EXPECT_EQ(FindElementwise("abs"), FindElementwise("absolute"));
+  EXPECT_EQ(FindElementwise("mod"), FindElementwise("remainder"));
   EXPECT_EQ(FindElementwise(static_cast<ElementwiseKind>(200)), nullptr);
   EXPECT_EQ(Arity(static_cast<ElementwiseKind>(200)), 0);
 }

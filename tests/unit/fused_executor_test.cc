@@ -15,6 +15,10 @@
 namespace resident {
 namespace {
 
+Instruction Op(ElementwiseKind kind, std::vector<Operand> operands) {
+  return MakeElementwise(kind, std::move(operands));
+}
+
 Instruction Op(OpKind op, std::vector<Operand> operands) {
   Instruction i;
   i.op = op;
@@ -45,13 +49,15 @@ std::shared_ptr<Program> TestProgram(const HandleId& k_handle, int64_t n) {
   half.dtype = DType::kFloat32;
   p->instructions.push_back(half);          // value 2: 1.5 (0-d)
   auto body = std::make_shared<Program>();  // params: x, c, h
-  body->instructions.push_back(Op(OpKind::kMultiply, {Operand::Value(0), Operand::Value(2)}));  // 3
-  body->instructions.push_back(Op(OpKind::kNegative, {Operand::Value(3)}));                     // 4
   body->instructions.push_back(
-      Op(OpKind::kDivide, {Operand::Value(4), Operand::Handle(k_handle)}));                // 5
-  body->instructions.push_back(Op(OpKind::kAdd, {Operand::Value(5), Operand::Value(0)}));  // 6
+      Op(ElementwiseKind::kMultiply, {Operand::Value(0), Operand::Value(2)}));        // 3
+  body->instructions.push_back(Op(ElementwiseKind::kNegative, {Operand::Value(3)}));  // 4
   body->instructions.push_back(
-      Op(OpKind::kAdd, {Operand::Value(1), Operand::Handle(k_handle)}));  // 7
+      Op(ElementwiseKind::kDivide, {Operand::Value(4), Operand::Handle(k_handle)}));  // 5
+  body->instructions.push_back(
+      Op(ElementwiseKind::kAdd, {Operand::Value(5), Operand::Value(0)}));  // 6
+  body->instructions.push_back(
+      Op(ElementwiseKind::kAdd, {Operand::Value(1), Operand::Handle(k_handle)}));  // 7
   body->yields = {Operand::Value(6), Operand::Value(7)};
   Instruction loop = Op(OpKind::kLoop, {Operand::Value(0), Operand::Value(1), Operand::Value(2)});
   loop.trip_count = 300;

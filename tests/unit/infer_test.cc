@@ -2,6 +2,7 @@
 // produced by NumPy (1.24 on the dev machine, array-with-array promotion,
 // which NumPy 2 keeps unchanged); the expression is named next to it.
 #include "server/program/infer.h"
+#include "server/program/infer_elementwise.h"
 
 #include <cmath>
 #include <cstdint>
@@ -19,6 +20,8 @@ using ::testing::HasSubstr;
 
 constexpr DType kB = DType::kBool, kI32 = DType::kInt32, kI64 = DType::kInt64,
                 kF32 = DType::kFloat32, kF64 = DType::kFloat64;
+
+Instruction Op(ElementwiseKind kind) { return MakeElementwise(kind, {}); }
 
 Instruction Op(OpKind op) {
   Instruction ins;
@@ -50,14 +53,15 @@ TEST(PromoteTypes, EveryPairMatchesNumPy) {
 }
 
 TEST(InferType, AddAndMultiplyEveryDtypePair) {
-  for (OpKind op : {OpKind::kAdd, OpKind::kMultiply}) {
+  for (ElementwiseKind op : {ElementwiseKind::kAdd, ElementwiseKind::kMultiply}) {
     for (int a = 0; a < 5; ++a) {
       for (int b = 0; b < 5; ++b) {
         absl::StatusOr<ValueType> t =
             InferType(Op(op), {T(kAllDTypes[a], {2}), T(kAllDTypes[b], {2})});
         ASSERT_TRUE(t.ok()) << t.status();
         EXPECT_EQ(t->dtype, kAddTable[a][b])
-            << OpName(op) << " " << DTypeName(kAllDTypes[a]) << ", " << DTypeName(kAllDTypes[b]);
+            << ElementwiseName(op) << " " << DTypeName(kAllDTypes[a]) << ", "
+            << DTypeName(kAllDTypes[b]);
         EXPECT_EQ(t->shape, Shape({2}));
       }
     }
@@ -68,11 +72,12 @@ TEST(InferType, DivideEveryDtypePair) {
   for (int a = 0; a < 5; ++a) {
     for (int b = 0; b < 5; ++b) {
       absl::StatusOr<ValueType> t =
-          InferType(Op(OpKind::kDivide), {T(kAllDTypes[a], {2}), T(kAllDTypes[b], {2})});
+          InferType(Op(ElementwiseKind::kDivide), {T(kAllDTypes[a], {2}), T(kAllDTypes[b], {2})});
       ASSERT_TRUE(t.ok()) << t.status();
       EXPECT_EQ(t->dtype, kDivideTable[a][b])
           << DTypeName(kAllDTypes[a]) << " / " << DTypeName(kAllDTypes[b]);
-      EXPECT_EQ(ArithmeticType(OpKind::kDivide, kAllDTypes[a], kAllDTypes[b]), kDivideTable[a][b]);
+      EXPECT_EQ(ArithmeticType(ElementwiseKind::kDivide, kAllDTypes[a], kAllDTypes[b]),
+                kDivideTable[a][b]);
     }
   }
 }
@@ -81,7 +86,7 @@ TEST(InferType, SubtractEveryDtypePairButBoolBool) {
   for (int a = 0; a < 5; ++a) {
     for (int b = 0; b < 5; ++b) {
       absl::StatusOr<ValueType> t =
-          InferType(Op(OpKind::kSubtract), {T(kAllDTypes[a], {2}), T(kAllDTypes[b], {2})});
+          InferType(Op(ElementwiseKind::kSubtract), {T(kAllDTypes[a], {2}), T(kAllDTypes[b], {2})});
       if (a == 0 && b == 0) {
         // np.ones(2, bool) - np.ones(2, bool): TypeError "numpy boolean subtract..."
         ASSERT_EQ(t.status().code(), absl::StatusCode::kInvalidArgument);
@@ -96,17 +101,17 @@ TEST(InferType, SubtractEveryDtypePairButBoolBool) {
 
 TEST(InferType, NegativeKeepsDtypeAndRefusesBool) {
   for (DType d : {kI32, kI64, kF32, kF64}) {
-    absl::StatusOr<ValueType> t = InferType(Op(OpKind::kNegative), {T(d, {3, 1})});
+    absl::StatusOr<ValueType> t = InferType(Op(ElementwiseKind::kNegative), {T(d, {3, 1})});
     ASSERT_TRUE(t.ok());
     EXPECT_EQ(*t, T(d, {3, 1}));
   }
-  absl::StatusOr<ValueType> t = InferType(Op(OpKind::kNegative), {T(kB, {3})});
+  absl::StatusOr<ValueType> t = InferType(Op(ElementwiseKind::kNegative), {T(kB, {3})});
   EXPECT_EQ(t.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(t.status().message()), HasSubstr("boolean negative"));
 }
 
 TEST(InferType, WrongOperandCount) {
-  absl::StatusOr<ValueType> t = InferType(Op(OpKind::kAdd), {T(kF64, {2})});
+  absl::StatusOr<ValueType> t = InferType(Op(ElementwiseKind::kAdd), {T(kF64, {2})});
   EXPECT_EQ(t.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(t.status().message()), HasSubstr("takes 2 operands, got 1"));
   t = InferType(Op(OpKind::kOnes), {T(kF64, {2})});
@@ -131,10 +136,11 @@ TEST(BroadcastShapes, NumPyRules) {
 }
 
 TEST(InferType, BroadcastInArithmetic) {
-  absl::StatusOr<ValueType> t = InferType(Op(OpKind::kAdd), {T(kI32, {3, 1}), T(kF32, {4})});
+  absl::StatusOr<ValueType> t =
+      InferType(Op(ElementwiseKind::kAdd), {T(kI32, {3, 1}), T(kF32, {4})});
   ASSERT_TRUE(t.ok());
   EXPECT_EQ(*t, T(kF64, {3, 4}));
-  t = InferType(Op(OpKind::kMultiply), {T(kI32, {2, 3}), T(kI32, {3, 2})});
+  t = InferType(Op(ElementwiseKind::kMultiply), {T(kI32, {2, 3}), T(kI32, {3, 2})});
   EXPECT_EQ(t.status().code(), absl::StatusCode::kInvalidArgument);
 }
 
@@ -302,7 +308,8 @@ TEST(InferType, OverflowingAndNegativeShapes) {
   ones.shape = Shape(64, 1);
   EXPECT_TRUE(InferType(ones, {}).ok());
   // Broadcasting two legal shapes into an overflowing one.
-  t = InferType(Op(OpKind::kAdd), {T(kB, {int64_t{1} << 40, 1}), T(kB, {1, int64_t{1} << 40})});
+  t = InferType(Op(ElementwiseKind::kAdd),
+                {T(kB, {int64_t{1} << 40, 1}), T(kB, {1, int64_t{1} << 40})});
   EXPECT_EQ(t.status().code(), absl::StatusCode::kInvalidArgument);
 }
 
@@ -438,13 +445,13 @@ TEST(InferType, ReshapeAndAstype) {
 TEST(AllocationBound, CountsResultAndPromotedCopies) {
   // int32 (1000,) + float64 (1000,): the int32 operand is copied to float64.
   const ValueType a = T(kI32, {1000}), b = T(kF64, {1000});
-  const ValueType out = *InferType(Op(OpKind::kAdd), {a, b});
-  EXPECT_EQ(AllocationBound(Op(OpKind::kAdd), {a, b}, out), 8000 + 8000);
+  const ValueType out = *InferType(Op(ElementwiseKind::kAdd), {a, b});
+  EXPECT_EQ(AllocationBound(Op(ElementwiseKind::kAdd), {a, b}, out), 8000 + 8000);
   // Same dtypes: only the result.
-  EXPECT_EQ(AllocationBound(Op(OpKind::kAdd), {b, b}, out), 8000);
+  EXPECT_EQ(AllocationBound(Op(ElementwiseKind::kAdd), {b, b}, out), 8000);
   // int/int divide computes in float64: both operands converted.
-  const ValueType d = *InferType(Op(OpKind::kDivide), {a, a});
-  EXPECT_EQ(AllocationBound(Op(OpKind::kDivide), {a, a}, d), 8000 * 3);
+  const ValueType d = *InferType(Op(ElementwiseKind::kDivide), {a, a});
+  EXPECT_EQ(AllocationBound(Op(ElementwiseKind::kDivide), {a, a}, d), 8000 * 3);
   Instruction rs = Op(OpKind::kReshape);
   EXPECT_EQ(AllocationBound(rs, {b}, b), 0);  // shares its operand's buffer
 }

@@ -47,6 +47,10 @@ class PlannerTest : public ::testing::Test {
     ins.dtype = d;
     return ins;
   }
+  static Instruction Binary(ElementwiseKind kind, Operand a, Operand b) {
+    return MakeElementwise(kind, {a, b});
+  }
+  static Instruction Unary(ElementwiseKind kind, Operand a) { return MakeElementwise(kind, {a}); }
   static Instruction Binary(OpKind op, Operand a, Operand b) {
     Instruction ins;
     ins.op = op;
@@ -75,7 +79,7 @@ class PlannerTest : public ::testing::Test {
   // Body: x -> x + x, one carried value.
   static Program DoublingBody() {
     Program body;
-    body.instructions.push_back(Binary(OpKind::kAdd, V(0), V(0)));
+    body.instructions.push_back(Binary(ElementwiseKind::kAdd, V(0), V(0)));
     body.yields = {V(1)};
     return body;
   }
@@ -102,9 +106,9 @@ class PlannerTest : public ::testing::Test {
 TEST_F(PlannerTest, InfersTypesOfASimpleProgram) {
   const HandleId h = AddArray(DType::kInt32, {3, 1});
   Program p;
-  p.instructions.push_back(Ones({4}, DType::kFloat32));                      // v0
-  p.instructions.push_back(Binary(OpKind::kAdd, Operand::Handle(h), V(0)));  // v1
-  p.instructions.push_back(Unary(OpKind::kNegative, V(1)));                  // v2
+  p.instructions.push_back(Ones({4}, DType::kFloat32));                               // v0
+  p.instructions.push_back(Binary(ElementwiseKind::kAdd, Operand::Handle(h), V(0)));  // v1
+  p.instructions.push_back(Unary(ElementwiseKind::kNegative, V(1)));                  // v2
   absl::StatusOr<Plan> plan = Plan_(std::move(p), {Keep(2), Data(0)});
   ASSERT_TRUE(plan.ok()) << plan.status();
   // np.ones((3,1), np.int32) + np.ones(4, np.float32) -> float64 (3, 4)
@@ -119,8 +123,8 @@ TEST_F(PlannerTest, InfersTypesOfASimpleProgram) {
 TEST_F(PlannerTest, ResolvesEachHandleOnce) {
   const HandleId h = AddArray(DType::kFloat64, {2});
   Program p;
-  p.instructions.push_back(Binary(OpKind::kAdd, Operand::Handle(h), Operand::Handle(h)));
-  p.instructions.push_back(Binary(OpKind::kAdd, V(0), Operand::Handle(h)));
+  p.instructions.push_back(Binary(ElementwiseKind::kAdd, Operand::Handle(h), Operand::Handle(h)));
+  p.instructions.push_back(Binary(ElementwiseKind::kAdd, V(0), Operand::Handle(h)));
   ASSERT_TRUE(Plan_(std::move(p), {Keep(1)}).ok());
   EXPECT_EQ(resolves_, 1);
 }
@@ -128,7 +132,7 @@ TEST_F(PlannerTest, ResolvesEachHandleOnce) {
 TEST_F(PlannerTest, LaterResultReferenceIsInvalid) {
   Program p;
   p.instructions.push_back(Ones({2}));
-  p.instructions.push_back(Binary(OpKind::kAdd, V(0), V(2)));  // v2 is later
+  p.instructions.push_back(Binary(ElementwiseKind::kAdd, V(0), V(2)));  // v2 is later
   p.instructions.push_back(Ones({2}));
   absl::StatusOr<Plan> plan = Plan_(std::move(p), {Keep(1)});
   ASSERT_EQ(plan.status().code(), absl::StatusCode::kInvalidArgument);
@@ -138,7 +142,7 @@ TEST_F(PlannerTest, LaterResultReferenceIsInvalid) {
 
 TEST_F(PlannerTest, SelfReferenceIsInvalid) {
   Program p;
-  p.instructions.push_back(Unary(OpKind::kNegative, V(0)));
+  p.instructions.push_back(Unary(ElementwiseKind::kNegative, V(0)));
   absl::StatusOr<Plan> plan = Plan_(std::move(p), {Keep(0)});
   EXPECT_EQ(plan.status().code(), absl::StatusCode::kInvalidArgument);
 }
@@ -147,7 +151,8 @@ TEST_F(PlannerTest, UnknownHandleIsNotFound) {
   AddArray(DType::kFloat64, {2});
   Program p;
   p.instructions.push_back(Ones({2}));
-  p.instructions.push_back(Binary(OpKind::kAdd, V(0), Operand::Handle(HandleId::Random())));
+  p.instructions.push_back(
+      Binary(ElementwiseKind::kAdd, V(0), Operand::Handle(HandleId::Random())));
   absl::StatusOr<Plan> plan = Plan_(std::move(p), {Keep(1)});
   ASSERT_EQ(plan.status().code(), absl::StatusCode::kNotFound);
   EXPECT_THAT(std::string(plan.status().message()), HasSubstr("instruction 1 (add): operand 1"));
@@ -237,8 +242,8 @@ TEST_F(PlannerTest, YieldTypeMismatch) {
 TEST_F(PlannerTest, LoopWithInvariantAndSeveralCarriedValues) {
   // carried (a, b), invariant c: a' = a + c, b' = b * a.
   Program body;
-  body.instructions.push_back(Binary(OpKind::kAdd, V(0), V(2)));       // v3
-  body.instructions.push_back(Binary(OpKind::kMultiply, V(1), V(0)));  // v4
+  body.instructions.push_back(Binary(ElementwiseKind::kAdd, V(0), V(2)));       // v3
+  body.instructions.push_back(Binary(ElementwiseKind::kMultiply, V(1), V(0)));  // v4
   body.yields = {V(3), V(4)};
   Program p;
   p.instructions.push_back(Ones({5}));                                     // v0
@@ -302,7 +307,7 @@ TEST_F(PlannerTest, PeakBytesBoundsASimpleProgram) {
   // result exist: at least 16000 bytes, and no more than a few arrays.
   Program p;
   p.instructions.push_back(Ones({1000}));
-  p.instructions.push_back(Binary(OpKind::kAdd, V(0), V(0)));
+  p.instructions.push_back(Binary(ElementwiseKind::kAdd, V(0), V(0)));
   absl::StatusOr<Plan> plan = Plan_(p, {Keep(1)});
   ASSERT_TRUE(plan.ok());
   EXPECT_GE(plan->peak_bytes, 16000);
@@ -315,7 +320,7 @@ TEST_F(PlannerTest, PeakBytesOfAChainDoesNotGrowWithItsLength) {
   Program p;
   p.instructions.push_back(Ones({1000}));
   for (uint32_t i = 0; i < 100; ++i) {
-    p.instructions.push_back(Binary(OpKind::kAdd, V(i), V(i)));
+    p.instructions.push_back(Binary(ElementwiseKind::kAdd, V(i), V(i)));
   }
   absl::StatusOr<Plan> plan = Plan_(p, {Keep(100)});
   ASSERT_TRUE(plan.ok());
@@ -328,7 +333,7 @@ TEST_F(PlannerTest, PeakBytesCountsKeptValuesAndPromotion) {
   Program p;
   p.instructions.push_back(Ones({1000}));
   for (uint32_t i = 0; i < 10; ++i) {
-    p.instructions.push_back(Binary(OpKind::kAdd, V(i), V(i)));
+    p.instructions.push_back(Binary(ElementwiseKind::kAdd, V(i), V(i)));
   }
   std::vector<OutputSpec> all;
   for (uint32_t i = 0; i <= 10; ++i) all.push_back(Keep(i));
@@ -340,7 +345,7 @@ TEST_F(PlannerTest, PeakBytesCountsKeptValuesAndPromotion) {
   Program q;
   q.instructions.push_back(Ones({1000}, DType::kInt32));
   q.instructions.push_back(Ones({1000}));
-  q.instructions.push_back(Binary(OpKind::kAdd, V(0), V(1)));
+  q.instructions.push_back(Binary(ElementwiseKind::kAdd, V(0), V(1)));
   plan = Plan_(q, {Keep(2)});
   ASSERT_TRUE(plan.ok());
   EXPECT_GE(plan->peak_bytes, 4000 + 8000 + 8000 + 8000);
@@ -349,10 +354,10 @@ TEST_F(PlannerTest, PeakBytesCountsKeptValuesAndPromotion) {
 TEST_F(PlannerTest, PeakBytesIncludesLoopBodies) {
   // A loop whose body makes a 1 MB temporary from a 8-byte carried value.
   Program body;
-  Instruction big = Ones({125000});                               // 1,000,000 bytes
-  body.instructions.push_back(big);                               // v1
-  body.instructions.push_back(Unary(OpKind::kSum, V(1)));         // v2 (0-d)
-  body.instructions.push_back(Binary(OpKind::kAdd, V(0), V(2)));  // v3
+  Instruction big = Ones({125000});                                        // 1,000,000 bytes
+  body.instructions.push_back(big);                                        // v1
+  body.instructions.push_back(Unary(OpKind::kSum, V(1)));                  // v2 (0-d)
+  body.instructions.push_back(Binary(ElementwiseKind::kAdd, V(0), V(2)));  // v3
   body.yields = {V(3)};
   Program p;
   Instruction zero = Ones({});
@@ -381,7 +386,8 @@ TEST_F(PlannerTest, OverflowingSizesAreInvalidNotWrapped) {
 TEST_F(PlannerTest, SeedChainFoldsIntoOneLoop) {
   Program p;
   p.instructions.push_back(Ones({1024, 512, 4, 4}));  // v0
-  for (uint32_t i = 0; i < 1024; ++i) p.instructions.push_back(Binary(OpKind::kAdd, V(i), V(i)));
+  for (uint32_t i = 0; i < 1024; ++i)
+    p.instructions.push_back(Binary(ElementwiseKind::kAdd, V(i), V(i)));
   absl::StatusOr<Plan> plan = Plan_(std::move(p), {Keep(1024)});
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_EQ(plan->folded_runs, 1);
@@ -398,9 +404,10 @@ TEST_F(PlannerTest, SeedChainFoldsIntoOneLoop) {
 TEST_F(PlannerTest, ChainWithFixedHandleFoldsAfterItsFirstOp) {
   const HandleId a = AddArray(DType::kFloat32, {16});
   Program p;
-  p.instructions.push_back(Binary(OpKind::kAdd, Operand::Handle(a), Operand::Handle(a)));  // v0
+  p.instructions.push_back(
+      Binary(ElementwiseKind::kAdd, Operand::Handle(a), Operand::Handle(a)));  // v0
   for (uint32_t i = 0; i < 100; ++i) {
-    p.instructions.push_back(Binary(OpKind::kSubtract, V(i), Operand::Handle(a)));
+    p.instructions.push_back(Binary(ElementwiseKind::kSubtract, V(i), Operand::Handle(a)));
   }
   absl::StatusOr<Plan> plan = Plan_(std::move(p), {Keep(100)});
   ASSERT_TRUE(plan.ok()) << plan.status();
@@ -409,7 +416,7 @@ TEST_F(PlannerTest, ChainWithFixedHandleFoldsAfterItsFirstOp) {
   EXPECT_EQ(plan->program->instructions[1].trip_count, 100);
   const Program& body = *plan->program->instructions[1].body;
   ASSERT_EQ(body.instructions.size(), 1u);
-  EXPECT_EQ(body.instructions[0].op, OpKind::kSubtract);
+  EXPECT_EQ(body.instructions[0].elementwise, ElementwiseKind::kSubtract);
   EXPECT_FALSE(body.instructions[0].operands[0].is_handle);  // x - a keeps its order
   EXPECT_TRUE(body.instructions[0].operands[1].is_handle);
 }
@@ -417,9 +424,10 @@ TEST_F(PlannerTest, ChainWithFixedHandleFoldsAfterItsFirstOp) {
 TEST_F(PlannerTest, ChainStopsAtAnOutputOrASecondReader) {
   Program p;
   p.instructions.push_back(Ones({8}));  // v0
-  for (uint32_t i = 0; i < 10; ++i) p.instructions.push_back(Binary(OpKind::kAdd, V(i), V(i)));
+  for (uint32_t i = 0; i < 10; ++i)
+    p.instructions.push_back(Binary(ElementwiseKind::kAdd, V(i), V(i)));
   // v5 is an output, v8 is read again by the last instruction.
-  p.instructions.push_back(Binary(OpKind::kMultiply, V(10), V(8)));  // v11
+  p.instructions.push_back(Binary(ElementwiseKind::kMultiply, V(10), V(8)));  // v11
   absl::StatusOr<Plan> plan = Plan_(std::move(p), {Keep(5), Keep(11)});
   ASSERT_TRUE(plan.ok()) << plan.status();
   // v0..v5 is a run of 5 adds (folds); v5..v8 only 3 (stays); v8..v10 2.
@@ -436,7 +444,8 @@ TEST_F(PlannerTest, ChainThatChangesDtypeIsNotFolded) {
   Program p;
   p.instructions.push_back(Ones({4}, DType::kInt32));  // v0
   for (uint32_t i = 0; i < 6; ++i) {
-    p.instructions.push_back(Binary(OpKind::kAdd, V(i), Operand::Handle(a)));  // int32 -> f64
+    p.instructions.push_back(
+        Binary(ElementwiseKind::kAdd, V(i), Operand::Handle(a)));  // int32 -> f64
   }
   absl::StatusOr<Plan> plan = Plan_(std::move(p), {Keep(6)});
   ASSERT_TRUE(plan.ok()) << plan.status();
@@ -447,8 +456,9 @@ TEST_F(PlannerTest, ChainThatChangesDtypeIsNotFolded) {
 TEST_F(PlannerTest, InvalidProgramIsReportedUnfolded) {
   Program p;
   p.instructions.push_back(Ones({8}));
-  for (uint32_t i = 0; i < 6; ++i) p.instructions.push_back(Binary(OpKind::kAdd, V(i), V(i)));
-  p.instructions.push_back(Binary(OpKind::kAdd, V(40), V(0)));
+  for (uint32_t i = 0; i < 6; ++i)
+    p.instructions.push_back(Binary(ElementwiseKind::kAdd, V(i), V(i)));
+  p.instructions.push_back(Binary(ElementwiseKind::kAdd, V(40), V(0)));
   absl::StatusOr<Plan> plan = Plan_(std::move(p), {Keep(6)});
   ASSERT_FALSE(plan.ok());
   EXPECT_THAT(std::string(plan.status().message()), HasSubstr("instruction 7 (add)"));

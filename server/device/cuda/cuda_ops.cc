@@ -150,11 +150,12 @@ absl::Status CudaBackend::Do(const StreamRef& s, const ElementwiseOp& op) {
     return absl::InvalidArgumentError(
         absl::StrCat(name, ": not supported for ", TypeName(out.dtype)));
   }
-  // Binary kinds share one path (the kernels switch on the kind); of the
-  // unary kinds only negative has a kernel so far.
-  if (Arity(op.kind) == 2) return Binary(s, op.kind, *op.in[0], *op.in[1], out);
+  // Every kind shares the binary path (the kernels switch on the kind; a
+  // unary kind reads its input as both operands and uses one), but
+  // negative, whose kernel flips the sign bit as x86 does for NaNs.
   if (op.kind == ElementwiseKind::kNegative) return Negative(s, *op.in[0], out);
-  return absl::UnimplementedError(absl::StrCat(name, " has no CUDA kernel"));
+  const DeviceArray& b = Arity(op.kind) == 2 ? *op.in[1] : *op.in[0];
+  return Binary(s, op.kind, *op.in[0], b, out);
 }
 
 absl::Status CudaBackend::Binary(const StreamRef& s, ElementwiseKind kind, const DeviceArray& a,

@@ -14,8 +14,9 @@ server when garbage-collected; ``with c:`` ends the session. Failures raise
 message.
 """
 
-from ._array import (add, asnumpy, astype, divide, dot, matmul, multiply, ndarray, negative,
-                     reshape, subtract, sum, transpose)
+from . import _array
+from ._array import (ELEMENTWISE_FUNCTIONS, asnumpy, astype, clip, dot, matmul, ndarray, reshape,
+                     sum, transpose, where)
 from ._client import (ArrayListing, Client, DeviceInfo, ServerInfo, SessionListing, connect)
 from ._dtypes import SUPPORTED as supported_dtypes
 from ._errors import (Aborted, AlreadyExists, Cancelled, DataLoss, DeadlineExceeded,
@@ -23,11 +24,13 @@ from ._errors import (Aborted, AlreadyExists, Cancelled, DataLoss, DeadlineExcee
                       PermissionDenied, ResidentError, ResourceExhausted, Unauthenticated,
                       Unavailable, Unimplemented, Unknown)
 
+# add, subtract, ..., sqrt, less, isnan, abs, mod: one per ufunc of the table.
+globals().update({_n: getattr(_array, _n) for _n in ELEMENTWISE_FUNCTIONS})
+
 __version__ = "0.1.0"
 
 __all__ = [
-    "connect", "Client", "ndarray", "asnumpy", "add", "subtract", "multiply", "divide",
-    "negative", "dot", "matmul", "sum", "reshape", "transpose", "astype", "supported_dtypes",
+    "connect", "Client", "ndarray", "asnumpy", *ELEMENTWISE_FUNCTIONS, "where", "clip", "dot", "matmul", "sum", "reshape", "transpose", "astype", "supported_dtypes",
     "ServerInfo", "DeviceInfo", "ArrayListing", "SessionListing", "ResidentError", "Cancelled",
     "Unknown", "InvalidArgument", "DeadlineExceeded", "NotFound", "AlreadyExists",
     "PermissionDenied", "ResourceExhausted", "FailedPrecondition", "Aborted", "OutOfRange",

@@ -3,6 +3,7 @@ and the NumPy-like functions that record operations on it."""
 
 from __future__ import annotations
 
+import numbers
 import operator
 import weakref
 from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
@@ -13,7 +14,8 @@ from . import _dtypes
 from ._errors import FailedPrecondition
 from ._graph import Kind, Node
 from ._infer import Meta
-from ._ops import OPS
+from ._ops import (ALIASES, BINARY_ELEMENTWISE, COMPARISONS, OPERATORS, OPS,
+                   UNARY_ELEMENTWISE, UNARY_OPERATORS)
 from .v1 import resident_pb2 as pb
 
 Scalar = Union[bool, int, float, np.generic]
@@ -197,38 +199,32 @@ class ndarray:
     def dot(self, other: ArrayOrScalar) -> "ndarray":
         return dot(self, other)
 
-    def __neg__(self) -> "ndarray":
-        return negative(self)
+    def clip(self, lo: ArrayOrScalar, hi: ArrayOrScalar) -> "ndarray":
+        return clip(self, lo, hi)
 
-    def __add__(self, other: Any) -> Any:
-        return _binary_operator("add", self, other)
+    # Operators (__add__, __radd__, __lt__, __neg__, ...) are generated from
+    # _ops.OPERATORS below the class. Like NumPy's, == and != are
+    # elementwise, so arrays are unhashable.
+    __hash__ = None  # type: ignore[assignment]
 
-    def __radd__(self, other: Any) -> Any:
-        return _binary_operator("add", other, self)
 
-    def __sub__(self, other: Any) -> Any:
-        return _binary_operator("subtract", self, other)
+def _install_operators() -> None:
+    def forward(op: str) -> Callable[[ndarray, Any], Any]:
+        return lambda self, other: _binary_operator(op, self, other)
 
-    def __rsub__(self, other: Any) -> Any:
-        return _binary_operator("subtract", other, self)
+    def reflected(op: str) -> Callable[[ndarray, Any], Any]:
+        return lambda self, other: _binary_operator(op, other, self)
 
-    def __mul__(self, other: Any) -> Any:
-        return _binary_operator("multiply", self, other)
+    def unary(op: str) -> Callable[[ndarray], Any]:
+        return lambda self: _unary(op, self)
 
-    def __rmul__(self, other: Any) -> Any:
-        return _binary_operator("multiply", other, self)
-
-    def __truediv__(self, other: Any) -> Any:
-        return _binary_operator("divide", self, other)
-
-    def __rtruediv__(self, other: Any) -> Any:
-        return _binary_operator("divide", other, self)
-
-    def __matmul__(self, other: Any) -> Any:
-        return _binary_operator("matmul", self, other)
-
-    def __rmatmul__(self, other: Any) -> Any:
-        return _binary_operator("matmul", other, self)
+    for dunder, op in OPERATORS.items():
+        setattr(ndarray, dunder, forward(op))
+        setattr(ndarray, "__r" + dunder[2:], reflected(op))
+    for dunder, op in COMPARISONS.items():
+        setattr(ndarray, dunder, forward(op))
+    for dunder, op in UNARY_OPERATORS.items():
+        setattr(ndarray, dunder, unary(op))
 
 
 # --- recording ------------------------------------------------------------------------
@@ -290,6 +286,10 @@ def _operands(op: str, a: Any, b: Any) -> List[Node]:
 
 
 def _binary(op: str, a: ArrayOrScalar, b: ArrayOrScalar) -> ndarray:
+    if (op == "power" and isinstance(a, ndarray) and a.dtype.kind in "biu"
+            and isinstance(b, numbers.Integral) and not isinstance(b, (bool, np.bool_))
+            and int(b) < 0):
+        raise ValueError("Integers to negative integer powers are not allowed.")
     nodes = _operands(op, a, b)
     return record(op, nodes, nodes[0].session)
 
@@ -307,6 +307,38 @@ def _unary(op: str, a: ndarray, ins: Optional["pb.Instruction"] = None) -> ndarr
             raise _host_array_error(a)
         raise TypeError(f"{op} needs a resident array, got {type(a).__name__}")
     return record(op, [a._node], a._node.session, ins)
+
+
+def where(cond: ndarray, a: ArrayOrScalar, b: ArrayOrScalar) -> ndarray:
+    """numpy.where(cond, a, b): a where cond is true (non-zero), else b."""
+    return _ternary("where", cond, a, b)
+
+
+def clip(a: ndarray, lo: ArrayOrScalar, hi: ArrayOrScalar) -> ndarray:
+    """numpy.clip(a, lo, hi): NaN bounds propagate; lo > hi gives hi."""
+    return _ternary("clip", a, lo, hi)
+
+
+def _ternary(op: str, first: ndarray, x: ArrayOrScalar, y: ArrayOrScalar) -> ndarray:
+    if not isinstance(first, ndarray):
+        if isinstance(first, np.ndarray):
+            raise _host_array_error(first)
+        raise TypeError(f"{op} needs a resident array first, got {type(first).__name__}")
+    session = first._node.session
+    like = next((v for v in (x, y) if isinstance(v, ndarray)), first)
+    nodes = [first._node]
+    for v in (x, y):
+        if isinstance(v, ndarray):
+            if v._node.session is not session:
+                raise ValueError(f"{op}: the arrays belong to different clients")
+            nodes.append(v._node)
+        elif isinstance(v, (np.ndarray, list, tuple)):
+            raise _host_array_error(v)
+        elif _dtypes.is_scalar(v):
+            nodes.append(_scalar_node(v, like))
+        else:
+            raise TypeError(f"{op}: unsupported operand of type {type(v).__name__}")
+    return record(op, nodes, session)
 
 
 def _binary_function(op: str, doc: str) -> Callable[[ArrayOrScalar, ArrayOrScalar], ndarray]:
@@ -327,11 +359,16 @@ def _unary_function(op: str, doc: str) -> Callable[[ndarray], ndarray]:
 
 # --- the NumPy-like functions ------------------------------------------------------------
 
-add = _binary_function("add", "a + b, elementwise, with NumPy broadcasting and promotion.")
-subtract = _binary_function("subtract", "a - b, elementwise (not for two bool arrays).")
-multiply = _binary_function("multiply", "a * b, elementwise.")
-divide = _binary_function("divide", "a / b, elementwise true division (ints give float64).")
-negative = _unary_function("negative", "-a, elementwise (not for bool).")
+# One function per elementwise ufunc of the server's table (numpy.<name>'s
+# semantics, arrays or scalars for binary ones), plus NumPy's aliases.
+for _name in BINARY_ELEMENTWISE:
+    globals()[_name] = _binary_function(_name, f"numpy.{_name}, elementwise, on the server.")
+for _name in UNARY_ELEMENTWISE:
+    globals()[_name] = _unary_function(_name, f"numpy.{_name}, elementwise, on the server.")
+for _alias, _name in ALIASES.items():
+    globals()[_alias] = globals()[_name]
+ELEMENTWISE_FUNCTIONS = BINARY_ELEMENTWISE + UNARY_ELEMENTWISE + tuple(ALIASES)
+_install_operators()
 dot = _binary_function("dot", "numpy.dot for 0-D, 1-D and 2-D operands.")
 matmul = _binary_function("matmul", "numpy.matmul: matrix products, broadcasting stacks.")
 

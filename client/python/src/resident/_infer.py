@@ -92,6 +92,7 @@ def elementwise(name: str) -> Rule:
     """A NumPy ufunc's rule: broadcasting, and the ufunc's own dtype."""
     def rule(ops: Sequence[Meta], ins: "pb.Instruction") -> Meta:
         dt = ufunc_dtype(name, *(o.dtype for o in ops))  # TypeError: e.g. bool - bool
+        dt = _dtypes.normalize(dt)  # TypeError: NumPy's float16 for sqrt(bool), say
         shape = np.broadcast_shapes(*(o.shape for o in ops)) if len(ops) > 1 else ops[0].shape
         return Meta(dt, tuple(shape))
     return rule

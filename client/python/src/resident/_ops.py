@@ -16,13 +16,25 @@ from typing import Dict, Optional
 from . import _infer
 
 #: Binary ufuncs: NumPy broadcasting and promotion; Python operators below.
-BINARY_ELEMENTWISE = ("add", "subtract", "multiply", "divide")
+#: Mirrors the server's op table (core/elementwise_kind.h), in its order.
+BINARY_ELEMENTWISE = ("add", "subtract", "multiply", "divide", "maximum", "minimum", "power",
+                      "remainder", "floor_divide", "equal", "not_equal", "less", "less_equal",
+                      "greater", "greater_equal", "logical_and", "logical_or")
 #: Unary ufuncs.
-UNARY_ELEMENTWISE = ("negative",)
+UNARY_ELEMENTWISE = ("negative", "absolute", "sign", "sqrt", "exp", "log", "log1p", "expm1",
+                     "sin", "cos", "tanh", "floor", "ceil", "logical_not", "isnan", "isfinite")
+#: NumPy's other names for them.
+ALIASES = {"abs": "absolute", "mod": "remainder", "true_divide": "divide"}
 
-#: Python operator -> op, for ndarray's dunder methods.
+#: Python operator -> op, for ndarray's dunder methods (each also gets its
+#: reflected form, __radd__ and so on, except the comparisons, which Python
+#: reflects itself).
 OPERATORS = {"__add__": "add", "__sub__": "subtract", "__mul__": "multiply",
-             "__truediv__": "divide", "__matmul__": "matmul"}
+             "__truediv__": "divide", "__floordiv__": "floor_divide", "__mod__": "remainder",
+             "__pow__": "power", "__matmul__": "matmul"}
+COMPARISONS = {"__eq__": "equal", "__ne__": "not_equal", "__lt__": "less",
+               "__le__": "less_equal", "__gt__": "greater", "__ge__": "greater_equal"}
+UNARY_OPERATORS = {"__neg__": "negative", "__abs__": "absolute"}
 
 
 @dataclass(frozen=True)
@@ -39,6 +51,8 @@ OPS: Dict[str, OpSpec] = {s.name: s for s in (
     OpSpec("arange", 0, _infer.arange),
     *(OpSpec(n, 2, _infer.elementwise(n)) for n in BINARY_ELEMENTWISE),
     *(OpSpec(n, 1, _infer.elementwise(n)) for n in UNARY_ELEMENTWISE),
+    OpSpec("where", 3, None),
+    OpSpec("clip", 3, None),
     OpSpec("dot", 2, _infer.dot),
     OpSpec("matmul", 2, _infer.matmul),
     OpSpec("sum", 1, _infer.sum_),

@@ -1,0 +1,194 @@
+#include "server/program/infer_elementwise.h"
+
+#include <algorithm>
+#include <limits>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
+
+namespace resident {
+namespace {
+
+constexpr int64_t kNoBound = std::numeric_limits<int64_t>::max();
+int64_t SaturatingAdd(int64_t a, int64_t b) { return a > kNoBound - b ? kNoBound : a + b; }
+int64_t SaturatingMul(int64_t a, int64_t b) {
+  if (a == 0 || b == 0) return 0;
+  return a > kNoBound / b ? kNoBound : a * b;
+}
+
+// The dtype a weak scalar meets the strong dtype `p` with (NEP 50).
+DType WithWeak(DType p, const Scalar& s) {
+  if (s.is_float() && !IsFloating(p)) return PromoteTypes(p, DType::kFloat64);
+  if (s.is_int() && p == DType::kBool) return DType::kInt64;
+  return p;
+}
+
+bool FitsIn(int64_t v, DType d) {
+  if (d != DType::kInt32) return true;
+  return v >= std::numeric_limits<int32_t>::min() && v <= std::numeric_limits<int32_t>::max();
+}
+
+// NumPy's words for a dtype it refuses outright.
+absl::Status Refused(ElementwiseKind kind, DType p) {
+  switch (kind) {
+    case ElementwiseKind::kSubtract:
+      return absl::InvalidArgumentError(
+          "numpy boolean subtract, the `-` operator, is not supported, use "
+          "the bitwise_xor, the `^` operator, or the logical_xor function "
+          "instead");
+    case ElementwiseKind::kNegative:
+      return absl::InvalidArgumentError(
+          "The numpy boolean negative, the `-` operator, is not supported, "
+          "use the `~` operator or the logical_not function instead");
+    default:
+      return absl::InvalidArgumentError(
+          absl::StrCat("ufunc '", ElementwiseName(kind),
+                       "' did not contain a loop with signature matching types ", DTypeName(p)));
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<ElementwiseTypes> ResolveElementwiseTypes(const Instruction& ins,
+                                                         absl::Span<const DType> arrays) {
+  const ElementwiseKind kind = ins.elementwise;
+  const char* name = ElementwiseName(kind);
+  const size_t n = arrays.size() + ins.scalars.size();
+  if (static_cast<int>(n) != Arity(kind)) {
+    return absl::InvalidArgumentError(absl::StrCat(name, " takes ", Arity(kind), " operand",
+                                                   Arity(kind) == 1 ? "" : "s", ", got ", n));
+  }
+  for (size_t i = 0; i < ins.scalars.size(); ++i) {
+    const int pos = ins.scalars[i].position;
+    if (pos < 0 || pos >= static_cast<int>(n) || (i > 0 && pos <= ins.scalars[i - 1].position)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(name, ": scalar operand positions must be distinct and increasing"));
+    }
+  }
+  DType p;
+  if (!arrays.empty()) {
+    p = arrays[0];
+    for (DType d : arrays.subspan(1)) p = PromoteTypes(p, d);
+    for (const ScalarOperand& s : ins.scalars) p = WithWeak(p, s.value);
+  } else {  // only Python scalars: their default dtypes, as numpy.add(1, 2.0)
+    p = ins.scalars[0].value.natural_dtype();
+    for (const ScalarOperand& s : ins.scalars) p = PromoteTypes(p, s.value.natural_dtype());
+  }
+  ElementwiseTypes t = ResolveElementwise(kind, p);
+  if (!t.ok) {
+    if (t.missing_dtype == nullptr) return Refused(kind, p);
+    return absl::InvalidArgumentError(absl::StrCat(
+        name, " of ", DTypeName(p), " gives ", t.missing_dtype,
+        " in NumPy, a dtype Resident does not support; convert the operands with astype first"));
+  }
+  for (const ScalarOperand& s : ins.scalars) {
+    if (!s.value.is_int() || !IsInteger(t.compute)) continue;
+    const int64_t v = s.value.as_int64();
+    if (!FitsIn(v, t.compute)) {
+      // NumPy 2 compares out-of-range Python integers exactly.
+      if (FindElementwise(kind)->rule == ElementwiseRule::kBoolResult) {
+        t.compute = DType::kInt64;
+        continue;
+      }
+      return absl::InvalidArgumentError(
+          absl::StrCat("Python integer ", v, " out of bounds for ", DTypeName(t.compute)));
+    }
+    if (kind == ElementwiseKind::kPower && s.position == 1 && v < 0) {
+      return absl::InvalidArgumentError("Integers to negative integer powers are not allowed.");
+    }
+  }
+  return t;
+}
+
+absl::StatusOr<ValueType> InferElementwise(const Instruction& ins,
+                                           absl::Span<const ValueType> arrays) {
+  std::vector<DType> dtypes;
+  for (const ValueType& a : arrays) dtypes.push_back(a.dtype);
+  ASSIGN_OR_RETURN(ElementwiseTypes t, ResolveElementwiseTypes(ins, dtypes));
+  Shape shape;
+  for (const ValueType& a : arrays) {
+    ASSIGN_OR_RETURN(shape, BroadcastShapes(shape, a.shape));
+  }
+  ASSIGN_OR_RETURN(int64_t elems, CheckedNumElements(shape));
+  RETURN_IF_ERROR(CheckedNumBytes(elems, ItemSize(t.compute)).status());
+  return ValueType{t.result, std::move(shape)};
+}
+
+int64_t ElementwiseAllocationBound(const Instruction& ins, absl::Span<const ValueType> arrays,
+                                   const ValueType& result) {
+  std::vector<DType> dtypes;
+  for (const ValueType& a : arrays) dtypes.push_back(a.dtype);
+  absl::StatusOr<ElementwiseTypes> t = ResolveElementwiseTypes(ins, dtypes);
+  const DType ct = t.ok() ? t->compute : DType::kFloat64;
+  const int64_t csize = ItemSize(ct);
+  int64_t bound = result.nbytes();
+  // Saturating: the sum of sizes that each fit in int64 need not.
+  for (const ValueType& o : arrays) {
+    if (o.dtype != ct) {
+      bound = SaturatingAdd(
+          bound, SaturatingMul(std::max(o.num_elements(), result.num_elements()), csize));
+    }
+  }
+  bound = SaturatingAdd(bound, SaturatingMul(static_cast<int64_t>(ins.scalars.size()), csize));
+  if (result.dtype != ct) bound = SaturatingAdd(bound, SaturatingMul(result.num_elements(), csize));
+  return bound;
+}
+
+absl::StatusOr<DType> SelectType(const Instruction& ins, absl::Span<const DType> arrays) {
+  const char* name = OpName(ins.op);
+  const size_t n = arrays.size() + ins.scalars.size();
+  if (n != 3) return absl::InvalidArgumentError(absl::StrCat(name, " takes 3 operands, got ", n));
+  for (size_t i = 0; i < ins.scalars.size(); ++i) {
+    const int pos = ins.scalars[i].position;
+    if (pos == 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          name, ": operand 0 (", ins.op == OpKind::kWhere ? "cond" : "a", ") must be an array"));
+    }
+    if (pos > 2 || (i > 0 && pos <= ins.scalars[i - 1].position)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(name, ": scalar operand positions must be distinct and increasing"));
+    }
+  }
+  // where's cond takes no part in the dtype.
+  const absl::Span<const DType> typed = ins.op == OpKind::kWhere ? arrays.subspan(1) : arrays;
+  DType p;
+  if (!typed.empty()) {
+    p = typed[0];
+    for (DType d : typed.subspan(1)) p = PromoteTypes(p, d);
+    for (const ScalarOperand& s : ins.scalars) p = WithWeak(p, s.value);
+  } else {  // where(cond, 1, 2.0): the scalars' default dtypes
+    p = ins.scalars[0].value.natural_dtype();
+    for (const ScalarOperand& s : ins.scalars) p = PromoteTypes(p, s.value.natural_dtype());
+  }
+  return p;
+}
+
+absl::StatusOr<ValueType> InferSelect(const Instruction& ins, absl::Span<const ValueType> arrays) {
+  std::vector<DType> dtypes;
+  for (const ValueType& a : arrays) dtypes.push_back(a.dtype);
+  ASSIGN_OR_RETURN(DType p, SelectType(ins, dtypes));
+  Shape shape;
+  for (const ValueType& a : arrays) {
+    ASSIGN_OR_RETURN(shape, BroadcastShapes(shape, a.shape));
+  }
+  ASSIGN_OR_RETURN(int64_t elems, CheckedNumElements(shape));
+  RETURN_IF_ERROR(CheckedNumBytes(elems, 8).status());  // the widest temporary
+  return ValueType{p, std::move(shape)};
+}
+
+// The lowering (ops.cc) holds at most: each operand converted (at most the
+// result's size each), cond as bool and as an integer, and three
+// result-sized temporaries, all of at most 8 bytes an element.
+int64_t SelectAllocationBound(const Instruction& ins, absl::Span<const ValueType> arrays,
+                              const ValueType& result) {
+  const int64_t n = result.num_elements();
+  return SaturatingAdd(result.nbytes(), SaturatingMul(n, 8 * 7) + 3 * 8);
+}
+
+DType ArithmeticType(ElementwiseKind kind, DType a, DType b) {
+  return ResolveElementwise(kind, PromoteTypes(a, b)).compute;
+}
+
+}  // namespace resident
