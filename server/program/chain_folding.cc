@@ -1,20 +1,43 @@
 #include "server/program/chain_folding.h"
 
+#include <cstring>
 #include <utility>
 
 namespace resident {
 namespace {
 
-// A binary elementwise instruction of two array operands (scalar operands do
-// not fold yet: fused loops have no constants).
+// A binary elementwise instruction of two array operands.
 bool Foldable(const Instruction& ins) {
   return ElementwiseKindOf(ins) && ins.operands.size() == 2 && ins.scalars.empty();
+}
+
+// A binary elementwise instruction of one array and one scalar (x + 1.0).
+bool ScalarForm(const Instruction& ins) {
+  return ElementwiseKindOf(ins) && Arity(ins.elementwise) == 2 && ins.operands.size() == 1 &&
+         ins.scalars.size() == 1;
+}
+
+bool SameScalar(const ScalarOperand& x, const ScalarOperand& y) {
+  const Scalar &a = x.value, &b = y.value;
+  if (x.position != y.position || a.is_bool() != b.is_bool() || a.is_int() != b.is_int()) {
+    return false;
+  }
+  if (a.is_float()) {
+    const double da = a.as_double(), db = b.as_double();
+    return std::memcmp(&da, &db, sizeof(double)) == 0;  // NaN and -0.0 too
+  }
+  return a.is_int() ? a.as_int64() == b.as_int64() : a.as_bool() == b.as_bool();
 }
 
 // How instruction `ins` continues a chain whose current value is `v`: 0 when
 // both operands are v, 1 when operand 0 is v, 2 when operand 1 is v, -1 when
 // it does not.
 int ChainSide(const Instruction& ins, uint32_t v) {
+  if (ScalarForm(ins)) {
+    const Operand& a = ins.operands[0];
+    if (a.is_handle || a.value != v) return -1;
+    return ins.scalars[0].position == 1 ? 1 : 2;
+  }
   if (!Foldable(ins)) return -1;
   const Operand& a = ins.operands[0];
   const Operand& b = ins.operands[1];
@@ -78,7 +101,20 @@ FoldedProgram FoldChains(const std::shared_ptr<const Program>& program,
     size_t end = i;
     int side = -1;
     Operand other;
-    if (Foldable(ins[i])) {
+    if (ScalarForm(ins[i]) && !ins[i].operands[0].is_handle) {
+      // A run of one op with the same scalar: x = x * 2.0, ...
+      size_t e = i;
+      while (e + 1 < ins.size() && internal(e) && ScalarForm(ins[e + 1]) &&
+             ins[e + 1].elementwise == ins[i].elementwise &&
+             ChainSide(ins[e + 1], first_output[e]) > 0 &&
+             SameScalar(ins[e + 1].scalars[0], ins[i].scalars[0])) {
+        ++e;
+      }
+      if (e - i + 1 >= static_cast<size_t>(kMinFoldedRun)) {
+        end = e;
+        side = 3;
+      }
+    } else if (Foldable(ins[i])) {
       // Instruction i may start a run on its operand 0 or 1 (a value), or
       // on both sides when they are the same value.
       for (int s : {0, 1, 2}) {
@@ -90,8 +126,8 @@ FoldedProgram FoldChains(const std::shared_ptr<const Program>& program,
         if (s != 0 && SameOperand(a, b)) continue;
         const Operand fixed = s == 1 ? b : a;
         size_t e = i;
-        while (e + 1 < ins.size() && internal(e) && ins[e + 1].op == ins[i].op &&
-               ins[e + 1].elementwise == ins[i].elementwise &&
+        while (e + 1 < ins.size() && internal(e) && Foldable(ins[e + 1]) &&
+               ins[e + 1].op == ins[i].op && ins[e + 1].elementwise == ins[i].elementwise &&
                ChainSide(ins[e + 1], first_output[e]) == s &&
                (s == 0 || SameOperand(ins[e + 1].operands[s == 1 ? 1 : 0], fixed))) {
           ++e;
@@ -112,6 +148,23 @@ FoldedProgram FoldChains(const std::shared_ptr<const Program>& program,
         renumber[v] = new_next++;
       }
       ++i;
+      continue;
+    }
+    if (side == 3) {  // the scalar stays in the body's one instruction
+      Instruction loop;
+      loop.op = OpKind::kLoop;
+      loop.trip_count = static_cast<int64_t>(end - i + 1);
+      loop.operands.push_back(map_operand(ins[i].operands[0]));
+      auto body = std::make_shared<Program>();
+      Instruction step = MakeElementwise(ins[i].elementwise, {Operand::Value(0)});
+      step.scalars = ins[i].scalars;
+      body->instructions.push_back(std::move(step));
+      body->yields = {Operand::Value(1)};
+      loop.body = std::move(body);
+      folded->instructions.push_back(std::move(loop));
+      renumber[first_output[end]] = new_next++;
+      ++result.folded_runs;
+      i = end + 1;
       continue;
     }
     // Instructions i..end become loop(trip = end - i + 1) over the chain's
