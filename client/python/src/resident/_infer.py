@@ -11,7 +11,7 @@ sends the program and raises the server's error.
 from __future__ import annotations
 
 import math
-from typing import Callable, Dict, NamedTuple, Sequence, Tuple
+from typing import Any, Callable, Dict, NamedTuple, Sequence, Tuple
 
 import numpy as np
 
@@ -29,8 +29,14 @@ Rule = Callable[[Sequence[Meta], "pb.Instruction"], Meta]
 _ufunc_cache: Dict[tuple, np.dtype] = {}
 
 
-def ufunc_dtype(name: str, *dtypes: np.dtype) -> np.dtype:
-    """The dtype NumPy's ufunc ``name`` gives for arrays of these dtypes."""
+def ufunc_dtype(name: str, *dtypes: Any) -> np.dtype:
+    """The dtype NumPy's ufunc ``name`` gives for arrays of these dtypes; a
+    Python scalar in place of a dtype is passed as itself (weak, NEP 50:
+    OverflowError for an int out of an integer array's range, as NumPy)."""
+    if not all(isinstance(d, np.dtype) for d in dtypes):
+        with np.errstate(all="ignore"):
+            args = [np.zeros((), d) if isinstance(d, np.dtype) else d for d in dtypes]
+            return getattr(np, name)(*args).dtype
     key = (name,) + dtypes
     dt = _ufunc_cache.get(key)
     if dt is None:
