@@ -29,8 +29,11 @@ struct Case {
 
 // x = arange(n) as `dt`, then runs of `op`(x, x) or `op`(x, h) / `op`(h, x).
 Case RandomChain(std::mt19937& rng, DType dt, const HandleId& h, int64_t n) {
-  static constexpr ElementwiseKind kOps[] = {ElementwiseKind::kAdd, ElementwiseKind::kSubtract,
-                                             ElementwiseKind::kMultiply, ElementwiseKind::kDivide};
+  static constexpr ElementwiseKind kOps[] = {
+      ElementwiseKind::kAdd,    ElementwiseKind::kSubtract,  ElementwiseKind::kMultiply,
+      ElementwiseKind::kDivide, ElementwiseKind::kMaximum,   ElementwiseKind::kMinimum,
+      ElementwiseKind::kPower,  ElementwiseKind::kRemainder, ElementwiseKind::kFloorDivide,
+      ElementwiseKind::kLess,   ElementwiseKind::kEqual,     ElementwiseKind::kLogicalAnd};
   Case c;
   c.program = std::make_shared<Program>();
   Instruction ar;
@@ -41,7 +44,7 @@ Case RandomChain(std::mt19937& rng, DType dt, const HandleId& h, int64_t n) {
   uint32_t x = 0;
   const int runs = 1 + static_cast<int>(rng() % 4);
   for (int r = 0; r < runs; ++r) {
-    const ElementwiseKind op = kOps[rng() % 4];
+    const ElementwiseKind op = kOps[rng() % std::size(kOps)];
     const int form = static_cast<int>(rng() % 3);
     const int len = 1 + static_cast<int>(rng() % 9);
     for (int k = 0; k < len; ++k) {
