@@ -104,6 +104,29 @@ def elementwise(name: str) -> Rule:
     return rule
 
 
+def _probe(m: Meta) -> Any:
+    """A 0-d NumPy stand-in for an operand (a weak scalar stays itself)."""
+    return np.zeros((), m.dtype) if isinstance(m.dtype, np.dtype) else m.dtype
+
+
+def _shape(ops: Sequence[Meta]) -> Tuple[int, ...]:
+    return tuple(np.broadcast_shapes(*(o.shape for o in ops)))
+
+
+def where(ops: Sequence[Meta], ins: "pb.Instruction") -> Meta:
+    """numpy.where: a and b promoted (NEP 50 for scalars), shapes broadcast."""
+    with np.errstate(all="ignore"):
+        dt = np.where(np.zeros((), bool), _probe(ops[1]), _probe(ops[2])).dtype
+    return Meta(_dtypes.normalize(dt), _shape(ops))
+
+
+def clip(ops: Sequence[Meta], ins: "pb.Instruction") -> Meta:
+    """numpy.clip: a, lo and hi promoted (NEP 50 for scalars)."""
+    with np.errstate(all="ignore"):
+        dt = np.clip(*(_probe(o) for o in ops)).dtype
+    return Meta(_dtypes.normalize(dt), _shape(ops))
+
+
 def dot(ops: Sequence[Meta], ins: "pb.Instruction") -> Meta:
     a, b = ops
     dt = np.result_type(a.dtype, b.dtype)
