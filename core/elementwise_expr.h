@@ -3,6 +3,10 @@
 // fused loop generator embeds this file's text). So the header includes
 // nothing and uses no std:: names: NVRTC has no standard library.
 //
+// Bool-valued kinds (comparisons, logical ops, isnan, isfinite) return
+// bool; callers store it as 0/1 of the compute dtype. Transcendentals call
+// the C math library (RESIDENT_LIBM below).
+//
 // Functions take the register type: bool for bool arrays (the caller loads
 // the stored byte as `x != 0` and stores the result as 0/1), int/long/long
 // long for integers (wrapping arithmetic through the unsigned type, never

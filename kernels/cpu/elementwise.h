@@ -1,7 +1,9 @@
-// Elementwise arithmetic with NumPy broadcasting: every ElementwiseKind (add,
-// subtract, multiply, divide, negative). Float results are bit-identical to
-// NumPy's (plain IEEE operations, no FMA contraction); integer arithmetic
-// wraps; bool add and multiply are logical or / and.
+// Elementwise ops with NumPy broadcasting: every ElementwiseKind of the op
+// table (core/elementwise_kind.h). Float arithmetic is bit-identical to
+// NumPy's (plain IEEE operations, no FMA contraction), transcendentals go
+// through glibc's libm; integer arithmetic wraps; bool add and multiply are
+// logical or / and; bool-valued kinds (comparisons, isnan) write 0/1 of the
+// compute dtype.
 #ifndef RESIDENT_KERNELS_CPU_ELEMENTWISE_H_
 #define RESIDENT_KERNELS_CPU_ELEMENTWISE_H_
 

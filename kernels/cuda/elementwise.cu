@@ -1,6 +1,8 @@
-// Binary arithmetic and negation, with NumPy's semantics: plain IEEE
-// operations for floats (this folder builds with --fmad=false), wrapping
-// unsigned arithmetic for integers, or/and for bool add/multiply.
+// Every elementwise kind of the op table, with NumPy's semantics: plain IEEE
+// operations for floats (this folder builds with --fmad=false), libdevice
+// for transcendentals, wrapping unsigned arithmetic for integers, or/and for
+// bool add/multiply. Unary kinds run through the binary launches with
+// b == a; negation has its own kernel.
 //
 // Paths, fastest first: same-shape contiguous operands (16-byte packs, a few
 // packs in flight per thread, a == b read once), a single-element operand

@@ -1,17 +1,32 @@
 #include "server/program/chain_folding.h"
 
+#include <tuple>
 #include <utility>
 
+#include "absl/base/casts.h"
 #include "absl/container/flat_hash_map.h"
 #include "core/chain_runs.h"
 
 namespace resident {
 namespace {
 
-// A binary elementwise instruction of two array operands (scalar operands do
-// not fold yet: fused loops have no constants).
+// A binary elementwise instruction of two array operands.
 bool Foldable(const Instruction& ins) {
   return ElementwiseKindOf(ins) && ins.operands.size() == 2 && ins.scalars.empty();
+}
+
+// A binary elementwise instruction of one array and one scalar (x + 1.0).
+bool ScalarForm(const Instruction& ins) {
+  return ElementwiseKindOf(ins) && Arity(ins.elementwise) == 2 && ins.operands.size() == 1 &&
+         ins.scalars.size() == 1;
+}
+
+// A scalar's identity for chain detection: equal for scalars of one kind
+// and one bit pattern (NaN and -0.0 included).
+std::tuple<int, uint64_t> ScalarKey(const Scalar& v) {
+  if (v.is_float()) return {2, absl::bit_cast<uint64_t>(v.as_double())};
+  if (v.is_int()) return {1, static_cast<uint64_t>(v.as_int64())};
+  return {0, v.as_bool() ? 1u : 0u};
 }
 
 }  // namespace
@@ -41,22 +56,34 @@ FoldedProgram FoldChains(const std::shared_ptr<const Program>& program,
   for (const OutputSpec& o : outputs) {
     if (o.value < num_values) is_output[o.value] = true;
   }
-  // The instructions as core/chain_runs.h sees them: handles get negative
-  // ids, equal for the same handle.
+  // The instructions as core/chain_runs.h sees them: handles and scalars
+  // get negative ids, equal for the same handle or the same scalar. A scalar
+  // sits at its position among the operands (x * 2.0 or 2.0 - x).
   std::vector<ChainStep> steps(ins.size());
   absl::flat_hash_map<HandleId, int64_t> handle_ids;
+  absl::flat_hash_map<std::tuple<int, uint64_t>, int64_t> scalar_ids;
+  int64_t next_id = -2;
+  auto fresh = [&](auto& ids, const auto& key) {
+    auto [it, added] = ids.try_emplace(key, next_id);
+    if (added) --next_id;
+    return it->second;
+  };
+  auto id_of = [&](const Operand& o) {
+    return o.is_handle ? fresh(handle_ids, o.handle) : static_cast<int64_t>(o.value);
+  };
   for (size_t i = 0; i < ins.size(); ++i) {
     const Instruction& in = ins[i];
-    if (!Foldable(in)) continue;
+    const bool scalar = ScalarForm(in);
+    if (!Foldable(in) && !scalar) continue;
     steps[i].op = static_cast<int64_t>(*ElementwiseKindOf(in));
     steps[i].output = first_output[i];
-    for (int k = 0; k < 2; ++k) {
-      const Operand& o = in.operands[k];
-      steps[i].operand[k] =
-          o.is_handle
-              ? handle_ids.try_emplace(o.handle, -2 - static_cast<int64_t>(handle_ids.size()))
-                    .first->second
-              : static_cast<int64_t>(o.value);
+    if (scalar) {
+      const int at = in.scalars[0].position == 0 ? 0 : 1;
+      steps[i].operand[at] = fresh(scalar_ids, ScalarKey(in.scalars[0].value));
+      steps[i].operand[1 - at] = id_of(in.operands[0]);
+    } else {
+      steps[i].operand[0] = id_of(in.operands[0]);
+      steps[i].operand[1] = id_of(in.operands[1]);
     }
   }
   const std::vector<ChainRun> runs = FindChainRuns(steps, uses, is_output);
@@ -84,6 +111,24 @@ FoldedProgram FoldChains(const std::shared_ptr<const Program>& program,
       continue;
     }
     const size_t end = runs[next_run].end;
+    if (ScalarForm(ins[i])) {  // the scalar stays in the body's one instruction
+      Instruction loop;
+      loop.op = OpKind::kLoop;
+      loop.trip_count = static_cast<int64_t>(end - i + 1);
+      loop.operands.push_back(map_operand(ins[i].operands[0]));
+      auto body = std::make_shared<Program>();
+      Instruction step = MakeElementwise(ins[i].elementwise, {Operand::Value(0)});
+      step.scalars = ins[i].scalars;
+      body->instructions.push_back(std::move(step));
+      body->yields = {Operand::Value(1)};
+      loop.body = std::move(body);
+      folded->instructions.push_back(std::move(loop));
+      renumber[first_output[end]] = new_next++;
+      ++result.folded_runs;
+      ++next_run;
+      i = end + 1;
+      continue;
+    }
     const int side = static_cast<int>(runs[next_run].side);  // 0 both, 1 first, 2 second
     const Operand other = ins[i].operands[side == 1 ? 1 : 0];
     ++next_run;

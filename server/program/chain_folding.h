@@ -23,7 +23,8 @@ struct FoldedProgram {
 // Folds the top-level scope of `program` (runs found by core/chain_runs.h,
 // shorter than kMinChainRun stay as they are). A run is instructions i..i+k-1 of
 // one elementwise op where each takes the previous one's output on the same
-// side (both sides, or one side and one fixed other operand), and every
+// side (both sides, or one side and one fixed other operand: an array or
+// the same scalar, x = x * 2.0), and every
 // output but the last is read only by the next instruction and is no
 // output. Loop bodies are left alone (they are fused as loops already).
 FoldedProgram FoldChains(const std::shared_ptr<const Program>& program,

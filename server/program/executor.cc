@@ -108,6 +108,13 @@ absl::Status Executor::RunLoop(const Instruction& ins, const PlannedScope& body,
     if (fused && ShouldFuse(backend, fused->spec)) {
       if (options_.check_continue) RETURN_IF_ERROR(options_.check_continue());
       for (const HandleId& h : fused->handle_params) args.push_back(plan_.inputs.at(h));
+      for (const FusedLoopPlan::ScalarParam& sp : fused->scalar_params) {
+        DeviceArray s{nullptr, sp.dtype, {}};
+        ASSIGN_OR_RETURN(s.buffer,
+                         ctx_.device.Allocate(ItemSize(sp.dtype), ctx_.stream, ctx_.reservation));
+        RETURN_IF_ERROR(backend.Run(ctx_.stream, FillOp{sp.value, &s}));
+        args.push_back(std::move(s));
+      }
       std::vector<DeviceArray> outs(carried);
       for (size_t c = 0; c < carried; ++c) {
         // In place when only this loop holds the carried value: the fused

@@ -58,6 +58,27 @@ std::optional<FusedLoopPlan> PlanFusedLoop(
   for (const Operand& y : prog.yields) {
     if (!note_handle(y)) return std::nullopt;
   }
+  // Scalar operands become one-element params of their op's compute dtype.
+  std::vector<std::vector<int>> scalar_slots(prog.instructions.size());
+  std::vector<ElementwiseTypes> scalar_types(prog.instructions.size());
+  for (size_t i = 0; i < prog.instructions.size(); ++i) {
+    const Instruction& ins = prog.instructions[i];
+    if (ins.scalars.empty()) continue;
+    if (ins.op != OpKind::kElementwise) return std::nullopt;
+    std::vector<DType> dtypes;
+    for (const Operand& o : ins.operands) {
+      dtypes.push_back(o.is_handle ? inputs.at(o.handle).dtype : body.types[o.value].dtype);
+    }
+    absl::StatusOr<ElementwiseTypes> t = ResolveElementwiseTypes(ins, dtypes);
+    if (!t.ok()) return std::nullopt;
+    scalar_types[i] = *t;
+    for (const ScalarOperand& s : ins.scalars) {
+      scalar_slots[i].push_back(static_cast<int>(spec.param_dtypes.size()));
+      spec.param_dtypes.push_back(t->compute);
+      spec.param_scalar.push_back(true);
+      plan.scalar_params.push_back({s.value, t->compute});
+    }
+  }
 
   std::vector<int> value_slot(body.types.size(), -1);
   for (int p = 0; p < body.num_params; ++p) value_slot[p] = p;
@@ -81,12 +102,25 @@ std::optional<FusedLoopPlan> PlanFusedLoop(
     // sum, reshape, transpose or loops (which need not define any value to
     // look at here), nor scalar operands (the spec has no constants yet).
     if (!kind && ins.op != OpKind::kAstype) return std::nullopt;
-    if (!ins.scalars.empty()) return std::nullopt;
     const int out = body.first_output[i];
     const ValueType& type = body.types[out];
     bool scalar = false;
     if (!same_or_scalar(type.shape, &scalar)) return std::nullopt;
-    if (kind && Arity(*kind) == 2) {
+    if (kind && !ins.scalars.empty()) {
+      // Operands by position: scalars' params, arrays cast to the compute dtype.
+      const DType ct = scalar_types[i].compute;
+      int slots[2] = {-1, -1};
+      size_t next_array = 0, next_scalar = 0;
+      for (int pos = 0; pos < Arity(*kind); ++pos) {
+        if (next_scalar < ins.scalars.size() && ins.scalars[next_scalar].position == pos) {
+          slots[pos] = scalar_slots[i][next_scalar++];
+        } else {
+          slots[pos] = cast_to(slot_of(ins.operands[next_array++]), ct);
+        }
+      }
+      const int r = emit(Step::Of(*kind, slots[0], slots[1], ct));
+      value_slot[out] = cast_to(r, type.dtype);
+    } else if (kind && Arity(*kind) == 2) {
       const int a = slot_of(ins.operands[0]), b = slot_of(ins.operands[1]);
       const DType ct = ArithmeticType(*kind, slot_dtype[a], slot_dtype[b]);
       // A bool-valued op computes 0/1 in ct and is cast, as op by op.

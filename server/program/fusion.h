@@ -19,6 +19,14 @@ struct FusedLoopPlan {
   // Handles the body names directly; they follow the loop's operands as
   // extra invariant params.
   std::vector<HandleId> handle_params;
+  // Scalar operands of the body's ops, as one-element params after the
+  // handle params: the executor fills each with `value` in `dtype` (the op's
+  // compute dtype, as the op-by-op lowering does).
+  struct ScalarParam {
+    Scalar value;
+    DType dtype;
+  };
+  std::vector<ScalarParam> scalar_params;
 };
 
 // The fused form of loop instruction `loop` (its body planned as `body`,

@@ -11,6 +11,10 @@
 //    sum of the absolute values of what was added (for matmul, of the
 //    products a[i,p] * b[p,j]). TF32 or other reduced-precision math does not
 //    pass. Integer and bool results are exact.
+//  * The transcendental elementwise kinds (power, exp, log, log1p, expm1,
+//    sin, cos, tanh) on floats: within kTranscendentalUlps units in the last
+//    place of the CPU's glibc results (CUDA's libdevice is documented at 1-2
+//    ULP, powf at 4); inf, NaN and exact results as above.
 //  * Refused arguments: both backends return a non-OK status.
 #include <algorithm>
 #include <cmath>
@@ -251,6 +255,8 @@ class BackendConformanceTest : public ::testing::TestWithParam<std::string> {
           same = true;
         } else if (!scale.empty() && std::isfinite(w) && std::isfinite(g)) {
           same = std::fabs(w - g) <= rtol * scale[i] + 1e-300;
+        } else if (ulps_ > 0 && std::isfinite(w) && std::isfinite(g)) {
+          same = UlpDistance(w, g, want.dtype) <= ulps_;
         }
       }
       if (!same) {
@@ -269,9 +275,45 @@ class BackendConformanceTest : public ::testing::TestWithParam<std::string> {
     }
   }
 
+  // Adjacent floats of `dtype` between a and b.
+  static int64_t UlpDistance(double a, double b, DType dtype) {
+    auto ordered = [dtype](double v) -> int64_t {
+      if (dtype == DType::kFloat32) {
+        const float f = static_cast<float>(v);
+        int32_t i;
+        std::memcpy(&i, &f, 4);
+        return i < 0 ? -static_cast<int64_t>(i & 0x7fffffff) : i;
+      }
+      int64_t i;
+      std::memcpy(&i, &v, 8);
+      return i < 0 ? -(i & 0x7fffffffffffffff) : i;
+    };
+    const int64_t d = ordered(a) - ordered(b);
+    return d < 0 ? -d : d;
+  }
+
   std::unique_ptr<Backend> test_backend_, ref_backend_;
   Side test_{nullptr, nullptr}, ref_{nullptr, nullptr};
+  int64_t ulps_ = 0;  // > 0: floats may differ by this many ULP (transcendentals)
 };
+
+constexpr int64_t kTranscendentalUlps = 8;
+
+bool Transcendental(ElementwiseKind k) {
+  switch (k) {
+    case ElementwiseKind::kPower:
+    case ElementwiseKind::kExp:
+    case ElementwiseKind::kLog:
+    case ElementwiseKind::kLog1p:
+    case ElementwiseKind::kExpm1:
+    case ElementwiseKind::kSin:
+    case ElementwiseKind::kCos:
+    case ElementwiseKind::kTanh:
+      return true;
+    default:
+      return false;
+  }
+}
 
 const char* OpName(ElementwiseKind op) { return ElementwiseName(op); }
 
@@ -305,6 +347,7 @@ TEST_P(BackendConformanceTest, BinaryEveryOpDtypeAndBroadcast) {
                                                       {{64, 33}, {33}}};
   uint64_t seed = 1;
   for (ElementwiseKind op : kOps) {
+    ulps_ = Transcendental(op) ? kTranscendentalUlps : 0;
     for (DType d : kAllDTypes) {
       for (const auto& [sa, sb] : cases) {
         absl::StatusOr<Shape> out = BroadcastShapes(sa, sb);
@@ -319,12 +362,14 @@ TEST_P(BackendConformanceTest, BinaryEveryOpDtypeAndBroadcast) {
       }
     }
   }
+  ulps_ = 0;
 }
 
 TEST_P(BackendConformanceTest, BinaryInPlace) {
   for (DType d : kAllDTypes) {
     for (ElementwiseKind op : kOps) {
       if (!Accepted(op, d)) continue;
+      ulps_ = Transcendental(op) ? kTranscendentalUlps : 0;
       const Shape shape = {100003};
       // out aliases a; then out aliases b with b broadcast from a scalar-like a.
       Check(std::string("in-place a = a ") + OpName(op) + " b, " + DTypeName(d),
@@ -343,6 +388,33 @@ TEST_P(BackendConformanceTest, BinaryInPlace) {
             });
     }
   }
+}
+
+// Every unary kind but negative (below): large arrays (the vectorised CUDA
+// paths), a 0-d and an empty one, and in place.
+TEST_P(BackendConformanceTest, UnaryEveryOpAndDtype) {
+  uint64_t seed = 100;
+  for (ElementwiseKind op : kAllElementwiseKinds) {
+    if (Arity(op) != 1 || op == ElementwiseKind::kNegative) continue;
+    ulps_ = Transcendental(op) ? kTranscendentalUlps : 0;
+    for (DType d : kAllDTypes) {
+      for (const Shape& shape : std::vector<Shape>{{}, {0}, {1000}, {(1 << 17) + 5}}) {
+        Check(std::string(OpName(op)) + " " + Describe(d, shape), {Random(d, shape, seed++)}, d,
+              shape, [op](Backend& b, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
+                return b.Run(s, ElementwiseOp{op, {in.data()}, &o});
+              });
+        if (!Accepted(op, d)) break;
+      }
+      if (!Accepted(op, d)) continue;
+      Check(std::string(OpName(op)) + " in place " + DTypeName(d), {Random(d, {4099}, seed++)}, d,
+            {4099}, [op](Backend& b, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
+              absl::Status st = b.Run(s, ElementwiseOp{op, {in.data()}, in.data()});
+              if (!st.ok()) return st;
+              return b.Run(s, CastOp{in.data(), &o});
+            });
+    }
+  }
+  ulps_ = 0;
 }
 
 TEST_P(BackendConformanceTest, NegativeEveryDtype) {

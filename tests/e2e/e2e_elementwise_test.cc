@@ -157,6 +157,15 @@ TEST_F(ElementwiseTest, FoldedChainsOfNewOpsEqualOpByOp) {
   Array z = UploadAs(*c_, kF64, {4}, {0, 1, 16, 256});
   for (int i = 0; i < 3; ++i) z = client::sqrt(z);
   ExpectArray(z, kF64, {4}, {0, 1, 1.4142135623730951, 2});
+  // x = x + 0.5, 64 times, in float32 from 1e7: each add rounds back to 1e7
+  // (np.float32(1e7) + 0.5 is 1e7), so a fold must keep the op-by-op order.
+  Array s = UploadAs(*c_, kF32, {2}, {1e7, 0.0});
+  for (int i = 0; i < 64; ++i) s = s + 0.5;
+  ExpectArray(s, kF32, {2}, {1e7, 32.0}, "float32 x + 0.5, 64 times");
+  // 2 * x, 40 times, int32 wraps: np.int32(3) * 2**40 mod 2**32 is 0.
+  Array t = UploadAs(*c_, kI32, {1}, {3});
+  for (int i = 0; i < 40; ++i) t = 2 * t;
+  ExpectArray(t, kI32, {1}, {0}, "2 * x, 40 times");
   // A chain x = x <= x flips dtype after the first: folding must not apply.
   Array w = UploadAs(*c_, kF64, {2}, {1.0, kNaN});
   for (int i = 0; i < 5; ++i) w = client::less_equal(w, w);

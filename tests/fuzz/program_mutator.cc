@@ -22,9 +22,11 @@ namespace {
 
 using Rng = std::minstd_rand;
 
-constexpr const char* kOps[] = {"ones",     "zeros",     "full",     "arange", "add",    "subtract",
-                                "multiply", "divide",    "negative", "dot",    "matmul", "sum",
-                                "reshape",  "transpose", "astype",   "loop"};
+constexpr const char* kOps[] = {
+    "ones",   "zeros",    "full",        "arange", "add",       "subtract",     "multiply",
+    "divide", "negative", "dot",         "matmul", "sum",       "reshape",      "transpose",
+    "astype", "loop",     "maximum",     "power",  "remainder", "floor_divide", "sqrt",
+    "less",   "isnan",    "logical_not", "where",  "clip"};
 
 constexpr int64_t kI64Max = std::numeric_limits<int64_t>::max();
 constexpr int64_t kI64Min = std::numeric_limits<int64_t>::min();
@@ -118,7 +120,9 @@ std::string RandomHandle(Rng& rng) {
 }
 
 void RandomOperand(Rng& rng, int defined, v1::Operand* o) {
-  if (rng() % 3 == 0) {
+  if (rng() % 8 == 0) {
+    RandomScalar(rng, o->mutable_scalar());  // elementwise, where, clip; refused elsewhere
+  } else if (rng() % 3 == 0) {
     o->set_handle(RandomHandle(rng));
   } else {
     o->set_value(

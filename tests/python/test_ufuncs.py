@@ -132,3 +132,24 @@ def test_where_and_clip(c, dtype):
     if dtype != np.bool_:
         check(c.asarray(a).clip(-5, 5), np.clip(a, -5, 5))
         check(rs.clip(c.asarray(b), c.asarray(a), 20), np.clip(b, a, 20))
+
+
+def test_python_scalars_are_weak_on_the_wire(c):
+    """Python scalars travel as the server's weak scalars (NEP 50); NumPy
+    scalars stay strong."""
+    f = c.asarray(np.array([1.5, -2.0], np.float32))
+    i = c.asarray(np.array([7, -7], np.int32))
+    check(f + 1.0, np.array([1.5, -2.0], np.float32) + 1.0)
+    check(i + 1.5, np.array([7, -7], np.int32) + 1.5)
+    check(f + np.float64(1.0), np.array([1.5, -2.0], np.float32) + np.float64(1.0))
+    check(i == 2**40, np.array([7, -7], np.int32) == 2**40)  # exact, as NumPy 2
+    check(rs.clip(i, 0, 2**40), np.clip(np.array([7, -7], np.int32), 0, 2**40))
+    with pytest.raises(OverflowError):
+        i + 2**40
+    with pytest.raises(OverflowError):
+        i + 2**70
+    out = c.loop(4, f, lambda v: v * 0.5 + 1)  # scalars inside a fused body
+    want = np.array([1.5, -2.0], np.float32)
+    for _ in range(4):
+        want = want * 0.5 + 1
+    check(out, want)

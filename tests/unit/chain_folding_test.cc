@@ -11,6 +11,7 @@
 #include "gtest/gtest.h"
 #include "server/device/cpu/cpu_backend.h"
 #include "server/device/device.h"
+#include "server/program/chain_folding.h"
 #include "server/program/executor.h"
 #include "server/program/planner.h"
 #include "tests/unit/fusing_backend.h"
@@ -28,8 +29,11 @@ struct Case {
 
 // x = arange(n) as `dt`, then runs of `op`(x, x) or `op`(x, h) / `op`(h, x).
 Case RandomChain(std::mt19937& rng, DType dt, const HandleId& h, int64_t n) {
-  static constexpr ElementwiseKind kOps[] = {ElementwiseKind::kAdd, ElementwiseKind::kSubtract,
-                                             ElementwiseKind::kMultiply, ElementwiseKind::kDivide};
+  static constexpr ElementwiseKind kOps[] = {
+      ElementwiseKind::kAdd,    ElementwiseKind::kSubtract,  ElementwiseKind::kMultiply,
+      ElementwiseKind::kDivide, ElementwiseKind::kMaximum,   ElementwiseKind::kMinimum,
+      ElementwiseKind::kPower,  ElementwiseKind::kRemainder, ElementwiseKind::kFloorDivide,
+      ElementwiseKind::kLess,   ElementwiseKind::kEqual,     ElementwiseKind::kLogicalAnd};
   Case c;
   c.program = std::make_shared<Program>();
   Instruction ar;
@@ -40,7 +44,7 @@ Case RandomChain(std::mt19937& rng, DType dt, const HandleId& h, int64_t n) {
   uint32_t x = 0;
   const int runs = 1 + static_cast<int>(rng() % 4);
   for (int r = 0; r < runs; ++r) {
-    const ElementwiseKind op = kOps[rng() % 4];
+    const ElementwiseKind op = kOps[rng() % std::size(kOps)];
     const int form = static_cast<int>(rng() % 3);
     const int len = 1 + static_cast<int>(rng() % 9);
     for (int k = 0; k < len; ++k) {
@@ -148,6 +152,35 @@ TEST(ChainFoldingTest, FoldedEqualsUnfoldedBitForBitOverEveryDtype) {
   // The random programs must exercise folding and the fused path at all.
   EXPECT_GT(total_folded, 10);
   EXPECT_GT(total_fused, 10);
+}
+
+// x = x + 1.5 six times folds into one loop whose body keeps the scalar; a
+// different scalar, position or op ends the run.
+TEST(ChainFoldingTest, RunsWithTheSameScalarFold) {
+  auto p = std::make_shared<Program>();
+  Instruction ar;
+  ar.op = OpKind::kArange;
+  ar.stop = Scalar::Int(5);
+  p->instructions.push_back(ar);
+  for (uint32_t k = 0; k < 6; ++k) {
+    Instruction add = MakeElementwise(ElementwiseKind::kAdd, {Operand::Value(k)});
+    add.scalars.push_back(ScalarOperand{1, Scalar::Float(1.5)});
+    p->instructions.push_back(add);
+  }
+  Instruction other = MakeElementwise(ElementwiseKind::kAdd, {Operand::Value(6)});
+  other.scalars.push_back(ScalarOperand{0, Scalar::Float(1.5)});  // 1.5 + x: another side
+  p->instructions.push_back(other);
+  FoldedProgram f = FoldChains(p, {{7, true, false}});
+  ASSERT_EQ(f.folded_runs, 1);
+  ASSERT_EQ(f.program->instructions.size(), 3u);
+  const Instruction& loop = f.program->instructions[1];
+  EXPECT_EQ(loop.op, OpKind::kLoop);
+  EXPECT_EQ(loop.trip_count, 6);
+  ASSERT_EQ(loop.body->instructions.size(), 1u);
+  ASSERT_EQ(loop.body->instructions[0].scalars.size(), 1u);
+  EXPECT_EQ(loop.body->instructions[0].scalars[0].position, 1);
+  EXPECT_EQ(f.program->instructions[2].scalars[0].position, 0);
+  EXPECT_EQ(f.outputs[0].value, 2u);
 }
 
 }  // namespace

@@ -66,7 +66,59 @@ std::shared_ptr<Program> TestProgram(const HandleId& k_handle, int64_t n) {
   return p;
 }
 
-std::vector<std::string> RunProgram(bool fuse, int* fused_calls) {
+Instruction WithScalar(ElementwiseKind kind, Operand a, int position, Scalar s) {
+  Instruction i = MakeElementwise(kind, {a});
+  i.scalars.push_back(ScalarOperand{position, s});
+  return i;
+}
+
+// The newer ops with scalar operands and a bool-valued step: x = arange(n)
+// as float32, c = full(n, 7) int32, loop 50 times:
+//   x = maximum(x * 0.75 + 1, sqrt(abs(x))) + (x < 2.5)
+//   c = (3 * c + 1) % 1000 - c // -7
+std::shared_ptr<Program> ScalarProgram(const HandleId& unused, int64_t n) {
+  (void)unused;
+  using K = ElementwiseKind;
+  auto p = std::make_shared<Program>();
+  Instruction ar;
+  ar.op = OpKind::kArange;
+  ar.stop = Scalar::Int(n);
+  ar.dtype = DType::kFloat32;
+  p->instructions.push_back(ar);  // value 0: x
+  Instruction c0;
+  c0.op = OpKind::kFull;
+  c0.shape = {n};
+  c0.fill = Scalar::Int(7);
+  c0.dtype = DType::kInt32;
+  p->instructions.push_back(c0);            // value 1: c
+  auto body = std::make_shared<Program>();  // params: x, c
+  auto& b = body->instructions;
+  auto v = [](uint32_t i) { return Operand::Value(i); };
+  b.push_back(WithScalar(K::kMultiply, v(0), 1, Scalar::Float(0.75)));  // 2
+  b.push_back(WithScalar(K::kAdd, v(2), 1, Scalar::Int(1)));            // 3
+  b.push_back(Op(K::kAbsolute, {v(0)}));                                // 4
+  b.push_back(Op(K::kSqrt, {v(4)}));                                    // 5
+  b.push_back(Op(K::kMaximum, {v(3), v(5)}));                           // 6
+  b.push_back(WithScalar(K::kLess, v(0), 1, Scalar::Float(2.5)));       // 7 (bool)
+  b.push_back(Op(K::kAdd, {v(6), v(7)}));                               // 8
+  b.push_back(WithScalar(K::kMultiply, v(1), 0, Scalar::Int(3)));       // 9
+  b.push_back(WithScalar(K::kAdd, v(9), 1, Scalar::Int(1)));            // 10
+  b.push_back(WithScalar(K::kRemainder, v(10), 1, Scalar::Int(1000)));  // 11
+  b.push_back(WithScalar(K::kFloorDivide, v(1), 1, Scalar::Int(-7)));   // 12
+  b.push_back(Op(K::kSubtract, {v(11), v(12)}));                        // 13
+  body->yields = {v(8), v(13)};
+  Instruction loop = Op(OpKind::kLoop, {v(0), v(1)});
+  loop.trip_count = 50;
+  loop.body = body;
+  p->instructions.push_back(loop);  // values 2, 3
+  return p;
+}
+
+using ProgramFn = std::shared_ptr<Program> (*)(const HandleId&, int64_t);
+
+std::vector<std::string> RunProgram(bool fuse, int* fused_calls, ProgramFn make = TestProgram,
+                                    std::vector<OutputSpec> outputs = {{3, true, false},
+                                                                       {4, true, false}}) {
   std::unique_ptr<Backend> backend = NewCpuBackend(2);
   FusingBackend* fusing = nullptr;
   if (fuse) {
@@ -87,8 +139,7 @@ std::vector<std::string> RunProgram(bool fuse, int* fused_calls) {
     if (h == kh) return k;
     return absl::NotFoundError("no");
   };
-  absl::StatusOr<Plan> plan = PlanProgram(TestProgram(kh, n), {{3, true, false}, {4, true, false}},
-                                          resolve, ProgramLimits());
+  absl::StatusOr<Plan> plan = PlanProgram(make(kh, n), outputs, resolve, ProgramLimits());
   EXPECT_TRUE(plan.ok()) << plan.status();
   if (!plan.ok()) return {};
   absl::StatusOr<std::vector<DeviceArray>> out =
@@ -113,6 +164,18 @@ TEST(FusedExecutorTest, FusedLoopEqualsOpByOpBitForBit) {
   ASSERT_EQ(op_by_op.size(), 2u);
   ASSERT_EQ(fused.size(), 2u);
   EXPECT_TRUE(op_by_op[0] == fused[0]) << "float64 carried value differs";
+  EXPECT_TRUE(op_by_op[1] == fused[1]) << "int32 carried value differs";
+}
+
+TEST(FusedExecutorTest, ScalarOperandsNewOpsAndBoolStepsFuseBitForBit) {
+  int fused_calls = 0;
+  const std::vector<OutputSpec> outs = {{2, true, false}, {3, true, false}};
+  const std::vector<std::string> op_by_op = RunProgram(false, &fused_calls, ScalarProgram, outs);
+  const std::vector<std::string> fused = RunProgram(true, &fused_calls, ScalarProgram, outs);
+  EXPECT_GE(fused_calls, 1) << "the executor did not take the fused path";
+  ASSERT_EQ(op_by_op.size(), 2u);
+  ASSERT_EQ(fused.size(), 2u);
+  EXPECT_TRUE(op_by_op[0] == fused[0]) << "float32 carried value differs";
   EXPECT_TRUE(op_by_op[1] == fused[1]) << "int32 carried value differs";
 }
 

@@ -266,6 +266,31 @@ def _scalar_node(value: Any, like: ndarray) -> Node:
     return Node(Kind.OP, like._node.session, Meta(dtype, ()), ins)
 
 
+#: Ops whose Python-scalar operands go on the wire as weak scalars (the
+#: server applies NEP 50); others get a 0-d array.
+_WEAK_SCALAR_OPS = frozenset(BINARY_ELEMENTWISE + UNARY_ELEMENTWISE + ("where", "clip"))
+
+
+def _weak_scalar_node(value: Any, like: ndarray) -> Node:
+    """A Python bool/int/float as its op's inline scalar operand. Its meta
+    carries the value itself, so the local rule asks NumPy with the scalar
+    (NEP 50)."""
+    if isinstance(value, int) and not isinstance(value, bool) and not -2**63 <= value < 2**63:
+        raise OverflowError("Python int too large to convert to C long")  # NumPy's words
+    node = Node(Kind.SCALAR, like._node.session, Meta(value, ()))  # type: ignore[arg-type]
+    node.scalar = pb.Scalar()
+    _dtypes.set_scalar(value, node.scalar)
+    return node
+
+
+def _scalar_operand(op: str, value: Any, like: ndarray) -> Node:
+    # np.float64 subclasses float but is a NumPy scalar: strong, as in NumPy.
+    if (op in _WEAK_SCALAR_OPS and isinstance(value, (bool, int, float))
+            and not isinstance(value, np.generic)):
+        return _weak_scalar_node(value, like)
+    return _scalar_node(value, like)
+
+
 def _operands(op: str, a: Any, b: Any) -> List[Node]:
     arrays = [x for x in (a, b) if isinstance(x, ndarray)]
     if not arrays:
@@ -279,7 +304,7 @@ def _operands(op: str, a: Any, b: Any) -> List[Node]:
         elif isinstance(x, (np.ndarray, list, tuple)):
             raise _host_array_error(x)
         elif _dtypes.is_scalar(x):
-            nodes.append(_scalar_node(x, arrays[0]))
+            nodes.append(_scalar_operand(op, x, arrays[0]))
         else:
             raise TypeError(f"{op}: unsupported operand of type {type(x).__name__}")
     return nodes
@@ -335,7 +360,7 @@ def _ternary(op: str, first: ndarray, x: ArrayOrScalar, y: ArrayOrScalar) -> nda
         elif isinstance(v, (np.ndarray, list, tuple)):
             raise _host_array_error(v)
         elif _dtypes.is_scalar(v):
-            nodes.append(_scalar_node(v, like))
+            nodes.append(_scalar_operand(op, v, like))
         else:
             raise TypeError(f"{op}: unsupported operand of type {type(v).__name__}")
     return record(op, nodes, session)

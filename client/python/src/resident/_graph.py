@@ -27,13 +27,14 @@ class Kind(enum.Enum):
     OP = 1            # an instruction not yet sent (a loop has several outputs)
     PARAM = 2         # a loop body's parameter
     LOOP_OUTPUT = 3   # output ``index`` of the loop node inputs[0]
+    SCALAR = 4        # a Python scalar operand (weak, NEP 50), sent inline as ``scalar``
 
 
 class Node:
     """One array value, recorded or computed. Immutable once computed."""
 
     __slots__ = ("kind", "session", "handle", "meta", "ins", "inputs", "num_outputs",
-                 "scope", "index", "user", "borrowed", "__weakref__")
+                 "scope", "index", "user", "borrowed", "scalar", "__weakref__")
 
     def __init__(self, kind: Kind, session: "Session", meta: Optional[Meta] = None,
                  ins: Optional["pb.Instruction"] = None, inputs: Sequence["Node"] = (),
@@ -49,6 +50,7 @@ class Node:
         self.index = index
         self.user: Optional[weakref.ref] = None  # the ndarray that wraps this node
         self.borrowed = False
+        self.scalar: Optional["pb.Scalar"] = None  # SCALAR: the value on the wire
 
     def materialize(self, info: "pb.ArrayInfo", meta: Meta) -> None:
         self.kind = Kind.MATERIALIZED
@@ -121,6 +123,9 @@ class ScopeBuilder:
             def visit(n: Node) -> None:
                 if id(n) in visited:
                     return
+                if n.kind is Kind.SCALAR:  # inline in its op's operands
+                    visited[id(n)] = True
+                    return
                 if n.kind is Kind.MATERIALIZED or (n.kind is Kind.PARAM and n.scope is self.scope):
                     visited[id(n)] = True
                     return
@@ -165,6 +170,8 @@ class ScopeBuilder:
 
     def operand(self, n: Node) -> "pb.Operand":
         """The operand naming ``n`` inside this scope (after build)."""
+        if n.kind is Kind.SCALAR:
+            return pb.Operand(scalar=n.scalar)
         if n.kind is Kind.MATERIALIZED:
             if not n.handle:
                 raise FailedPrecondition("the array was released")

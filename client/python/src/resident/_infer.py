@@ -11,7 +11,7 @@ sends the program and raises the server's error.
 from __future__ import annotations
 
 import math
-from typing import Callable, Dict, NamedTuple, Sequence, Tuple
+from typing import Any, Callable, Dict, NamedTuple, Sequence, Tuple
 
 import numpy as np
 
@@ -29,8 +29,14 @@ Rule = Callable[[Sequence[Meta], "pb.Instruction"], Meta]
 _ufunc_cache: Dict[tuple, np.dtype] = {}
 
 
-def ufunc_dtype(name: str, *dtypes: np.dtype) -> np.dtype:
-    """The dtype NumPy's ufunc ``name`` gives for arrays of these dtypes."""
+def ufunc_dtype(name: str, *dtypes: Any) -> np.dtype:
+    """The dtype NumPy's ufunc ``name`` gives for arrays of these dtypes; a
+    Python scalar in place of a dtype is passed as itself (weak, NEP 50:
+    OverflowError for an int out of an integer array's range, as NumPy)."""
+    if not all(isinstance(d, np.dtype) for d in dtypes):
+        with np.errstate(all="ignore"):
+            args = [np.zeros((), d) if isinstance(d, np.dtype) else d for d in dtypes]
+            return getattr(np, name)(*args).dtype
     key = (name,) + dtypes
     dt = _ufunc_cache.get(key)
     if dt is None:
@@ -96,6 +102,29 @@ def elementwise(name: str) -> Rule:
         shape = np.broadcast_shapes(*(o.shape for o in ops)) if len(ops) > 1 else ops[0].shape
         return Meta(dt, tuple(shape))
     return rule
+
+
+def _probe(m: Meta) -> Any:
+    """A 0-d NumPy stand-in for an operand (a weak scalar stays itself)."""
+    return np.zeros((), m.dtype) if isinstance(m.dtype, np.dtype) else m.dtype
+
+
+def _shape(ops: Sequence[Meta]) -> Tuple[int, ...]:
+    return tuple(np.broadcast_shapes(*(o.shape for o in ops)))
+
+
+def where(ops: Sequence[Meta], ins: "pb.Instruction") -> Meta:
+    """numpy.where: a and b promoted (NEP 50 for scalars), shapes broadcast."""
+    with np.errstate(all="ignore"):
+        dt = np.where(np.zeros((), bool), _probe(ops[1]), _probe(ops[2])).dtype
+    return Meta(_dtypes.normalize(dt), _shape(ops))
+
+
+def clip(ops: Sequence[Meta], ins: "pb.Instruction") -> Meta:
+    """numpy.clip: a, lo and hi promoted (NEP 50 for scalars)."""
+    with np.errstate(all="ignore"):
+        dt = np.clip(*(_probe(o) for o in ops)).dtype
+    return Meta(_dtypes.normalize(dt), _shape(ops))
 
 
 def dot(ops: Sequence[Meta], ins: "pb.Instruction") -> Meta:
