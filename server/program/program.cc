@@ -13,6 +13,13 @@ constexpr std::pair<OpKind, const char*> kOpNames[] = {
     {OpKind::kMatmul, "matmul"},     {OpKind::kSum, "sum"},
     {OpKind::kReshape, "reshape"},   {OpKind::kTranspose, "transpose"},
     {OpKind::kAstype, "astype"},     {OpKind::kLoop, "loop"},
+    {OpKind::kProd, "prod"},         {OpKind::kMean, "mean"},
+    {OpKind::kMax, "max"},           {OpKind::kMin, "min"},
+    {OpKind::kArgmax, "argmax"},     {OpKind::kArgmin, "argmin"},
+    {OpKind::kAny, "any"},           {OpKind::kAll, "all"},
+    {OpKind::kSlice, "slice"},       {OpKind::kConcatenate, "concatenate"},
+    {OpKind::kStack, "stack"},       {OpKind::kBroadcastTo, "broadcast_to"},
+    {OpKind::kSqueeze, "squeeze"},   {OpKind::kExpandDims, "expand_dims"},
 };
 }  // namespace
 

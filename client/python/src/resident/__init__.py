@@ -15,7 +15,9 @@ message.
 """
 
 from ._array import (add, asnumpy, astype, divide, dot, matmul, multiply, ndarray, negative,
-                     reshape, subtract, sum, transpose)
+                     reshape, subtract, transpose)
+from ._shape_ops import (all, any, argmax, argmin, broadcast_to, concatenate, expand_dims, max,
+                         mean, min, prod, squeeze, stack, sum)
 from ._client import (ArrayListing, Client, DeviceInfo, ServerInfo, SessionListing, connect)
 from ._dtypes import SUPPORTED as supported_dtypes
 from ._errors import (Aborted, AlreadyExists, Cancelled, DataLoss, DeadlineExceeded,
@@ -28,6 +30,8 @@ __version__ = "0.1.0"
 __all__ = [
     "connect", "Client", "ndarray", "asnumpy", "add", "subtract", "multiply", "divide",
     "negative", "dot", "matmul", "sum", "reshape", "transpose", "astype", "supported_dtypes",
+    "prod", "mean", "max", "min", "argmax", "argmin", "any", "all", "concatenate", "stack",
+    "broadcast_to", "squeeze", "expand_dims",
     "ServerInfo", "DeviceInfo", "ArrayListing", "SessionListing", "ResidentError", "Cancelled",
     "Unknown", "InvalidArgument", "DeadlineExceeded", "NotFound", "AlreadyExists",
     "PermissionDenied", "ResourceExhausted", "FailedPrecondition", "Aborted", "OutOfRange",

@@ -191,9 +191,6 @@ class ndarray:
             axes = tuple(axes[0]) if axes[0] is not None else ()
         return transpose(self, axes or None)
 
-    def sum(self, axis: Optional[int] = None) -> "ndarray":
-        return sum(self, axis=axis)
-
     def dot(self, other: ArrayOrScalar) -> "ndarray":
         return dot(self, other)
 
@@ -334,15 +331,6 @@ divide = _binary_function("divide", "a / b, elementwise true division (ints give
 negative = _unary_function("negative", "-a, elementwise (not for bool).")
 dot = _binary_function("dot", "numpy.dot for 0-D, 1-D and 2-D operands.")
 matmul = _binary_function("matmul", "numpy.matmul: matrix products, broadcasting stacks.")
-
-
-def sum(a: ndarray, axis: Optional[int] = None) -> ndarray:  # noqa: A001 - NumPy's name
-    """Sum over all elements, or over ``axis``. bool and int32 sum to int64."""
-    ins = pb.Instruction()
-    if axis is not None:
-        ins.has_axis = True
-        ins.axis = operator.index(axis)
-    return _unary("sum", a, ins)
 
 
 def reshape(a: ndarray, shape: ShapeLike) -> ndarray:
