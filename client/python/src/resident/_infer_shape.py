@@ -69,7 +69,7 @@ def reduction(name: str):
 def slice_(ops: Sequence[Meta], ins: "pb.Instruction") -> Meta:
     (a,) = ops
     if len(ins.slices) > len(a.shape):
-        raise IndexError("too many indices")
+        raise ValueError("too many indices")  # record() expects ValueError
     shape = list(a.shape)
     for d, s in enumerate(ins.slices):
         py = slice(s.start if s.has_start else None, s.stop if s.has_stop else None,
