@@ -157,22 +157,25 @@ struct Traits<AxesReduce::kAny, T> : Truth<T, true> {};
 template <typename T>
 struct Traits<AxesReduce::kAll, T> : Truth<T, false> {};
 
-// Element (o, r) of the reduction, g = o * m + r, loaded into Acc.
+// Element r (row-major over the reduced dimensions) of output o, loaded into
+// Acc: Base(o) once per output, then At(base, r) per element.
 template <typename T, typename Tr>
 struct Gather {
   const T* in;
   ReduceLayout l;
-  __host__ __device__ typename Tr::Acc operator()(int64_t g) const {
-    const int64_t o = g / l.m;
-    int64_t r = g - o * l.m;
-    const int64_t pos = r;
+  __device__ int64_t Base(int64_t o) const {
     int64_t off = 0;
-    int64_t q = o;
     for (int d = l.kept_rank - 1; d >= 0; --d) {
-      const int64_t next = q / l.kept_shape[d];
-      off += (q - next * l.kept_shape[d]) * l.kept_stride[d];
-      q = next;
+      const int64_t next = o / l.kept_shape[d];
+      off += (o - next * l.kept_shape[d]) * l.kept_stride[d];
+      o = next;
     }
+    return off;
+  }
+  __device__ typename Tr::Acc At(int64_t base, int64_t r) const {
+    if (l.reduced_rank == 1) return Tr::Load(in[base + r * l.reduced_stride[0]], r);
+    const int64_t pos = r;
+    int64_t off = base;
     for (int d = l.reduced_rank - 1; d >= 0; --d) {
       const int64_t next = r / l.reduced_shape[d];
       off += (r - next * l.reduced_shape[d]) * l.reduced_stride[d];
@@ -189,8 +192,9 @@ __global__ void __launch_bounds__(kThreads)
   const Tr op{};
   for (int64_t o = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; o < n_out;
        o += step) {
+    const int64_t base = gather.Base(o);
     typename Tr::Acc acc = Tr::Identity();
-    for (int64_t r = 0; r < m; ++r) acc = op(acc, gather(o * m + r));
+    for (int64_t r = 0; r < m; ++r) acc = op(acc, gather.At(base, r));
     out[o] = Tr::Finalize(acc, m);
   }
 }
@@ -210,9 +214,10 @@ __global__ void __launch_bounds__(kThreads)
     const int64_t o = w / chunks, c = w - (w / chunks) * chunks;
     const int64_t begin = c * chunk;
     const int64_t end = begin + chunk < m ? begin + chunk : m;
+    const int64_t base = gather.Base(o);
     Acc acc = Tr::Identity();
     for (int64_t r = begin + threadIdx.x; r < end; r += blockDim.x) {
-      acc = op(acc, gather(o * m + r));
+      acc = op(acc, gather.At(base, r));
     }
     const Acc total = BlockReduce(storage).Reduce(acc, op);
     if (threadIdx.x == 0) partial[w] = total;
