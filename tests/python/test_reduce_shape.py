@@ -82,8 +82,18 @@ def test_slice_errors(c):
         c.ones((2, 3))[::0].get()
     with pytest.raises(rs.InvalidArgument, match="too many indices"):
         c.ones((2, 3))[:, :, :].get()
+    with pytest.raises(IndexError, match="index 2 is out of bounds for axis 0 with size 2"):
+        c.ones((2, 3))[2]
     with pytest.raises(TypeError):
-        c.ones((2, 3))[0]
+        c.ones((2, 3))[[0, 1]]
+
+
+@pytest.mark.parametrize("key", [np.s_[0], np.s_[-1], np.s_[1, ::-1], np.s_[..., 2],
+                                 np.s_[None, 1:], np.s_[:, None, -2, ...], np.s_[...],
+                                 np.s_[-3, None, 1, None]], ids=str)
+def test_basic_indexing(c, key):
+    a = sample(np.int32, (4, 5, 6), 29)
+    check(c.asarray(a)[key], a[key])
 
 
 @pytest.mark.parametrize("dtypes", [(np.int32, np.int32), (np.int32, np.float32),

@@ -3,14 +3,15 @@ keyword arguments: ``rs.sum(x, axis=(0, 2), keepdims=True)``,
 ``x.max(axis=-1)``, ``x[1:, ::-2]``, ``rs.concatenate([a, b], axis=1)``,
 ``rs.stack``, ``rs.broadcast_to``, ``rs.squeeze``, ``rs.expand_dims``.
 
-Slicing (``x[...]`` with slices only; integers, ``None`` and ``...`` are not
-supported yet) returns a copy, not a view: arrays are immutable, so the
-difference shows only in memory use. ``squeeze`` and ``expand_dims`` share
+Basic indexing (``x[1:, ::-2]``, ``x[0]``, ``x[..., None]``) returns a copy,
+not a view: arrays are immutable, so the difference shows only in memory
+use. ``squeeze`` and ``expand_dims`` share
 the data; ``broadcast_to`` is a copy.
 """
 
 from __future__ import annotations
 
+import builtins
 import operator
 from typing import Any, List, Optional, Sequence, Union
 
@@ -117,20 +118,60 @@ def expand_dims(a: ndarray, axis: Union[int, Sequence[int]]) -> ndarray:
 
 
 def _getitem(self: ndarray, key: Any) -> ndarray:
-    """Basic slicing with slices only: a copy."""
+    """NumPy's basic indexing: slices (a copy), integers (that axis dropped),
+    ``...`` and ``None`` (a new axis). Advanced indexing (arrays, lists,
+    booleans) is not supported."""
     key = key if isinstance(key, tuple) else (key,)
-    ins = pb.Instruction()
     for k in key:
-        if not isinstance(k, slice):
-            raise TypeError("resident arrays support slicing with slices only (start:stop:step), "
-                            f"not {type(k).__name__}")
+        if not (k is None or k is Ellipsis or isinstance(k, (slice, int, np.integer))) \
+                or isinstance(k, (bool, np.bool_)):
+            raise TypeError("resident arrays support basic indexing only (slices, integers, "
+                            f"..., None), not {type(k).__name__}")
+    if builtins.sum(k is Ellipsis for k in key) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    indexed = [k for k in key if k is not None and k is not Ellipsis]
+    simple = builtins.all(isinstance(k, slice) for k in indexed) and len(indexed) == len(key)
+    shape = None if simple else self.shape  # ints and ... need the rank
+    if shape is not None:
+        if len(indexed) > len(shape):
+            raise IndexError(f"too many indices for array: array is {len(shape)}-dimensional, "
+                             f"but {len(indexed)} were indexed")
+        if Ellipsis in key:
+            at = key.index(Ellipsis)
+            fill = (slice(None),) * (len(shape) - len(indexed))
+            key = key[:at] + fill + key[at + 1:]
+    ins = pb.Instruction()
+    dropped: List[int] = []   # input axes an integer removes
+    new_axes: List[int] = []  # result positions of None
+    axis = pos = 0
+    for k in key:
+        if k is None:
+            new_axes.append(pos)
+            pos += 1
+            continue
         r = ins.slices.add()
-        for name in ("start", "stop", "step"):
-            v = getattr(k, name)
-            if v is not None:
-                setattr(r, "has_" + name, True)
-                setattr(r, name, operator.index(v))
-    return _unary("slice", self, ins)
+        if isinstance(k, slice):
+            for name in ("start", "stop", "step"):
+                v = getattr(k, name)
+                if v is not None:
+                    setattr(r, "has_" + name, True)
+                    setattr(r, name, operator.index(v))
+            pos += 1
+        else:
+            i = operator.index(k)
+            n = shape[axis]
+            if not -n <= i < n:
+                raise IndexError(f"index {i} is out of bounds for axis {axis} with size {n}")
+            i %= n
+            r.has_start, r.start, r.has_stop, r.stop = True, i, True, i + 1
+            dropped.append(axis)
+        axis += 1
+    out = _unary("slice", self, ins) if len(ins.slices) else self
+    if dropped:
+        out = squeeze(out, axis=tuple(dropped))
+    if new_axes:
+        out = expand_dims(out, tuple(new_axes))
+    return out
 
 
 # ndarray's methods of the same names (numpy.ndarray's signatures).
