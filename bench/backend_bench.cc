@@ -156,8 +156,23 @@ void RunAll(Bench& b, bool quick) {
   static constexpr int kRotate[] = {2, 0, 1};
   b.Time(absl::StrFormat("transpose f64 %dx%dx%d perm (2,0,1)", d0, d1, d2), 2 * nb, 0,
          TransposeOp{kRotate, &a3, &t3});
-  const DeviceArray row = Bench::As(a, {cols});
   const DeviceArray c2 = Bench::As(c, {rows, cols});
+  // Reductions over axis sets, slices and concatenation (ReduceAxesOp etc.).
+  static constexpr int kAll1[] = {0}, kCols[] = {1}, kOuter[] = {0, 2};
+  b.Time("max f64 " + nm + " (all)", nb, n, ReduceAxesOp{ReduceKind::kMax, kAll1, &a, &s});
+  DeviceArray arg_rows = b.Array(DType::kInt64, {rows}, 0);
+  b.Time("argmax f64 " + rc + " axis 1", nb, n,
+         ReduceAxesOp{ReduceKind::kArgmax, kCols, &a2, &arg_rows});
+  const DeviceArray by_mid = Bench::As(c, {d1});
+  b.Time(absl::StrFormat("mean f64 %dx%dx%d axes (0,2)", d0, d1, d2), nb, n,
+         ReduceAxesOp{ReduceKind::kMean, kOuter, &a3, &by_mid});
+  static const SliceAxisSpec kEveryOtherReversed[] = {{rows - 1, -2}, {0, 1}};
+  const DeviceArray half = Bench::As(c, {rows / 2, cols});
+  b.Time("slice f64 " + rc + " [::-2]", nb, 0, SliceOp{kEveryOtherReversed, &a2, &half});
+  const DeviceArray halves[] = {Bench::As(a, {rows, cols / 2}), Bench::As(a, {rows, cols / 2})};
+  b.Time("concatenate f64 2 x " + absl::StrFormat("%dx%d", rows, cols / 2) + " axis 1", 2 * nb, 0,
+         ConcatOp{halves, 1, &c2});
+  const DeviceArray row = Bench::As(a, {cols});
   b.Time("add f64 " + rc + " + " + std::to_string(cols) + " (broadcast)", 2 * nb, n,
          ElementwiseOp{E::kAdd, {&a2, &row}, &c2});
 

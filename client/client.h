@@ -278,10 +278,66 @@ inline Array mod(const ArrayOrScalar& a, const ArrayOrScalar& b) { return remain
 
 Array dot(const Array& a, const Array& b);
 Array matmul(const Array& a, const Array& b);
-Array sum(const Array& a, std::optional<int64_t> axis = std::nullopt);
 Array reshape(const Array& a, const Shape& shape);
 Array transpose(const Array& a, const std::vector<int64_t>& axes = {});
 Array astype(const Array& a, DType dtype);
+
+// --- reductions and shaping (client/ops_reduce.cc) ---------------------------
+
+// NumPy's `axis` argument: none (every axis), one axis, or a tuple (which
+// may be empty: axis=()). Negative axes count from the end.
+//   sum(x);  sum(x, 1);  sum(x, AxisArg::Tuple({0, 2}), /*keepdims=*/true);
+class AxisArg {
+ public:
+  AxisArg() = default;
+  AxisArg(std::nullopt_t) {}                             // NOLINT: None
+  AxisArg(int64_t axis) : axis_(axis) {}                 // NOLINT: one axis
+  AxisArg(std::optional<int64_t> axis) : axis_(axis) {}  // NOLINT: the old sum form
+  static AxisArg Tuple(std::vector<int64_t> axes) {
+    AxisArg a;
+    a.tuple_ = true;
+    a.axes_ = std::move(axes);
+    return a;
+  }
+  bool is_tuple() const { return tuple_; }
+  const std::optional<int64_t>& axis() const { return axis_; }
+  const std::vector<int64_t>& axes() const { return axes_; }
+
+ private:
+  std::optional<int64_t> axis_;
+  bool tuple_ = false;
+  std::vector<int64_t> axes_;
+};
+
+// NumPy's reductions: result dtypes as NumPy's (sum/prod of bool and int32
+// are int64, mean of integers float64, any/all bool). max/min/argmax/argmin
+// of an empty reduction are INVALID_ARGUMENT (NumPy's ValueError).
+Array sum(const Array& a, AxisArg axis = {}, bool keepdims = false);
+Array prod(const Array& a, AxisArg axis = {}, bool keepdims = false);
+Array mean(const Array& a, AxisArg axis = {}, bool keepdims = false);
+Array max(const Array& a, AxisArg axis = {}, bool keepdims = false);
+Array min(const Array& a, AxisArg axis = {}, bool keepdims = false);
+Array any(const Array& a, AxisArg axis = {}, bool keepdims = false);
+Array all(const Array& a, AxisArg axis = {}, bool keepdims = false);
+// int64 positions; axis none is the flat index.
+Array argmax(const Array& a, std::optional<int64_t> axis = std::nullopt, bool keepdims = false);
+Array argmin(const Array& a, std::optional<int64_t> axis = std::nullopt, bool keepdims = false);
+
+// One axis of a basic slice, Python's start:stop:step (unset: the default).
+struct Slice {
+  std::optional<int64_t> start = std::nullopt, stop = std::nullopt, step = std::nullopt;
+};
+// a[s0, s1, ...] (axes past the list whole), a copy.
+Array slice(const Array& a, const std::vector<Slice>& slices);
+// numpy.concatenate (axis none: the flattened arrays) and numpy.stack; the
+// dtype is the arrays' promoted one.
+Array concatenate(const std::vector<Array>& arrays, std::optional<int64_t> axis = 0);
+Array stack(const std::vector<Array>& arrays, int64_t axis = 0);
+// A copy of `a` broadcast to `shape`.
+Array broadcast_to(const Array& a, const Shape& shape);
+// Without an axis, squeeze drops every length-1 axis. Both share a's data.
+Array squeeze(const Array& a, AxisArg axis = {});
+Array expand_dims(const Array& a, AxisArg axis);
 
 // Operators of arrays, and of an array and a number (x + 1.0, 2 * x).
 #define RESIDENT_CLIENT_OPERATOR(op, fn)                                        \

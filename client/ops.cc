@@ -89,17 +89,6 @@ RESIDENT_ELEMENTWISE_OPS(RESIDENT_CLIENT_EW_DEF)
 Array dot(const Array& a, const Array& b) { return BinaryOp("dot", a, b); }
 Array matmul(const Array& a, const Array& b) { return BinaryOp("matmul", a, b); }
 
-Array sum(const Array& a, std::optional<int64_t> axis) {
-  auto core = CoreOf(a);
-  if (core == nullptr) return Array();
-  auto n = core->NewOp("sum", {NodeOf(a)});
-  if (axis) {
-    n->ins.set_has_axis(true);
-    n->ins.set_axis(*axis);
-  }
-  return core->Finish(std::move(n));
-}
-
 Array reshape(const Array& a, const Shape& shape) {
   auto core = CoreOf(a);
   if (core == nullptr) return Array();

@@ -28,12 +28,66 @@ void Collect(const ReduceOp& op, List& v) {
 void Collect(const TransposeOp& op, List& v) {
   v.insert(v.end(), {{op.in, "input"}, {op.out, "output"}});
 }
+void Collect(const ReduceAxesOp& op, List& v) {
+  v.insert(v.end(), {{op.in, "input"}, {op.out, "output"}});
+}
+void Collect(const SliceOp& op, List& v) {
+  v.insert(v.end(), {{op.in, "input"}, {op.out, "output"}});
+}
+void Collect(const ConcatOp& op, List& v) {
+  for (const DeviceArray& a : op.ins) v.push_back({&a, "input"});
+  v.push_back({op.out, "output"});
+}
 void Collect(const FusedLoopOp& op, List& v) {
   for (const DeviceArray& p : op.params) v.push_back({&p, "param"});
   for (const DeviceArray& o : op.outs) v.push_back({&o, "out"});
 }
 
 }  // namespace
+
+DType ReduceResultType(ReduceKind kind, DType in) {
+  switch (kind) {
+    case ReduceKind::kSum:
+    case ReduceKind::kProd:
+      return SumResultType(in);
+    case ReduceKind::kMean:
+      return IsFloating(in) ? in : DType::kFloat64;
+    case ReduceKind::kMax:
+    case ReduceKind::kMin:
+      return in;
+    case ReduceKind::kArgmax:
+    case ReduceKind::kArgmin:
+      return DType::kInt64;
+    case ReduceKind::kAny:
+    case ReduceKind::kAll:
+      return DType::kBool;
+  }
+  return in;
+}
+
+const char* ReduceKindName(ReduceKind kind) {
+  switch (kind) {
+    case ReduceKind::kSum:
+      return "sum";
+    case ReduceKind::kProd:
+      return "prod";
+    case ReduceKind::kMean:
+      return "mean";
+    case ReduceKind::kMax:
+      return "max";
+    case ReduceKind::kMin:
+      return "min";
+    case ReduceKind::kArgmax:
+      return "argmax";
+    case ReduceKind::kArgmin:
+      return "argmin";
+    case ReduceKind::kAny:
+      return "any";
+    case ReduceKind::kAll:
+      return "all";
+  }
+  return "reduce";
+}
 
 bool DefinedFor(DeviceOpKind kind, DType dtype) {
   switch (kind) {
@@ -46,6 +100,9 @@ bool DefinedFor(DeviceOpKind kind, DType dtype) {
     case DeviceOpKind::kReduce:
     case DeviceOpKind::kTranspose:
     case DeviceOpKind::kFusedLoop:
+    case DeviceOpKind::kReduceAxes:
+    case DeviceOpKind::kSlice:
+    case DeviceOpKind::kConcat:
       return true;
   }
   return false;
@@ -69,6 +126,12 @@ const char* DeviceOpName(DeviceOpKind kind) {
       return "transpose";
     case DeviceOpKind::kFusedLoop:
       return "fused loop";
+    case DeviceOpKind::kReduceAxes:
+      return "reduce axes";
+    case DeviceOpKind::kSlice:
+      return "slice";
+    case DeviceOpKind::kConcat:
+      return "concatenate";
   }
   return "?";
 }
@@ -76,6 +139,7 @@ const char* DeviceOpName(DeviceOpKind kind) {
 const char* OpLabel(const DeviceOp& op) {
   if (const auto* e = std::get_if<ElementwiseOp>(&op)) return ElementwiseName(e->kind);
   if (std::holds_alternative<ReduceOp>(op)) return "sum";
+  if (const auto* r = std::get_if<ReduceAxesOp>(&op)) return ReduceKindName(r->kind);
   return DeviceOpName(KindOf(op));
 }
 

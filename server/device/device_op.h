@@ -88,14 +88,63 @@ struct MatmulOp {
   const DeviceArray* out = nullptr;
 };
 
-enum class ReduceKind : uint8_t { kSum };
+enum class ReduceKind : uint8_t { kSum, kProd, kMean, kMax, kMin, kArgmax, kArgmin, kAny, kAll };
 // Reduction over `axis` (removed from the shape; negative counts from the
-// end, as in NumPy) or over all elements (out is 0-d). kSum: out's dtype is
-// SumResultType(in's); empty sums are 0.
+// end, as in NumPy) or over all elements (out is 0-d). kSum only (the other
+// kinds go through ReduceAxesOp): out's dtype is SumResultType(in's); empty
+// sums are 0.
 struct ReduceOp {
   ReduceKind kind = ReduceKind::kSum;
   std::optional<int> axis;
   const DeviceArray* in = nullptr;
+  const DeviceArray* out = nullptr;
+};
+
+// NumPy's result dtype of a reduction: sum/prod of bool and int32 -> int64;
+// mean of bool and ints -> float64; any/all -> bool; argmax/argmin -> int64;
+// max/min keep it.
+DType ReduceResultType(ReduceKind kind, DType in);
+// "sum", "prod", "mean", "max", "min", "argmax", "argmin", "any", "all".
+const char* ReduceKindName(ReduceKind kind);
+
+// Reduction over a set of axes (sorted, distinct, in [0, rank)); out has
+// in's shape without them (keepdims is a reshape the program layer makes)
+// and dtype ReduceResultType. The reduced elements of each output are taken
+// in row-major order; argmax/argmin return the position in that order (the
+// flat index for all axes, the index along the axis for one). Empty sums
+// are 0, products 1, means NaN, any() false, all() true; max/min/argmax/
+// argmin of an empty reduction are INVALID_ARGUMENT (the program layer
+// refuses them first). NaN propagates through max/min; argmax/argmin return
+// the first NaN. Float sums agree with NumPy's pairwise sums within a
+// relative 1e-5 (float32) / 1e-12 (float64) of the sum of |terms|.
+struct ReduceAxesOp {
+  ReduceKind kind = ReduceKind::kSum;
+  absl::Span<const int> axes;
+  const DeviceArray* in = nullptr;
+  const DeviceArray* out = nullptr;
+};
+
+// One axis of a basic slice, normalised as Python's slice.indices: out's
+// extent along the axis is `length` (out.shape), element k is in[first +
+// k * step] (step != 0, may be negative).
+struct SliceAxisSpec {
+  int64_t first = 0, step = 1;
+};
+// out = in[first0::step0, first1::step1, ...] with out's shape as the
+// lengths, one SliceAxisSpec per axis of in (a copy, same dtype). out must
+// not share in's buffer.
+struct SliceOp {
+  absl::Span<const SliceAxisSpec> axes;
+  const DeviceArray* in = nullptr;
+  const DeviceArray* out = nullptr;
+};
+
+// out = numpy.concatenate(ins, axis): every input of out's dtype and rank,
+// equal to out's shape except along axis (in [0, rank)), whose lengths sum
+// to out's. out must not share a buffer with an input.
+struct ConcatOp {
+  absl::Span<const DeviceArray> ins;
+  int axis = 0;
   const DeviceArray* out = nullptr;
 };
 
@@ -140,7 +189,7 @@ struct FusedLoopOp {
 };
 
 using DeviceOp = std::variant<FillOp, ArangeOp, ElementwiseOp, CastOp, MatmulOp, ReduceOp,
-                              TransposeOp, FusedLoopOp>;
+                              TransposeOp, FusedLoopOp, ReduceAxesOp, SliceOp, ConcatOp>;
 
 // The kind of a DeviceOp, for Backend::Supports: the variant's index.
 enum class DeviceOpKind : uint8_t {
@@ -152,8 +201,11 @@ enum class DeviceOpKind : uint8_t {
   kReduce,
   kTranspose,
   kFusedLoop,
+  kReduceAxes,
+  kSlice,
+  kConcat,
 };
-inline constexpr int kNumDeviceOpKinds = 8;
+inline constexpr int kNumDeviceOpKinds = 11;
 
 namespace device_op_internal {
 template <DeviceOpKind K, typename Op>
@@ -169,6 +221,9 @@ static_assert(device_op_internal::kIs<DeviceOpKind::kMatmul, MatmulOp>);
 static_assert(device_op_internal::kIs<DeviceOpKind::kReduce, ReduceOp>);
 static_assert(device_op_internal::kIs<DeviceOpKind::kTranspose, TransposeOp>);
 static_assert(device_op_internal::kIs<DeviceOpKind::kFusedLoop, FusedLoopOp>);
+static_assert(device_op_internal::kIs<DeviceOpKind::kReduceAxes, ReduceAxesOp>);
+static_assert(device_op_internal::kIs<DeviceOpKind::kSlice, SliceOp>);
+static_assert(device_op_internal::kIs<DeviceOpKind::kConcat, ConcatOp>);
 
 inline DeviceOpKind KindOf(const DeviceOp& op) { return static_cast<DeviceOpKind>(op.index()); }
 
@@ -178,10 +233,10 @@ inline DeviceOpKind KindOf(const DeviceOp& op) { return static_cast<DeviceOpKind
 bool DefinedFor(DeviceOpKind kind, DType dtype);
 
 // "fill", "arange", "elementwise", "cast", "matmul", "reduce", "transpose",
-// "fused loop".
+// "fused loop", "reduce axes", "slice", "concatenate".
 const char* DeviceOpName(DeviceOpKind kind);
 // The op's name for messages: ElementwiseName for elementwise ops ("add"),
-// "sum" for a sum, else DeviceOpName.
+// "sum" for a sum, ReduceKindName for a ReduceAxesOp, else DeviceOpName.
 const char* OpLabel(const DeviceOp& op);
 
 // One array an op reads or writes, with its role for messages.

@@ -9,6 +9,7 @@
 #include "absl/strings/string_view.h"
 #include "core/status_macros.h"
 #include "server/program/infer_elementwise.h"
+#include "server/program/infer_shape.h"
 
 namespace resident {
 namespace {
@@ -303,21 +304,23 @@ absl::StatusOr<ValueType> InferType(const Instruction& ins, absl::Span<const Val
     case OpKind::kMatmul:
       RETURN_IF_ERROR(ExpectOperands(ins, ops, 2));
       return InferMatmul(ops[0], ops[1]);
-    case OpKind::kSum: {
-      RETURN_IF_ERROR(ExpectOperands(ins, ops, 1));
-      const DType dt = SumResultType(ops[0].dtype);
-      if (!ins.axis) return MakeType(dt, {});
-      const int64_t rank = static_cast<int64_t>(ops[0].shape.size());
-      int64_t axis = *ins.axis;
-      if (axis < -rank || axis >= rank) {
-        return Invalid(
-            absl::StrCat("axis ", axis, " is out of bounds for array of dimension ", rank));
-      }
-      if (axis < 0) axis += rank;
-      Shape s = ops[0].shape;
-      s.erase(s.begin() + axis);
-      return MakeType(dt, std::move(s));
-    }
+    case OpKind::kSum:
+    case OpKind::kProd:
+    case OpKind::kMean:
+    case OpKind::kMax:
+    case OpKind::kMin:
+    case OpKind::kArgmax:
+    case OpKind::kArgmin:
+    case OpKind::kAny:
+    case OpKind::kAll:
+      return InferReduction(ins, ops);  // infer_reduce.cc
+    case OpKind::kSlice:
+    case OpKind::kConcatenate:
+    case OpKind::kStack:
+    case OpKind::kBroadcastTo:
+    case OpKind::kSqueeze:
+    case OpKind::kExpandDims:
+      return InferShaping(ins, ops);  // infer_shape.cc
     case OpKind::kReshape: {
       RETURN_IF_ERROR(ExpectOperands(ins, ops, 1));
       ASSIGN_OR_RETURN(Shape s, ResolveReshape(ops[0].shape, ins.shape));
@@ -379,7 +382,7 @@ int64_t AllocationBound(const Instruction& ins, absl::Span<const ValueType> ops,
       return bound;
     }
     default:
-      return out;
+      return IsShapingOp(ins.op) ? ShapingAllocationBound(ins, ops, result) : out;
   }
 }
 

@@ -8,6 +8,7 @@
 #include "absl/status/status.h"
 #include "core/status_macros.h"
 #include "server/program/infer_elementwise.h"
+#include "server/program/ops_shape.h"
 
 namespace resident {
 namespace {
@@ -306,16 +307,23 @@ absl::StatusOr<DeviceArray> RunOp(OpContext& ctx, const Instruction& ins,
       return RunMatmul(ctx, std::move(args), out, /*is_dot=*/true);
     case OpKind::kMatmul:
       return RunMatmul(ctx, std::move(args), out, /*is_dot=*/false);
-    case OpKind::kSum: {
-      std::optional<int> axis;
-      if (ins.axis) {
-        const int64_t rank = static_cast<int64_t>(args[0].shape.size());
-        axis = static_cast<int>(*ins.axis < 0 ? *ins.axis + rank : *ins.axis);
-      }
-      ASSIGN_OR_RETURN(DeviceArray r, Allocate(ctx, out.dtype, out.shape));
-      RETURN_IF_ERROR(be.Run(ctx.stream, ReduceOp{ReduceKind::kSum, axis, args.data(), &r}));
-      return r;
-    }
+    case OpKind::kSum:
+    case OpKind::kProd:
+    case OpKind::kMean:
+    case OpKind::kMax:
+    case OpKind::kMin:
+    case OpKind::kArgmax:
+    case OpKind::kArgmin:
+    case OpKind::kAny:
+    case OpKind::kAll:
+      return RunReduction(ctx, ins, std::move(args), out);  // ops_shape.cc
+    case OpKind::kSlice:
+    case OpKind::kConcatenate:
+    case OpKind::kStack:
+    case OpKind::kBroadcastTo:
+    case OpKind::kSqueeze:
+    case OpKind::kExpandDims:
+      return RunShaping(ctx, ins, std::move(args), out);  // ops_shape.cc
     case OpKind::kReshape:
       return DeviceArray{args[0].buffer, out.dtype, out.shape};
     case OpKind::kTranspose: {

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "server/program/chain_folding.h"
+#include "server/program/infer_shape.h"
 
 namespace resident {
 namespace {
@@ -115,7 +116,7 @@ absl::Status Planner::PlanScope(const Program& program, std::vector<ValueType> p
     if (ins.op != OpKind::kLoop) {
       absl::StatusOr<ValueType> t = InferType(ins, operand_types);
       if (!t.ok()) return Annotate(t.status(), ctx_of());
-      const bool shares = ins.op == OpKind::kReshape ||
+      const bool shares = ins.op == OpKind::kReshape || SharesOperandBuffer(ins.op) ||
                           (ins.op == OpKind::kAstype && operand_types[0].dtype == t->dtype);
       if (shares) {
         for (const Operand& o : ins.operands) {

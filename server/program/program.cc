@@ -19,6 +19,20 @@ constexpr std::pair<OpKind, const char*> kOpNames[] = {
     {OpKind::kTranspose, "transpose"},
     {OpKind::kAstype, "astype"},
     {OpKind::kLoop, "loop"},
+    {OpKind::kProd, "prod"},
+    {OpKind::kMean, "mean"},
+    {OpKind::kMax, "max"},
+    {OpKind::kMin, "min"},
+    {OpKind::kArgmax, "argmax"},
+    {OpKind::kArgmin, "argmin"},
+    {OpKind::kAny, "any"},
+    {OpKind::kAll, "all"},
+    {OpKind::kSlice, "slice"},
+    {OpKind::kConcatenate, "concatenate"},
+    {OpKind::kStack, "stack"},
+    {OpKind::kBroadcastTo, "broadcast_to"},
+    {OpKind::kSqueeze, "squeeze"},
+    {OpKind::kExpandDims, "expand_dims"},
 };
 }  // namespace
 

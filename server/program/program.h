@@ -36,6 +36,21 @@ enum class OpKind {
   kTranspose,
   kAstype,
   kLoop,
+  // Reductions over axis sets and shaping (infer_reduce.cc, ops_shape.cc).
+  kProd,
+  kMean,
+  kMax,
+  kMin,
+  kArgmax,
+  kArgmin,
+  kAny,
+  kAll,
+  kSlice,
+  kConcatenate,
+  kStack,
+  kBroadcastTo,
+  kSqueeze,
+  kExpandDims,
 };
 
 // A wire op name: its OpKind and, for kElementwise, the table's row. Every
@@ -66,6 +81,12 @@ struct ScalarOperand {
 
 struct Program;
 
+// One axis of a basic slice, as Python's slice(start, stop, step); a
+// missing bound or step is Python's default.
+struct SliceRange {
+  std::optional<int64_t> start = std::nullopt, stop = std::nullopt, step = std::nullopt;
+};
+
 struct Instruction {
   OpKind op = OpKind::kElementwise;
   ElementwiseKind elementwise = ElementwiseKind::kAdd;  // kElementwise
@@ -77,8 +98,13 @@ struct Instruction {
   std::optional<Scalar> start, stop, step;  // arange
   std::optional<int64_t> axis;              // sum
   std::vector<int64_t> axes;                // transpose (empty: reversed)
-  int64_t trip_count = 0;                   // loop
-  std::shared_ptr<const Program> body;      // loop
+  // Reductions, squeeze, expand_dims: `axes` is the axis tuple when
+  // has_axes (empty: axis=()); else `axis` is the one axis, or none.
+  bool has_axes = false;
+  bool keepdims = false;                // reductions
+  std::vector<SliceRange> slices;       // slice: one per leading axis
+  int64_t trip_count = 0;               // loop
+  std::shared_ptr<const Program> body;  // loop
 };
 
 // Whether `op` accepts scalar operands (Instruction::scalars).

@@ -74,6 +74,15 @@ absl::StatusOr<std::shared_ptr<const Program>> DecodeScope(const v1::Program& wi
     if (w.has_step()) ins.step = DecodeScalar(w.step());
     if (w.has_axis()) ins.axis = w.axis();
     ins.axes.assign(w.axes().begin(), w.axes().end());
+    ins.has_axes = w.has_axes();
+    ins.keepdims = w.keepdims();
+    for (const v1::SliceRange& r : w.slices()) {
+      SliceRange range;
+      if (r.has_start()) range.start = r.start();
+      if (r.has_stop()) range.stop = r.stop();
+      if (r.has_step()) range.step = r.step();
+      ins.slices.push_back(range);
+    }
     ins.trip_count = w.trip_count();
     if (ins.op == OpKind::kLoop) {
       ASSIGN_OR_RETURN(

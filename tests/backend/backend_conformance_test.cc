@@ -983,6 +983,8 @@ TEST_P(BackendConformanceTest, BadArgumentsAreRefused) {
         });
 }
 
+#include "tests/backend/reduce_shape_conformance.inc"
+
 INSTANTIATE_TEST_SUITE_P(Backends, BackendConformanceTest, ::testing::Values("cpu", "cuda:0"),
                          [](const ::testing::TestParamInfo<std::string>& info) {
                            std::string name = info.param;

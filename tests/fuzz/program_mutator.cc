@@ -23,10 +23,12 @@ namespace {
 using Rng = std::minstd_rand;
 
 constexpr const char* kOps[] = {
-    "ones",   "zeros",    "full",        "arange", "add",       "subtract",     "multiply",
-    "divide", "negative", "dot",         "matmul", "sum",       "reshape",      "transpose",
-    "astype", "loop",     "maximum",     "power",  "remainder", "floor_divide", "sqrt",
-    "less",   "isnan",    "logical_not", "where",  "clip"};
+    "ones",        "zeros",    "full",         "arange",  "add",        "subtract",     "multiply",
+    "divide",      "negative", "dot",          "matmul",  "sum",        "reshape",      "transpose",
+    "astype",      "loop",     "maximum",      "power",   "remainder",  "floor_divide", "sqrt",
+    "less",        "isnan",    "logical_not",  "where",   "clip",       "prod",         "mean",
+    "max",         "min",      "argmax",       "argmin",  "any",        "all",          "slice",
+    "concatenate", "stack",    "broadcast_to", "squeeze", "expand_dims"};
 
 constexpr int64_t kI64Max = std::numeric_limits<int64_t>::max();
 constexpr int64_t kI64Min = std::numeric_limits<int64_t>::min();
@@ -201,6 +203,20 @@ void MutateInstruction(Rng& rng, int defined, v1::Instruction& ins) {
       ins.clear_axes();
       for (size_t k = Below(rng, 5); k > 0; --k) {
         ins.add_axes(rng() % 4 ? static_cast<int64_t>(Below(rng, 7)) - 3 : SmallOrEdge(rng));
+      }
+      ins.set_has_axes(rng() % 2);  // reductions, squeeze, expand_dims
+      ins.set_keepdims(rng() % 2);
+      if (rng() % 3 == 0) {  // slice: start/stop/step, small or at an edge
+        ins.clear_slices();
+        for (size_t k = Below(rng, 4); k > 0; --k) {
+          v1::SliceRange* r = ins.add_slices();
+          r->set_has_start(rng() % 2);
+          r->set_start(rng() % 2 ? static_cast<int64_t>(Below(rng, 9)) - 4 : SmallOrEdge(rng));
+          r->set_has_stop(rng() % 2);
+          r->set_stop(rng() % 2 ? static_cast<int64_t>(Below(rng, 9)) - 4 : SmallOrEdge(rng));
+          r->set_has_step(rng() % 2);
+          r->set_step(rng() % 2 ? static_cast<int64_t>(Below(rng, 7)) - 3 : SmallOrEdge(rng));
+        }
       }
       break;
     case 8:

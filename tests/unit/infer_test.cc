@@ -256,8 +256,17 @@ TEST(InferType, SumDtypesAndAxes) {
               HasSubstr("axis 2 is out of bounds for array of dimension 2"));
   ax.axis = -3;
   EXPECT_FALSE(InferType(ax, {T(kF64, {2, 3})}).ok());
-  ax.axis = 0;  // a 0-d array has no axis 0
+  // NumPy 2 lets a 0-d array take a single axis 0 or -1 (np.zeros(()).sum(axis=0)
+  // == 0.0), but not in a tuple or any other axis (np.zeros(()).sum(axis=(0,)) and
+  // .sum(axis=1): "axis 0|1 is out of bounds for array of dimension 0").
+  ax.axis = 0;
+  EXPECT_EQ(*InferType(ax, {T(kF64, {})}), T(kF64, {}));
+  ax.axis = 1;
   EXPECT_FALSE(InferType(ax, {T(kF64, {})}).ok());
+  Instruction tuple = Op(OpKind::kSum);
+  tuple.has_axes = true;
+  tuple.axes = {0};
+  EXPECT_FALSE(InferType(tuple, {T(kF64, {})}).ok());
 }
 
 TEST(InferType, CreationDefaultsAndDtypes) {

@@ -20,6 +20,7 @@
 #include "kernels/cpu/reduce.h"
 #include "kernels/cpu/thread_pool.h"
 #include "kernels/cpu/transpose.h"
+#include "server/device/cpu/cpu_shape_ops.h"
 #include "server/device/cpu/fused_loop.h"
 #include "server/device/cpu/host_allocator.h"
 
@@ -174,14 +175,17 @@ class CpuBackend final : public Backend {
     });
   }
   absl::Status Do(const ReduceOp& op) {
-    switch (op.kind) {
-      case ReduceKind::kSum:
-        return WithOutput({op.in}, false, *op.out, [&](const cpu::MutView& o) {
-          return cpu::Sum(&pool_, View(*op.in), op.axis, o);
-        });
+    if (op.kind != ReduceKind::kSum) {
+      return absl::InvalidArgumentError("ReduceOp is for sums; use ReduceAxesOp");
     }
-    return absl::UnimplementedError("unknown reduction");
+    return WithOutput({op.in}, false, *op.out, [&](const cpu::MutView& o) {
+      return cpu::Sum(&pool_, View(*op.in), op.axis, o);
+    });
   }
+  // Reductions over axis sets, slicing and concatenation: cpu_shape_ops.cc.
+  absl::Status Do(const ReduceAxesOp& op) { return RunReduceAxes(&pool_, op); }
+  absl::Status Do(const SliceOp& op) { return RunSlice(&pool_, op); }
+  absl::Status Do(const ConcatOp& op) { return RunConcat(&pool_, op); }
   absl::Status Do(const TransposeOp& op) {
     return WithOutput({op.in}, false, *op.out, [&](const cpu::MutView& o) {
       return cpu::Transpose(&pool_, View(*op.in), op.perm, o);

@@ -322,11 +322,10 @@ absl::Status CudaBackend::MatmulFloat(const StreamRef& s, const MatmulShape& sha
 }
 
 absl::Status CudaBackend::Do(const StreamRef& s, const ReduceOp& op) {
-  switch (op.kind) {
-    case ReduceKind::kSum:
-      return Sum(s, *op.in, op.axis, *op.out);
+  if (op.kind != ReduceKind::kSum) {
+    return absl::InvalidArgumentError("ReduceOp is for sums; use ReduceAxesOp");
   }
-  return absl::UnimplementedError("unknown reduction");
+  return Sum(s, *op.in, op.axis, *op.out);
 }
 
 absl::Status CudaBackend::Sum(const StreamRef& s, const DeviceArray& a, std::optional<int> axis,

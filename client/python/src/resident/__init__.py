@@ -16,7 +16,9 @@ message.
 
 from . import _array
 from ._array import (ELEMENTWISE_FUNCTIONS, asnumpy, astype, clip, dot, matmul, ndarray, reshape,
-                     sum, transpose, where)
+                     transpose, where)
+from ._shape_ops import (all, any, argmax, argmin, broadcast_to, concatenate, expand_dims, max,
+                         mean, min, prod, squeeze, stack, sum)
 from ._client import (ArrayListing, Client, DeviceInfo, ServerInfo, SessionListing, connect)
 from ._dtypes import SUPPORTED as supported_dtypes
 from ._errors import (Aborted, AlreadyExists, Cancelled, DataLoss, DeadlineExceeded,
@@ -30,7 +32,10 @@ globals().update({_n: getattr(_array, _n) for _n in ELEMENTWISE_FUNCTIONS})
 __version__ = "0.1.0"
 
 __all__ = [
-    "connect", "Client", "ndarray", "asnumpy", *ELEMENTWISE_FUNCTIONS, "where", "clip", "dot", "matmul", "sum", "reshape", "transpose", "astype", "supported_dtypes",
+    "connect", "Client", "ndarray", "asnumpy", *ELEMENTWISE_FUNCTIONS, "where", "clip", "dot",
+    "matmul", "sum", "reshape", "transpose", "astype", "supported_dtypes",
+    "prod", "mean", "max", "min", "argmax", "argmin", "any", "all", "concatenate", "stack",
+    "broadcast_to", "squeeze", "expand_dims",
     "ServerInfo", "DeviceInfo", "ArrayListing", "SessionListing", "ResidentError", "Cancelled",
     "Unknown", "InvalidArgument", "DeadlineExceeded", "NotFound", "AlreadyExists",
     "PermissionDenied", "ResourceExhausted", "FailedPrecondition", "Aborted", "OutOfRange",

@@ -193,9 +193,6 @@ class ndarray:
             axes = tuple(axes[0]) if axes[0] is not None else ()
         return transpose(self, axes or None)
 
-    def sum(self, axis: Optional[int] = None) -> "ndarray":
-        return sum(self, axis=axis)
-
     def dot(self, other: ArrayOrScalar) -> "ndarray":
         return dot(self, other)
 
@@ -396,15 +393,6 @@ ELEMENTWISE_FUNCTIONS = BINARY_ELEMENTWISE + UNARY_ELEMENTWISE + tuple(ALIASES)
 _install_operators()
 dot = _binary_function("dot", "numpy.dot for 0-D, 1-D and 2-D operands.")
 matmul = _binary_function("matmul", "numpy.matmul: matrix products, broadcasting stacks.")
-
-
-def sum(a: ndarray, axis: Optional[int] = None) -> ndarray:  # noqa: A001 - NumPy's name
-    """Sum over all elements, or over ``axis``. bool and int32 sum to int64."""
-    ins = pb.Instruction()
-    if axis is not None:
-        ins.has_axis = True
-        ins.axis = operator.index(axis)
-    return _unary("sum", a, ins)
 
 
 def reshape(a: ndarray, shape: ShapeLike) -> ndarray:

@@ -157,18 +157,6 @@ def matmul(ops: Sequence[Meta], ins: "pb.Instruction") -> Meta:
     return Meta(np.result_type(a.dtype, b.dtype), out)
 
 
-def sum_(ops: Sequence[Meta], ins: "pb.Instruction") -> Meta:
-    (a,) = ops
-    dt = np.sum(np.zeros((1,), a.dtype)).dtype
-    if not ins.has_axis:
-        return Meta(dt, ())
-    rank, axis = len(a.shape), ins.axis
-    if not -rank <= axis < rank:
-        raise ValueError("axis out of bounds")
-    axis %= rank
-    return Meta(dt, a.shape[:axis] + a.shape[axis + 1:])
-
-
 def reshape(ops: Sequence[Meta], ins: "pb.Instruction") -> Meta:
     (a,) = ops
     size = math.prod(a.shape)

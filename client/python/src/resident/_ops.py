@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Dict, Optional
 
-from . import _infer
+from . import _infer, _infer_shape
 
 #: Binary ufuncs: NumPy broadcasting and promotion; Python operators below.
 #: Mirrors the server's op table (core/elementwise_kind.h), in its order.
@@ -25,6 +25,9 @@ UNARY_ELEMENTWISE = ("negative", "absolute", "sign", "sqrt", "exp", "log", "log1
                      "sin", "cos", "tanh", "floor", "ceil", "logical_not", "isnan", "isfinite")
 #: NumPy's other names for them.
 ALIASES = {"abs": "absolute", "mod": "remainder", "true_divide": "divide"}
+
+#: Reductions over axis sets (_shape_ops.py).
+REDUCTIONS = ("sum", "prod", "mean", "max", "min", "argmax", "argmin", "any", "all")
 
 #: Python operator -> op, for ndarray's dunder methods (each also gets its
 #: reflected form, __radd__ and so on, except the comparisons, which Python
@@ -40,7 +43,7 @@ UNARY_OPERATORS = {"__neg__": "negative", "__abs__": "absolute"}
 @dataclass(frozen=True)
 class OpSpec:
     name: str
-    arity: int                       # operands; creation ops take none
+    arity: int                       # operands; creation ops take none; -1: any
     infer: Optional[_infer.Rule]     # None: metadata from the server
 
 
@@ -55,8 +58,15 @@ OPS: Dict[str, OpSpec] = {s.name: s for s in (
     OpSpec("clip", 3, _infer.clip),
     OpSpec("dot", 2, _infer.dot),
     OpSpec("matmul", 2, _infer.matmul),
-    OpSpec("sum", 1, _infer.sum_),
+    *(OpSpec(n, 1, _infer_shape.reduction(n)) for n in REDUCTIONS),
     OpSpec("reshape", 1, _infer.reshape),
     OpSpec("transpose", 1, _infer.transpose),
     OpSpec("astype", 1, _infer.astype),
+    # Shaping (_shape_ops.py); concatenate and stack take any number (-1).
+    OpSpec("slice", 1, _infer_shape.slice_),
+    OpSpec("concatenate", -1, _infer_shape.concatenate),
+    OpSpec("stack", -1, _infer_shape.stack),
+    OpSpec("broadcast_to", 1, _infer_shape.broadcast_to),
+    OpSpec("squeeze", 1, _infer_shape.squeeze),
+    OpSpec("expand_dims", 1, _infer_shape.expand_dims),
 )}

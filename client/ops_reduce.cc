@@ -1,0 +1,118 @@
+// Reductions and shaping ops of the C++ client: each records one
+// instruction (see client.h).
+#include <utility>
+
+#include "client/client.h"
+#include "client/client_core.h"
+#include "client/program_builder.h"
+
+namespace resident::client {
+namespace {
+
+void SetAxis(v1::Instruction& ins, const AxisArg& axis) {
+  if (axis.is_tuple()) {
+    ins.set_has_axes(true);
+    for (int64_t d : axis.axes()) ins.add_axes(d);
+  } else if (axis.axis()) {
+    ins.set_has_axis(true);
+    ins.set_axis(*axis.axis());
+  }
+}
+
+Array Reduction(const char* op, const Array& a, const AxisArg& axis, bool keepdims) {
+  auto core = NodeOf(a) ? NodeOf(a)->core : nullptr;
+  if (core == nullptr) return Array();
+  auto n = core->NewOp(op, {NodeOf(a)});
+  SetAxis(n->ins, axis);
+  n->ins.set_keepdims(keepdims);
+  return core->Finish(std::move(n));
+}
+
+Array Joined(const char* op, const std::vector<Array>& arrays, std::optional<int64_t> axis) {
+  std::shared_ptr<ClientCore> core;
+  std::vector<std::shared_ptr<Node>> inputs;
+  for (const Array& a : arrays) {
+    if (!NodeOf(a)) return Array();
+    core = NodeOf(a)->core;
+    inputs.push_back(NodeOf(a));
+  }
+  if (core == nullptr) return Array();  // no arrays: nothing to send
+  auto n = core->NewOp(op, std::move(inputs));
+  if (axis) {
+    n->ins.set_has_axis(true);
+    n->ins.set_axis(*axis);
+  }
+  return core->Finish(std::move(n));
+}
+
+}  // namespace
+
+Array sum(const Array& a, AxisArg axis, bool keepdims) {
+  return Reduction("sum", a, axis, keepdims);
+}
+Array prod(const Array& a, AxisArg axis, bool keepdims) {
+  return Reduction("prod", a, axis, keepdims);
+}
+Array mean(const Array& a, AxisArg axis, bool keepdims) {
+  return Reduction("mean", a, axis, keepdims);
+}
+Array max(const Array& a, AxisArg axis, bool keepdims) {
+  return Reduction("max", a, axis, keepdims);
+}
+Array min(const Array& a, AxisArg axis, bool keepdims) {
+  return Reduction("min", a, axis, keepdims);
+}
+Array any(const Array& a, AxisArg axis, bool keepdims) {
+  return Reduction("any", a, axis, keepdims);
+}
+Array all(const Array& a, AxisArg axis, bool keepdims) {
+  return Reduction("all", a, axis, keepdims);
+}
+Array argmax(const Array& a, std::optional<int64_t> axis, bool keepdims) {
+  return Reduction("argmax", a, AxisArg(axis), keepdims);
+}
+Array argmin(const Array& a, std::optional<int64_t> axis, bool keepdims) {
+  return Reduction("argmin", a, AxisArg(axis), keepdims);
+}
+
+Array slice(const Array& a, const std::vector<Slice>& slices) {
+  auto core = NodeOf(a) ? NodeOf(a)->core : nullptr;
+  if (core == nullptr) return Array();
+  auto n = core->NewOp("slice", {NodeOf(a)});
+  for (const Slice& s : slices) {
+    v1::SliceRange* r = n->ins.add_slices();
+    if (s.start) {
+      r->set_has_start(true);
+      r->set_start(*s.start);
+    }
+    if (s.stop) {
+      r->set_has_stop(true);
+      r->set_stop(*s.stop);
+    }
+    if (s.step) {
+      r->set_has_step(true);
+      r->set_step(*s.step);
+    }
+  }
+  return core->Finish(std::move(n));
+}
+
+Array concatenate(const std::vector<Array>& arrays, std::optional<int64_t> axis) {
+  return Joined("concatenate", arrays, axis);
+}
+Array stack(const std::vector<Array>& arrays, int64_t axis) {
+  return Joined("stack", arrays, axis);
+}
+
+Array broadcast_to(const Array& a, const Shape& shape) {
+  auto core = NodeOf(a) ? NodeOf(a)->core : nullptr;
+  if (core == nullptr) return Array();
+  auto n = core->NewOp("broadcast_to", {NodeOf(a)});
+  for (int64_t d : shape) n->ins.add_shape(d);
+  return core->Finish(std::move(n));
+}
+
+Array squeeze(const Array& a, AxisArg axis) { return Reduction("squeeze", a, axis, false); }
+Array expand_dims(const Array& a, AxisArg axis) { return Reduction("expand_dims", a, axis, false); }
+
+}  // namespace resident::client

@@ -1,0 +1,144 @@
+"""Local dtype and shape rules of the reductions and shaping ops, mirroring
+the server's (server/program/infer_reduce.cc, infer_shape.cc). As in
+_infer.py, a rule that raises leaves the metadata to the server."""
+
+from __future__ import annotations
+
+from typing import Dict, List, Sequence, Tuple
+
+import numpy as np
+
+from ._infer import Meta
+from .v1 import resident_pb2 as pb
+
+_reduce_cache: Dict[tuple, np.dtype] = {}
+
+
+def _reduce_dtype(name: str, dtype: np.dtype) -> np.dtype:
+    key = (name, dtype)
+    dt = _reduce_cache.get(key)
+    if dt is None:
+        with np.errstate(all="ignore"):
+            dt = np.asarray(getattr(np, name)(np.ones((1,), dtype))).dtype
+        _reduce_cache[key] = dt
+    return dt
+
+
+def _axes(ins: "pb.Instruction", rank: int) -> List[int]:
+    """The reduced or given axes, normalised; all axes when none is given."""
+    if ins.has_axes:
+        given = list(ins.axes)
+    elif ins.has_axis:
+        given = [ins.axis]
+    else:
+        return list(range(rank))
+    out = []
+    for a in given:
+        if rank == 0 and not ins.has_axes and a in (0, -1):
+            continue  # NumPy lets a 0-d array take a single axis 0 or -1
+        if not -rank <= a < rank:
+            raise ValueError("axis out of bounds")
+        a %= rank
+        if a in out:
+            raise ValueError("duplicate value in 'axis'")
+        out.append(a)
+    return sorted(out)
+
+
+def reduction(name: str):
+    def rule(ops: Sequence[Meta], ins: "pb.Instruction") -> Meta:
+        (a,) = ops
+        axes = _axes(ins, len(a.shape))
+        if name in ("argmax", "argmin") and ins.has_axes:
+            raise TypeError("argmax/argmin take one axis")
+        m = 1
+        for ax in axes:
+            m *= a.shape[ax]
+        if m == 0 and name in ("max", "min", "argmax", "argmin"):
+            raise ValueError("empty reduction")
+        shape: List[int] = []
+        for d, n in enumerate(a.shape):
+            if d not in axes:
+                shape.append(n)
+            elif ins.keepdims:
+                shape.append(1)
+        return Meta(_reduce_dtype(name, a.dtype), tuple(shape))
+    return rule
+
+
+def slice_(ops: Sequence[Meta], ins: "pb.Instruction") -> Meta:
+    (a,) = ops
+    if len(ins.slices) > len(a.shape):
+        raise ValueError("too many indices")  # record() expects ValueError
+    shape = list(a.shape)
+    for d, s in enumerate(ins.slices):
+        py = slice(s.start if s.has_start else None, s.stop if s.has_stop else None,
+                   s.step if s.has_step else None)
+        shape[d] = len(range(*py.indices(a.shape[d])))
+    return Meta(a.dtype, tuple(shape))
+
+
+def _promoted(ops: Sequence[Meta]) -> np.dtype:
+    return np.result_type(*(m.dtype for m in ops))
+
+
+def concatenate(ops: Sequence[Meta], ins: "pb.Instruction") -> Meta:
+    if not ops:
+        raise ValueError("need at least one array")
+    if not ins.has_axis:
+        return Meta(_promoted(ops), (sum(int(np.prod(m.shape)) for m in ops),))
+    first = ops[0].shape
+    rank = len(first)
+    if rank == 0 or not -rank <= ins.axis < rank:
+        raise ValueError("bad axis")
+    axis = ins.axis % rank
+    total = 0
+    for m in ops:
+        if len(m.shape) != rank or any(m.shape[d] != first[d] for d in range(rank) if d != axis):
+            raise ValueError("shapes differ")
+        total += m.shape[axis]
+    return Meta(_promoted(ops), first[:axis] + (total,) + first[axis + 1:])
+
+
+def stack(ops: Sequence[Meta], ins: "pb.Instruction") -> Meta:
+    if not ops or any(m.shape != ops[0].shape for m in ops):
+        raise ValueError("shapes differ")
+    rank = len(ops[0].shape) + 1
+    axis = ins.axis if ins.has_axis else 0
+    if not -rank <= axis < rank:
+        raise ValueError("bad axis")
+    axis %= rank
+    s = ops[0].shape
+    return Meta(_promoted(ops), s[:axis] + (len(ops),) + s[axis:])
+
+
+def broadcast_to(ops: Sequence[Meta], ins: "pb.Instruction") -> Meta:
+    (a,) = ops
+    to = tuple(ins.shape)
+    if np.broadcast_shapes(a.shape, to) != to:
+        raise ValueError("cannot broadcast")
+    return Meta(a.dtype, to)
+
+
+def squeeze(ops: Sequence[Meta], ins: "pb.Instruction") -> Meta:
+    (a,) = ops
+    if not ins.has_axes and not ins.has_axis:
+        return Meta(a.dtype, tuple(n for n in a.shape if n != 1))
+    axes = _axes(ins, len(a.shape))
+    if any(a.shape[ax] != 1 for ax in axes):
+        raise ValueError("cannot squeeze an axis of size != 1")
+    return Meta(a.dtype, tuple(n for d, n in enumerate(a.shape) if d not in axes))
+
+
+def expand_dims(ops: Sequence[Meta], ins: "pb.Instruction") -> Meta:
+    (a,) = ops
+    given = list(ins.axes) if ins.has_axes else [ins.axis]
+    rank = len(a.shape) + len(given)
+    added = set()
+    for g in given:
+        if not -rank <= g < rank or g % rank in added:
+            raise ValueError("bad axis")
+        added.add(g % rank)
+    rest = iter(a.shape)
+    shape: Tuple[int, ...] = tuple(1 if d in added else next(rest) for d in range(rank))
+    return Meta(a.dtype, shape)

@@ -1,0 +1,110 @@
+#include "server/program/ops_shape.h"
+
+#include <utility>
+
+#include "absl/status/status.h"
+#include "core/status_macros.h"
+#include "server/program/infer_shape.h"
+
+namespace resident {
+namespace {
+
+absl::StatusOr<DeviceArray> Allocate(OpContext& ctx, DType dtype, Shape shape) {
+  DeviceArray a;
+  a.dtype = dtype;
+  a.shape = std::move(shape);
+  ASSIGN_OR_RETURN(a.buffer, ctx.device.Allocate(a.nbytes(), ctx.stream, ctx.reservation));
+  return a;
+}
+
+absl::StatusOr<DeviceArray> Convert(OpContext& ctx, DeviceArray a, DType dtype) {
+  if (a.dtype == dtype) return a;
+  ASSIGN_OR_RETURN(DeviceArray out, Allocate(ctx, dtype, a.shape));
+  RETURN_IF_ERROR(ctx.device.backend().Run(ctx.stream, CastOp{&a, &out}));
+  return out;
+}
+
+// Operands cast to the result's dtype, then joined along `axis`.
+absl::StatusOr<DeviceArray> Join(OpContext& ctx, std::vector<DeviceArray> args, int axis,
+                                 const ValueType& out) {
+  ASSIGN_OR_RETURN(DeviceArray r, Allocate(ctx, out.dtype, out.shape));
+  if (r.num_elements() == 0) return r;
+  RETURN_IF_ERROR(ctx.device.backend().Run(ctx.stream, ConcatOp{args, axis, &r}));
+  return r;
+}
+
+}  // namespace
+
+absl::StatusOr<DeviceArray> RunReduction(OpContext& ctx, const Instruction& ins,
+                                         std::vector<DeviceArray> args, const ValueType& out) {
+  const ReduceKind kind = *ReduceKindOf(ins.op);
+  const DeviceArray& a = args[0];
+  const int rank = static_cast<int>(a.shape.size());
+  ASSIGN_OR_RETURN(std::vector<int> axes, ReductionAxes(ins, rank));
+  Shape reduced;  // the result without keepdims' 1s
+  for (int d = 0, j = 0; d < rank; ++d) {
+    if (j < static_cast<int>(axes.size()) && axes[j] == d) {
+      ++j;
+    } else {
+      reduced.push_back(a.shape[d]);
+    }
+  }
+  ASSIGN_OR_RETURN(DeviceArray r, Allocate(ctx, out.dtype, std::move(reduced)));
+  Backend& be = ctx.device.backend();
+  if (kind == ReduceKind::kSum && (static_cast<int>(axes.size()) == rank || axes.size() == 1)) {
+    // Sums over everything or one axis keep the tuned single-axis kernels.
+    const std::optional<int> axis =
+        static_cast<int>(axes.size()) == rank ? std::nullopt : std::optional<int>(axes[0]);
+    RETURN_IF_ERROR(be.Run(ctx.stream, ReduceOp{ReduceKind::kSum, axis, &a, &r}));
+  } else {
+    RETURN_IF_ERROR(be.Run(ctx.stream, ReduceAxesOp{kind, axes, &a, &r}));
+  }
+  return DeviceArray{r.buffer, out.dtype, out.shape};  // keepdims: the same elements
+}
+
+absl::StatusOr<DeviceArray> RunShaping(OpContext& ctx, const Instruction& ins,
+                                       std::vector<DeviceArray> args, const ValueType& out) {
+  Backend& be = ctx.device.backend();
+  switch (ins.op) {
+    case OpKind::kSqueeze:
+    case OpKind::kExpandDims:
+      return DeviceArray{args[0].buffer, out.dtype, out.shape};
+    case OpKind::kBroadcastTo: {
+      ASSIGN_OR_RETURN(DeviceArray r, Allocate(ctx, out.dtype, out.shape));
+      if (r.num_elements() > 0) RETURN_IF_ERROR(be.Run(ctx.stream, CastOp{&args[0], &r}));
+      return r;
+    }
+    case OpKind::kSlice: {
+      ASSIGN_OR_RETURN(NormalizedSlice n, NormalizeSlices(ins, args[0].shape));
+      ASSIGN_OR_RETURN(DeviceArray r, Allocate(ctx, out.dtype, out.shape));
+      if (r.num_elements() > 0) {
+        RETURN_IF_ERROR(be.Run(ctx.stream, SliceOp{n.axes, &args[0], &r}));
+      }
+      return r;
+    }
+    case OpKind::kConcatenate:
+    case OpKind::kStack: {
+      for (DeviceArray& a : args) {
+        ASSIGN_OR_RETURN(a, Convert(ctx, std::move(a), out.dtype));
+      }
+      int axis = 0;
+      if (ins.op == OpKind::kStack) {
+        const int64_t rank = static_cast<int64_t>(out.shape.size());
+        const int64_t given = ins.axis.value_or(0);
+        axis = static_cast<int>(given < 0 ? given + rank : given);
+        for (DeviceArray& a : args) a.shape.insert(a.shape.begin() + axis, 1);
+      } else if (!ins.axis) {
+        for (DeviceArray& a : args) a.shape = {a.num_elements()};
+      } else {
+        const int64_t rank = static_cast<int64_t>(out.shape.size());
+        axis = static_cast<int>(*ins.axis < 0 ? *ins.axis + rank : *ins.axis);
+      }
+      return Join(ctx, std::move(args), axis, out);
+    }
+    default:
+      break;
+  }
+  return absl::InternalError("RunShaping of a non-shaping op");
+}
+
+}  // namespace resident
