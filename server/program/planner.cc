@@ -159,7 +159,7 @@ absl::Status Planner::PlanScope(const Program& program, std::vector<ValueType> p
                               absl::StrCat(ctx, ", body "), *body, body_ops));
     int64_t carried_bytes = 0;
     for (size_t y = 0; y < carried; ++y) {
-      const std::string yctx = absl::StrCat(ctx, ": body yield ", y);
+      std::string yctx = absl::StrCat(ctx, ": body yield ", y);
       ASSIGN_OR_RETURN(ValueType yt, OperandType(ins.body->yields[y], *body, body->types.size(),
                                                  [&] { return yctx; }));
       if (!(yt == operand_types[y])) {
@@ -225,9 +225,9 @@ absl::Status Planner::PlanScope(const Program& program, std::vector<ValueType> p
 
 }  // namespace
 
-absl::StatusOr<Plan> PlanProgram(std::shared_ptr<const Program> program,
-                                 std::vector<OutputSpec> outputs, const HandleResolver& resolve,
-                                 const ProgramLimits& limits) {
+absl::StatusOr<Plan> PlanProgram(const std::shared_ptr<const Program>& program,
+                                 const std::vector<OutputSpec>& outputs,
+                                 const HandleResolver& resolve, const ProgramLimits& limits) {
   ASSIGN_OR_RETURN(Plan plan, PlanUnfolded(program, outputs, resolve, limits));
   // Chains fold only in a program that is valid as sent, so every error
   // names the client's own instructions; a folded form that does not plan
@@ -235,7 +235,7 @@ absl::StatusOr<Plan> PlanProgram(std::shared_ptr<const Program> program,
   FoldedProgram folded = FoldChains(plan.program, plan.outputs);
   if (folded.folded_runs == 0) return plan;
   absl::StatusOr<Plan> folded_plan =
-      PlanUnfolded(std::move(folded.program), std::move(folded.outputs), resolve, limits);
+      PlanUnfolded(folded.program, std::move(folded.outputs), resolve, limits);
   if (!folded_plan.ok()) return plan;
   folded_plan->folded_runs = folded.folded_runs;
   return folded_plan;

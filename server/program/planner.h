@@ -65,9 +65,9 @@ using HandleResolver = std::function<absl::StatusOr<DeviceArray>(const HandleId&
 // path, e.g. "instruction 2 (loop), body instruction 0 (add): ..."),
 // NOT_FOUND for a handle, RESOURCE_EXHAUSTED for inline results over
 // the limit.
-absl::StatusOr<Plan> PlanProgram(std::shared_ptr<const Program> program,
-                                 std::vector<OutputSpec> outputs, const HandleResolver& resolve,
-                                 const ProgramLimits& limits);
+absl::StatusOr<Plan> PlanProgram(const std::shared_ptr<const Program>& program,
+                                 const std::vector<OutputSpec>& outputs,
+                                 const HandleResolver& resolve, const ProgramLimits& limits);
 
 // PlanProgram without chain folding: `program` exactly as given.
 absl::StatusOr<Plan> PlanUnfolded(const std::shared_ptr<const Program>& program,

@@ -32,7 +32,7 @@ int64_t HandleTable::EntryHeap(const HandleEntry& e) {
          static_cast<int64_t>(e.array.shape.capacity() * sizeof(int64_t));
 }
 
-HandleId HandleTable::Insert(const HandleEntry& entry) {
+HandleId HandleTable::Insert(HandleEntry entry) {
   const HandleId id = HandleId::Random();
   absl::flat_hash_set<HandleId>& set = by_session_[entry.session];
   set_bytes_ -= SlotBytes(set);

@@ -81,6 +81,7 @@ struct Fixture {
 
 std::vector<Fixture> NumPyFixtures() {
   std::vector<double> f64;
+  f64.reserve(24);
   for (int i = 0; i < 24; ++i) f64.push_back(i / 4.0 - 1);
   std::string f64_bytes(f64.size() * sizeof(double), '\0');
   std::memcpy(f64_bytes.data(), f64.data(), f64_bytes.size());

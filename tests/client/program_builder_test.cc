@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 
 namespace resident::client {
@@ -27,7 +28,7 @@ std::shared_ptr<Node> Op(const char* op, std::shared_ptr<Node> a, std::shared_pt
 }
 
 std::string OperandString(const v1::Operand& o) {
-  return o.has_handle() ? "h:" + o.handle() : "v" + std::to_string(o.value());
+  return o.has_handle() ? absl::StrCat("h:", o.handle()) : absl::StrCat("v", o.value());
 }
 
 // "op(a,b)" per instruction; loops as "loop*N[a]{body}".
@@ -37,13 +38,13 @@ std::string Describe(const v1::Program& p) {
     if (!out.empty()) out += " ";
     std::string args;
     for (const v1::Operand& o : ins.operands()) {
-      args += (args.empty() ? "" : ",") + OperandString(o);
+      absl::StrAppend(&args, args.empty() ? "" : ",", OperandString(o));
     }
     if (ins.op() == "loop") {
-      out += "loop*" + std::to_string(ins.trip_count()) + "[" + args + "]{" + Describe(ins.body()) +
-             " -> " + OperandString(ins.body().yields(0)) + "}";
+      absl::StrAppend(&out, "loop*", ins.trip_count(), "[", args, "]{", Describe(ins.body()),
+                      " -> ", OperandString(ins.body().yields(0)), "}");
     } else {
-      out += ins.op() + "(" + args + ")";
+      absl::StrAppend(&out, ins.op(), "(", args, ")");
     }
   }
   return out;

@@ -58,7 +58,7 @@ class Scratch {
   }
   ~Scratch() { fs::remove_all(dir_); }
   std::string Write(const std::string& name, const std::string& text) const {
-    const std::string path = (fs::path(dir_) / name).string();
+    std::string path = (fs::path(dir_) / name).string();
     std::ofstream(path) << text;
     return path;
   }

@@ -82,6 +82,16 @@ void Close(v1::Resident::Stub& stub, const std::string& session) {
   stub.CloseSession(&ctx, req, &resp);
 }
 
+void Release(v1::Resident::Stub& stub, const std::string& session,
+             const std::vector<std::string>& handles) {
+  grpc::ClientContext ctx;
+  v1::ReleaseRequest req;
+  req.set_session(session);
+  for (const std::string& h : handles) req.add_handles(h);
+  v1::ReleaseResponse resp;
+  stub.Release(&ctx, req, &resp);
+}
+
 v1::DescribeResponse Describe(v1::Resident::Stub& stub) {
   grpc::ClientContext ctx;
   ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
@@ -171,6 +181,9 @@ int RunChild(const Flags& f) {
     const int64_t bytes = 8 * static_cast<int64_t>(1 + rng() % (1 << 20));  // up to 8 MiB
     grpc::Status s = Upload(*stub, ctx, session, Pattern(bytes, rng()), 256 << 10, -1, &info);
     if (!s.ok()) continue;
+    // Each iteration gives its arrays back: a child that lives long (fast
+    // transfers) must not fill --max-memory for every other worker.
+    std::vector<std::string> held = {info.handle()};
     if (f.child == "download") {
       for (int i = 0; i < 4; ++i) {
         grpc::ClientContext d;
@@ -179,13 +192,16 @@ int RunChild(const Flags& f) {
     } else if (f.child == "run") {
       grpc::ClientContext small;
       v1::ArrayInfo small_info;
-      if (!Upload(*stub, small, session, Pattern(4096 * 8, 7), 1 << 20, -1, &small_info).ok()) {
-        continue;
+      if (Upload(*stub, small, session, Pattern(4096 * 8, 7), 1 << 20, -1, &small_info).ok()) {
+        held.push_back(small_info.handle());
+        grpc::ClientContext r;
+        v1::RunResponse resp;
+        if (stub->Run(&r, LongRun(session, small_info.handle(), int64_t{1} << 30), &resp).ok()) {
+          for (const v1::RunResult& res : resp.results()) held.push_back(res.array().handle());
+        }
       }
-      grpc::ClientContext r;
-      v1::RunResponse resp;
-      stub->Run(&r, LongRun(session, small_info.handle(), int64_t{1} << 30), &resp);
     }
+    Release(*stub, session, held);
   }
 }
 

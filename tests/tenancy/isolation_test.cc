@@ -89,7 +89,7 @@ class IsolationTest : public ::testing::Test {
   // A name for bob's call.
   std::string NameFor(Which w) {
     static int n = 0;
-    const std::string name = absl::StrCat("arr", ++n);
+    std::string name = absl::StrCat("arr", ++n);
     switch (w) {
       case Which::kOwn:
         EXPECT_TRUE(Keep(bob_, Make(bob_), name).ok());

@@ -88,13 +88,13 @@ TEST_F(HandleTableTest, EraseSessionTakesAllOfItsHandlesAndNoOthers) {
   for (int i = 1; i <= 3; ++i) table.Insert(HandleEntry{"alice", s1_, arrays_.F64(i), ""});
   const HandleId other = table.Insert(HandleEntry{"alice", s2_, arrays_.F64(10), ""});
   EXPECT_EQ(table.SessionTotals(s1_), std::make_pair(int64_t{3}, int64_t{48}));
-  table.EraseSession(s1_, [&](HandleEntry e) { sizes.insert(e.array.nbytes()); });
+  table.EraseSession(s1_, [&](const HandleEntry& e) { sizes.insert(e.array.nbytes()); });
   EXPECT_EQ(sizes, (std::set<int64_t>{8, 16, 24}));
   EXPECT_EQ(table.size(), 1);
   EXPECT_NE(table.Find("alice", other), nullptr);
   EXPECT_EQ(table.SessionTotals(s1_), std::make_pair(int64_t{0}, int64_t{0}));
   int again = 0;
-  table.EraseSession(s1_, [&](HandleEntry) { ++again; });
+  table.EraseSession(s1_, [&](const HandleEntry&) { ++again; });
   EXPECT_EQ(again, 0);
 }
 

@@ -243,6 +243,7 @@ TEST_F(SessionManagerTest, TheTablesHostMemoryGrowsAndComesBack) {
 TEST_F(SessionManagerTest, ManyThreadsAtOnceLeaveConsistentTables) {
   Start({});
   std::vector<std::thread> threads;
+  threads.reserve(6);
   std::atomic<int> failures{0}, cycles{0};
   for (int t = 0; t < 6; ++t) {
     threads.emplace_back([&, t] {
