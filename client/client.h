@@ -312,13 +312,13 @@ class AxisArg {
 // NumPy's reductions: result dtypes as NumPy's (sum/prod of bool and int32
 // are int64, mean of integers float64, any/all bool). max/min/argmax/argmin
 // of an empty reduction are INVALID_ARGUMENT (NumPy's ValueError).
-Array sum(const Array& a, AxisArg axis = {}, bool keepdims = false);
-Array prod(const Array& a, AxisArg axis = {}, bool keepdims = false);
-Array mean(const Array& a, AxisArg axis = {}, bool keepdims = false);
-Array max(const Array& a, AxisArg axis = {}, bool keepdims = false);
-Array min(const Array& a, AxisArg axis = {}, bool keepdims = false);
-Array any(const Array& a, AxisArg axis = {}, bool keepdims = false);
-Array all(const Array& a, AxisArg axis = {}, bool keepdims = false);
+Array sum(const Array& a, const AxisArg& axis = {}, bool keepdims = false);
+Array prod(const Array& a, const AxisArg& axis = {}, bool keepdims = false);
+Array mean(const Array& a, const AxisArg& axis = {}, bool keepdims = false);
+Array max(const Array& a, const AxisArg& axis = {}, bool keepdims = false);
+Array min(const Array& a, const AxisArg& axis = {}, bool keepdims = false);
+Array any(const Array& a, const AxisArg& axis = {}, bool keepdims = false);
+Array all(const Array& a, const AxisArg& axis = {}, bool keepdims = false);
 // int64 positions; axis none is the flat index.
 Array argmax(const Array& a, std::optional<int64_t> axis = std::nullopt, bool keepdims = false);
 Array argmin(const Array& a, std::optional<int64_t> axis = std::nullopt, bool keepdims = false);
@@ -336,8 +336,8 @@ Array stack(const std::vector<Array>& arrays, int64_t axis = 0);
 // A copy of `a` broadcast to `shape`.
 Array broadcast_to(const Array& a, const Shape& shape);
 // Without an axis, squeeze drops every length-1 axis. Both share a's data.
-Array squeeze(const Array& a, AxisArg axis = {});
-Array expand_dims(const Array& a, AxisArg axis);
+Array squeeze(const Array& a, const AxisArg& axis = {});
+Array expand_dims(const Array& a, const AxisArg& axis);
 
 // Operators of arrays, and of an array and a number (x + 1.0, 2 * x).
 #define RESIDENT_CLIENT_OPERATOR(op, fn)                                        \

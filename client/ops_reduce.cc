@@ -47,25 +47,25 @@ Array Joined(const char* op, const std::vector<Array>& arrays, std::optional<int
 
 }  // namespace
 
-Array sum(const Array& a, AxisArg axis, bool keepdims) {
+Array sum(const Array& a, const AxisArg& axis, bool keepdims) {
   return Reduction("sum", a, axis, keepdims);
 }
-Array prod(const Array& a, AxisArg axis, bool keepdims) {
+Array prod(const Array& a, const AxisArg& axis, bool keepdims) {
   return Reduction("prod", a, axis, keepdims);
 }
-Array mean(const Array& a, AxisArg axis, bool keepdims) {
+Array mean(const Array& a, const AxisArg& axis, bool keepdims) {
   return Reduction("mean", a, axis, keepdims);
 }
-Array max(const Array& a, AxisArg axis, bool keepdims) {
+Array max(const Array& a, const AxisArg& axis, bool keepdims) {
   return Reduction("max", a, axis, keepdims);
 }
-Array min(const Array& a, AxisArg axis, bool keepdims) {
+Array min(const Array& a, const AxisArg& axis, bool keepdims) {
   return Reduction("min", a, axis, keepdims);
 }
-Array any(const Array& a, AxisArg axis, bool keepdims) {
+Array any(const Array& a, const AxisArg& axis, bool keepdims) {
   return Reduction("any", a, axis, keepdims);
 }
-Array all(const Array& a, AxisArg axis, bool keepdims) {
+Array all(const Array& a, const AxisArg& axis, bool keepdims) {
   return Reduction("all", a, axis, keepdims);
 }
 Array argmax(const Array& a, std::optional<int64_t> axis, bool keepdims) {
@@ -112,7 +112,9 @@ Array broadcast_to(const Array& a, const Shape& shape) {
   return core->Finish(std::move(n));
 }
 
-Array squeeze(const Array& a, AxisArg axis) { return Reduction("squeeze", a, axis, false); }
-Array expand_dims(const Array& a, AxisArg axis) { return Reduction("expand_dims", a, axis, false); }
+Array squeeze(const Array& a, const AxisArg& axis) { return Reduction("squeeze", a, axis, false); }
+Array expand_dims(const Array& a, const AxisArg& axis) {
+  return Reduction("expand_dims", a, axis, false);
+}
 
 }  // namespace resident::client

@@ -11,7 +11,6 @@
 #include "server/program/ops_shape.h"
 
 namespace resident {
-namespace {
 
 absl::StatusOr<DeviceArray> Allocate(OpContext& ctx, DType dtype, Shape shape) {
   DeviceArray a;
@@ -20,6 +19,15 @@ absl::StatusOr<DeviceArray> Allocate(OpContext& ctx, DType dtype, Shape shape) {
   ASSIGN_OR_RETURN(a.buffer, ctx.device.Allocate(a.nbytes(), ctx.stream, ctx.reservation));
   return a;
 }
+
+absl::StatusOr<DeviceArray> Convert(OpContext& ctx, DeviceArray a, DType dtype) {
+  if (a.dtype == dtype) return a;
+  ASSIGN_OR_RETURN(DeviceArray out, Allocate(ctx, dtype, a.shape));
+  RETURN_IF_ERROR(ctx.device.backend().Run(ctx.stream, CastOp{&a, &out}));
+  return out;
+}
+
+namespace {
 
 // True when args[i]'s buffer is referenced only by entries of `args`, so
 // writing into it cannot change any array anyone else can see.
@@ -41,14 +49,6 @@ absl::StatusOr<DeviceArray> Output(OpContext& ctx, const std::vector<DeviceArray
     }
   }
   return Allocate(ctx, out.dtype, out.shape);
-}
-
-// `a` converted to `dtype` (the same array when it already is).
-absl::StatusOr<DeviceArray> Convert(OpContext& ctx, DeviceArray a, DType dtype) {
-  if (a.dtype == dtype) return a;
-  ASSIGN_OR_RETURN(DeviceArray out, Allocate(ctx, dtype, a.shape));
-  RETURN_IF_ERROR(ctx.device.backend().Run(ctx.stream, CastOp{&a, &out}));
-  return out;
 }
 
 // A fill value as the exact scalar kind of `dtype`, converted as NumPy's

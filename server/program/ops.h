@@ -19,6 +19,12 @@ struct OpContext {
   MemoryBudget::Reservation* reservation;
 };
 
+// A new array of `dtype` and `shape`, its bytes counted against the
+// context's reservation.
+absl::StatusOr<DeviceArray> Allocate(OpContext& ctx, DType dtype, Shape shape);
+// `a` converted to `dtype` (the same array when it already is).
+absl::StatusOr<DeviceArray> Convert(OpContext& ctx, DeviceArray a, DType dtype);
+
 // Runs `ins` (not a loop) on `args`, which the caller hands over: a buffer
 // referenced only by `args` may be overwritten with the result. `out` is the
 // type the planner inferred.

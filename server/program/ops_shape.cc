@@ -9,21 +9,6 @@
 namespace resident {
 namespace {
 
-absl::StatusOr<DeviceArray> Allocate(OpContext& ctx, DType dtype, Shape shape) {
-  DeviceArray a;
-  a.dtype = dtype;
-  a.shape = std::move(shape);
-  ASSIGN_OR_RETURN(a.buffer, ctx.device.Allocate(a.nbytes(), ctx.stream, ctx.reservation));
-  return a;
-}
-
-absl::StatusOr<DeviceArray> Convert(OpContext& ctx, DeviceArray a, DType dtype) {
-  if (a.dtype == dtype) return a;
-  ASSIGN_OR_RETURN(DeviceArray out, Allocate(ctx, dtype, a.shape));
-  RETURN_IF_ERROR(ctx.device.backend().Run(ctx.stream, CastOp{&a, &out}));
-  return out;
-}
-
 // Operands cast to the result's dtype, then joined along `axis`.
 absl::StatusOr<DeviceArray> Join(OpContext& ctx, std::vector<DeviceArray> args, int axis,
                                  const ValueType& out) {

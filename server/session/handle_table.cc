@@ -32,14 +32,14 @@ int64_t HandleTable::EntryHeap(const HandleEntry& e) {
          static_cast<int64_t>(e.array.shape.capacity() * sizeof(int64_t));
 }
 
-HandleId HandleTable::Insert(HandleEntry entry) {
+HandleId HandleTable::Insert(const HandleEntry& entry) {
   const HandleId id = HandleId::Random();
   absl::flat_hash_set<HandleId>& set = by_session_[entry.session];
   set_bytes_ -= SlotBytes(set);
   set.insert(id);
   set_bytes_ += SlotBytes(set);
   entry_heap_bytes_ += EntryHeap(entry);
-  entries_.emplace(id, std::move(entry));
+  entries_.emplace(id, entry);
   return id;
 }
 

@@ -52,7 +52,7 @@ class HandleTable {
   absl::Status CheckRoom(const HandleId& session, int64_t more) const;
   // A new random handle for the entry (CheckRoom first; the session must be
   // open).
-  HandleId Insert(HandleEntry entry);
+  HandleId Insert(const HandleEntry& entry);
 
   // The tenant's entry behind `handle`; nullptr for any other.
   const HandleEntry* Find(const std::string& tenant, const HandleId& handle) const;

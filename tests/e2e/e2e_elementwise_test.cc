@@ -24,28 +24,18 @@ constexpr DType kB = DType::kBool, kI32 = DType::kInt32, kI64 = DType::kInt64,
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-class ElementwiseTest : public ::testing::Test {
+class ElementwiseTest : public SharedServerTest<ElementwiseTest> {
  protected:
-  static void SetUpTestSuite() { server_ = StartServer(ServerOptions()).release(); }
-  static void TearDownTestSuite() {
-    delete server_;
-    server_ = nullptr;
-  }
   void SetUp() override {
-    ASSERT_NE(server_, nullptr);
-    c_ = Connect(*server_);
-    ASSERT_NE(c_, nullptr);
+    SharedServerTest::SetUp();
+    if (c_ == nullptr) return;
     f32_ = UploadAs(*c_, kF32, {3}, {1.5, -2.0, 0.25});
     i32_ = UploadAs(*c_, kI32, {3}, {7, -7, 2});
     b_ = UploadAs(*c_, kB, {2}, {1, 0});
   }
-  void TearDown() override { c_.reset(); }
 
-  static Server* server_;
-  std::unique_ptr<Client> c_;
   Array f32_, i32_, b_;
 };
-Server* ElementwiseTest::server_ = nullptr;
 
 TEST_F(ElementwiseTest, PythonScalarsAreWeak) {
   ExpectArray(f32_ + 1.0, kF32, {3}, {2.5, -1.0, 1.25}, "f32 + 1.0");

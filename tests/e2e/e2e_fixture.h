@@ -214,6 +214,29 @@ inline absl::StatusOr<Values> Fetch(const Array& a) {
   return out;
 }
 
+// A suite of tests sharing one server (started once per suite with
+// Suite::Options()), each test with a client of its own in c_.
+//   class OpsTest : public SharedServerTest<OpsTest> {};
+template <class Suite>
+class SharedServerTest : public ::testing::Test {
+ protected:
+  static ServerOptions Options() { return ServerOptions(); }
+  static void SetUpTestSuite() { server_ = StartServer(Suite::Options()).release(); }
+  static void TearDownTestSuite() {
+    delete server_;
+    server_ = nullptr;
+  }
+  void SetUp() override {
+    ASSERT_NE(server_, nullptr);
+    c_ = Connect(*server_);
+    ASSERT_NE(c_, nullptr);
+  }
+  void TearDown() override { c_.reset(); }
+
+  inline static Server* server_ = nullptr;
+  std::unique_ptr<Client> c_;
+};
+
 // Checks dtype, shape and every value exactly (NaN matches NaN, and the
 // sign of zero must match).
 inline void ExpectArray(const Array& a, DType dtype, const Shape& shape,

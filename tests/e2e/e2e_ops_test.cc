@@ -21,28 +21,14 @@ using client::ones;
 using client::zeros;
 using ::testing::HasSubstr;
 
-class OpsTest : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
+class OpsTest : public SharedServerTest<OpsTest> {
+ public:
+  static ServerOptions Options() {
     ServerOptions o;
     o.session_idle_timeout = absl::Minutes(5);
-    server_ = StartServer(o).release();
+    return o;
   }
-  static void TearDownTestSuite() {
-    delete server_;
-    server_ = nullptr;
-  }
-  void SetUp() override {
-    ASSERT_NE(server_, nullptr);
-    c_ = Connect(*server_);
-    ASSERT_NE(c_, nullptr);
-  }
-  void TearDown() override { c_.reset(); }
-
-  static Server* server_;
-  std::unique_ptr<Client> c_;
 };
-Server* OpsTest::server_ = nullptr;
 
 constexpr DType kB = DType::kBool, kI32 = DType::kInt32, kI64 = DType::kInt64,
                 kF32 = DType::kFloat32, kF64 = DType::kFloat64;

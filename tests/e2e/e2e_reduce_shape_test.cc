@@ -20,20 +20,8 @@ using client::concatenate;
 using client::stack;
 using ::testing::HasSubstr;
 
-class ReduceShapeTest : public ::testing::Test {
+class ReduceShapeTest : public SharedServerTest<ReduceShapeTest> {
  protected:
-  static void SetUpTestSuite() { server_ = StartServer().release(); }
-  static void TearDownTestSuite() {
-    delete server_;
-    server_ = nullptr;
-  }
-  void SetUp() override {
-    ASSERT_NE(server_, nullptr);
-    c_ = Connect(*server_);
-    ASSERT_NE(c_, nullptr);
-  }
-  void TearDown() override { c_.reset(); }
-
   // x = (np.arange(24).reshape(2, 3, 4) * 0.5 - 3.0).astype(dtype)
   static std::vector<double> Base() {
     std::vector<double> v(24);
@@ -46,11 +34,7 @@ class ReduceShapeTest : public ::testing::Test {
     EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
     EXPECT_THAT(std::string(s.message()), HasSubstr(text));
   }
-
-  static Server* server_;
-  std::unique_ptr<Client> c_;
 };
-Server* ReduceShapeTest::server_ = nullptr;
 
 constexpr DType kB = DType::kBool, kI32 = DType::kInt32, kI64 = DType::kInt64,
                 kF32 = DType::kFloat32, kF64 = DType::kFloat64;
