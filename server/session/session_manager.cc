@@ -46,7 +46,7 @@ absl::StatusOr<HandleId> SessionManager::Open(const std::string& tenant) {
   session->opened = session->last_used;
   const HandleId id = HandleId::Random();
   std::lock_guard<std::mutex> lock(mu_);
-  RETURN_IF_ERROR(sessions_.Insert(id, std::move(session)));
+  RETURN_IF_ERROR(sessions_.Insert(id, session));
   return id;
 }
 

@@ -39,12 +39,12 @@ absl::Status SessionTable::CheckRoom(const std::string& tenant) const {
   return RoomFor(tenant, n == per_tenant_.end() ? 0 : n->second);
 }
 
-absl::Status SessionTable::Insert(const HandleId& id, std::shared_ptr<Session> session) {
+absl::Status SessionTable::Insert(const HandleId& id, const std::shared_ptr<Session>& session) {
   int64_t& open = per_tenant_[session->tenant];
   RETURN_IF_ERROR(RoomFor(session->tenant, open));
   ++open;
   heap_bytes_ += SessionHeap(*session);
-  sessions_.emplace(id, std::move(session));
+  sessions_.emplace(id, session);
   return absl::OkStatus();
 }
 

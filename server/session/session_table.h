@@ -71,7 +71,7 @@ class SessionTable {
   absl::Status CheckRoom(const std::string& tenant) const;
   // Adds an open session under `id` (CheckRoom first: others may have
   // opened sessions since the caller last checked).
-  absl::Status Insert(const HandleId& id, std::shared_ptr<Session> session);
+  absl::Status Insert(const HandleId& id, const std::shared_ptr<Session>& session);
   // Marks the session closed and takes it out; SessionNotFound unless it is
   // the tenant's.
   absl::StatusOr<std::shared_ptr<Session>> Remove(const std::string& tenant, const HandleId& id);

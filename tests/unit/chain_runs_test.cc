@@ -25,7 +25,7 @@ struct Case {
 };
 
 // Counts reads of each value and marks `outputs`.
-Case Make(std::vector<ChainStep> steps, std::vector<int64_t> outputs) {
+Case Make(const std::vector<ChainStep>& steps, const std::vector<int64_t>& outputs) {
   Case c{steps, std::vector<int>(steps.size(), 0), std::vector<bool>(steps.size(), false)};
   for (const ChainStep& s : steps) {
     for (int64_t v : s.operand) {

@@ -29,15 +29,14 @@ class PlannerTest : public ::testing::Test {
     return h;
   }
 
-  absl::StatusOr<Plan> Plan_(Program p, std::vector<OutputSpec> outputs) {
+  absl::StatusOr<Plan> Plan_(Program p, const std::vector<OutputSpec>& outputs) {
     HandleResolver resolve = [this](const HandleId& h) -> absl::StatusOr<DeviceArray> {
       ++resolves_;
       auto it = arrays_.find(h);
       if (it == arrays_.end()) return absl::NotFoundError("array handle not found");
       return it->second;
     };
-    return PlanProgram(std::make_shared<const Program>(std::move(p)), std::move(outputs), resolve,
-                       limits_);
+    return PlanProgram(std::make_shared<const Program>(std::move(p)), outputs, resolve, limits_);
   }
 
   static Instruction Ones(Shape shape, DType d = DType::kFloat64) {
