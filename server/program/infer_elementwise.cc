@@ -183,8 +183,13 @@ absl::StatusOr<ValueType> InferSelect(const Instruction& ins, absl::Span<const V
 // result-sized temporaries, all of at most 8 bytes an element.
 int64_t SelectAllocationBound(const Instruction& ins, absl::Span<const ValueType> arrays,
                               const ValueType& result) {
-  const int64_t n = result.num_elements();
-  return SaturatingAdd(result.nbytes(), SaturatingMul(n, 8 * 7) + 3 * 8);
+  // Its temporaries (converted operands, the intermediate of clip, where's
+  // three passes) are each at most the size of the largest operand or the
+  // result, whichever is larger: an operand may exceed an empty result it
+  // broadcasts into (a (4,) with a (0, 4)), and is converted all the same.
+  int64_t n = result.num_elements();
+  for (const ValueType& a : arrays) n = std::max(n, a.num_elements());
+  return SaturatingAdd(result.nbytes(), SaturatingAdd(SaturatingMul(n, 8 * 7), 3 * 8));
 }
 
 DType ArithmeticType(ElementwiseKind kind, DType a, DType b) {

@@ -244,5 +244,19 @@ TEST_F(FuzzRegressionTest, FusedLoopPlanningSkipsLoopsThatDefineNothing) {
   EXPECT_EQ((*plain)[0], std::string(reinterpret_cast<const char*>(want), 8));
 }
 
+// clip of a (4,) operand with a (0, 4) one: the result is empty, but the
+// (4,) operand is still converted to the compute dtype, which the bound
+// (sized by the result) left out; the run overdrew its reservation.
+TEST_F(FuzzRegressionTest, SelectOperandsLargerThanAnEmptyResultStayWithinTheBound) {
+  for (const char* op : {"clip", "where"}) {
+    const std::string text = absl::StrCat(
+        "program { instructions { op: \"", op, "\" ", HandleOperand(DType::kInt32, {4}),
+        " operands { scalar { int_value: 7 } } ", HandleOperand(DType::kFloat64, {0, 4}),
+        " } } outputs { value: 0 keep: true }");
+    absl::StatusOr<std::vector<std::string>> out = RunText(text);
+    ASSERT_TRUE(out.ok()) << op << ": " << out.status();
+  }
+}
+
 }  // namespace
 }  // namespace resident
