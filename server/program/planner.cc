@@ -116,6 +116,13 @@ absl::Status Planner::PlanScope(const Program& program, std::vector<ValueType> p
     if (ins.op != OpKind::kLoop) {
       absl::StatusOr<ValueType> t = InferType(ins, operand_types);
       if (!t.ok()) return Annotate(t.status(), ctx_of());
+      // Every result's size fits int64 bytes, whatever op made it (a sum
+      // over the empty axis of a (0, 2^63 - 2) array is 2^63 - 2 elements).
+      const absl::StatusOr<int64_t> elements = CheckedNumElements(t->shape);
+      if (!elements.ok() || *elements > std::numeric_limits<int64_t>::max() / ItemSize(t->dtype)) {
+        return absl::InvalidArgumentError(absl::StrCat(ctx_of(), ": its result ", TypeString(*t),
+                                                       " has more bytes than fit in 64 bits"));
+      }
       const bool shares = ins.op == OpKind::kReshape || SharesOperandBuffer(ins.op) ||
                           (ins.op == OpKind::kAstype && operand_types[0].dtype == t->dtype);
       if (shares) {

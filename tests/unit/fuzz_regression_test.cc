@@ -258,5 +258,24 @@ TEST_F(FuzzRegressionTest, SelectOperandsLargerThanAnEmptyResultStayWithinTheBou
   }
 }
 
+// sum over the empty axis of zeros((0, 2^63 - 2)) inferred a result of
+// 2^63 - 2 float64 elements whose byte size overflowed int64 (UB) in the
+// planner. Every result's size is checked now.
+TEST_F(FuzzRegressionTest, AReductionWhoseResultSizeOverflowsIsRefused) {
+  const std::string text = R"pb(
+    program {
+      instructions { op: "zeros" shape: 0 shape: 9223372036854775806 dtype: DTYPE_FLOAT64 }
+      instructions {
+        op: "sum"
+        operands { value: 0 }
+        has_axis: true
+        axis: 0
+      }
+    }
+    outputs { value: 1 keep: true })pb";
+  absl::StatusOr<Plan> plan = PlanText(text);
+  EXPECT_EQ(plan.status().code(), absl::StatusCode::kInvalidArgument) << plan.status();
+}
+
 }  // namespace
 }  // namespace resident
