@@ -10,6 +10,7 @@
 #include "core/status_macros.h"
 #include "server/program/infer_elementwise.h"
 #include "server/program/infer_shape.h"
+#include "server/program/saturating.h"
 
 namespace resident {
 namespace {
@@ -98,13 +99,6 @@ absl::StatusOr<ValueType> InferMatmul(const ValueType& a, const ValueType& b) {
   if (!a_vec) batch.push_back(m);
   if (!b_vec) batch.push_back(n);
   return MakeType(PromoteTypes(a.dtype, b.dtype), std::move(batch));
-}
-
-constexpr int64_t kNoBound = std::numeric_limits<int64_t>::max();
-int64_t SaturatingAdd(int64_t a, int64_t b) { return a > kNoBound - b ? kNoBound : a + b; }
-int64_t SaturatingMul(int64_t a, int64_t b) {
-  if (a == 0 || b == 0) return 0;
-  return a > kNoBound / b ? kNoBound : a * b;
 }
 
 // What ops.cc's RunMatmul allocates: each operand converted

@@ -7,16 +7,10 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
+#include "server/program/saturating.h"
 
 namespace resident {
 namespace {
-
-constexpr int64_t kNoBound = std::numeric_limits<int64_t>::max();
-int64_t SaturatingAdd(int64_t a, int64_t b) { return a > kNoBound - b ? kNoBound : a + b; }
-int64_t SaturatingMul(int64_t a, int64_t b) {
-  if (a == 0 || b == 0) return 0;
-  return a > kNoBound / b ? kNoBound : a * b;
-}
 
 // The dtype a weak scalar meets the strong dtype `p` with (NEP 50).
 DType WithWeak(DType p, const Scalar& s) {

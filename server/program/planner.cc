@@ -11,17 +11,12 @@
 #include "core/status_macros.h"
 #include "server/program/chain_folding.h"
 #include "server/program/infer_shape.h"
+#include "server/program/saturating.h"
 
 namespace resident {
 namespace {
 
-constexpr int64_t kForever = std::numeric_limits<int64_t>::max();
-
-int64_t SaturatingAdd(int64_t a, int64_t b) { return a > kForever - b ? kForever : a + b; }
-int64_t SaturatingMul(int64_t a, int64_t b) {
-  if (a == 0 || b == 0) return 0;
-  return a > kForever / b ? kForever : a * b;
-}
+constexpr int64_t kForever = kSaturated;
 
 class Planner {
  public:
