@@ -10,7 +10,7 @@ namespace resident {
 namespace {
 
 // Operands cast to the result's dtype, then joined along `axis`.
-absl::StatusOr<DeviceArray> Join(OpContext& ctx, std::vector<DeviceArray> args, int axis,
+absl::StatusOr<DeviceArray> Join(OpContext& ctx, const std::vector<DeviceArray>& args, int axis,
                                  const ValueType& out) {
   ASSIGN_OR_RETURN(DeviceArray r, Allocate(ctx, out.dtype, out.shape));
   if (r.num_elements() == 0) return r;
@@ -56,14 +56,14 @@ absl::StatusOr<DeviceArray> RunShaping(OpContext& ctx, const Instruction& ins,
       return DeviceArray{args[0].buffer, out.dtype, out.shape};
     case OpKind::kBroadcastTo: {
       ASSIGN_OR_RETURN(DeviceArray r, Allocate(ctx, out.dtype, out.shape));
-      if (r.num_elements() > 0) RETURN_IF_ERROR(be.Run(ctx.stream, CastOp{&args[0], &r}));
+      if (r.num_elements() > 0) RETURN_IF_ERROR(be.Run(ctx.stream, CastOp{&args.front(), &r}));
       return r;
     }
     case OpKind::kSlice: {
       ASSIGN_OR_RETURN(NormalizedSlice n, NormalizeSlices(ins, args[0].shape));
       ASSIGN_OR_RETURN(DeviceArray r, Allocate(ctx, out.dtype, out.shape));
       if (r.num_elements() > 0) {
-        RETURN_IF_ERROR(be.Run(ctx.stream, SliceOp{n.axes, &args[0], &r}));
+        RETURN_IF_ERROR(be.Run(ctx.stream, SliceOp{n.axes, &args.front(), &r}));
       }
       return r;
     }
@@ -84,7 +84,7 @@ absl::StatusOr<DeviceArray> RunShaping(OpContext& ctx, const Instruction& ins,
         const int64_t rank = static_cast<int64_t>(out.shape.size());
         axis = static_cast<int>(*ins.axis < 0 ? *ins.axis + rank : *ins.axis);
       }
-      return Join(ctx, std::move(args), axis, out);
+      return Join(ctx, args, axis, out);
     }
     default:
       break;

@@ -117,7 +117,7 @@ std::shared_ptr<Program> ScalarProgram(const HandleId& unused, int64_t n) {
 using ProgramFn = std::shared_ptr<Program> (*)(const HandleId&, int64_t);
 
 std::vector<std::string> RunProgram(bool fuse, int* fused_calls, ProgramFn make = TestProgram,
-                                    std::vector<OutputSpec> outputs = {{3, true, false},
+                                    const std::vector<OutputSpec>& outputs = {{3, true, false},
                                                                        {4, true, false}}) {
   std::unique_ptr<Backend> backend = NewCpuBackend(2);
   FusingBackend* fusing = nullptr;
