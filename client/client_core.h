@@ -13,6 +13,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include "client/client.h"
+#include "core/chain_runs.h"
 #include "core/proto/wire.h"
 #include "resident/v1/resident.grpc.pb.h"
 
@@ -46,6 +47,15 @@ struct Node {
   // value}, in increasing position; inputs fill the other positions.
   std::vector<std::pair<int, v1::Scalar>> scalars;
   int num_outputs = 1;
+  // An elementwise op recorded by Elementwise with array operands only.
+  bool plain_elementwise = false;
+  // > 0: this node is `ins.op()` applied `chain` times to inputs[0], as
+  // chain_side says (kBoth: v = op(v, v); kFirst: op(v, inputs[1]);
+  // kSecond: op(inputs[1], v)). Recording `x = x + x` extends the chain
+  // instead of linking a node per op (core/chain_runs.h's runs, found as
+  // they are recorded): O(1) memory and one loop instruction on the wire.
+  int64_t chain = 0;
+  ChainSide chain_side = ChainSide::kBoth;
 
   // A problem found while recording (e.g. a malformed loop body); flushing
   // any program that needs this node returns it.

@@ -7,6 +7,7 @@
 #include "client/client.h"
 #include "client/client_core.h"
 #include "client/program_builder.h"
+#include "core/elementwise_kind.h"
 
 namespace resident::client {
 
@@ -25,6 +26,57 @@ Array BinaryOp(const char* op, const Array& a, const Array& b) {
   auto core = CoreOf(a) ? CoreOf(a) : CoreOf(b);
   if (core == nullptr || !NodeOf(a) || !NodeOf(b)) return Array();
   return core->Finish(core->NewOp(op, {NodeOf(a), NodeOf(b)}));
+}
+
+// Whether `n` is a chain of `op` on `side` (a plain op counts as its first
+// step) that one more application with `fixed` as the other operand extends.
+bool Extends(const Node& n, const ClientCore& core, const std::string& op, ChainSide side,
+             const Node* fixed) {
+  if (n.kind != Node::Kind::kOp || n.core.get() != &core || !n.error.ok() || n.ins.op() != op) {
+    return false;
+  }
+  if (n.chain > 0) {
+    return n.chain_side == side && (side == ChainSide::kBoth || n.inputs[1].get() == fixed);
+  }
+  if (!n.plain_elementwise || n.inputs.size() != 2) return false;
+  switch (side) {
+    case ChainSide::kBoth:
+      return n.inputs[0] == n.inputs[1];
+    case ChainSide::kFirst:
+      return n.inputs[1].get() == fixed;
+    case ChainSide::kSecond:
+      return n.inputs[0].get() == fixed;
+  }
+  return false;
+}
+
+// `op(a, b)` as one more step of a chain a or b is (see Node::chain), or
+// null when it is none. Only in lazy mode: eager nodes run at once.
+std::shared_ptr<Node> ExtendChain(ClientCore& core, const std::string& op,
+                                  const std::shared_ptr<Node>& a, const std::shared_ptr<Node>& b) {
+  if (!core.options.lazy || !a || !b) return nullptr;
+  const ElementwiseInfo* e = FindElementwise(op);
+  if (e == nullptr || e->arity != 2) return nullptr;
+  const std::shared_ptr<Node>* carried = nullptr;
+  const std::shared_ptr<Node>* fixed = nullptr;
+  ChainSide side = ChainSide::kBoth;
+  if (a == b) {
+    if (Extends(*a, core, op, ChainSide::kBoth, nullptr)) carried = &a;
+  } else if (Extends(*a, core, op, ChainSide::kFirst, b.get())) {
+    carried = &a, fixed = &b, side = ChainSide::kFirst;
+  } else if (Extends(*b, core, op, ChainSide::kSecond, a.get())) {
+    carried = &b, fixed = &a, side = ChainSide::kSecond;
+  }
+  if (carried == nullptr) return nullptr;
+  // The chain's base is the value its first step read: the plain op itself
+  // (kept outside the loop, see ScopeBuilder::FindRuns) or the chain's base.
+  const Node& c = **carried;
+  std::vector<std::shared_ptr<Node>> inputs{c.chain > 0 ? c.inputs[0] : *carried};
+  if (fixed != nullptr) inputs.push_back(*fixed);
+  auto n = core.NewOp(op.c_str(), std::move(inputs));
+  n->chain = c.chain + 1;
+  n->chain_side = side;
+  return n;
 }
 
 }  // namespace
@@ -59,6 +111,12 @@ Array Elementwise(const std::string& name, const std::vector<ArrayOrScalar>& ope
     }
   }
   if (core == nullptr) return Array();
+  if (operands.size() == 2 && operands[0].array() != nullptr && operands[1].array() != nullptr) {
+    if (auto chain =
+            ExtendChain(*core, name, NodeOf(*operands[0].array()), NodeOf(*operands[1].array()))) {
+      return core->Finish(std::move(chain));
+    }
+  }
   std::vector<std::shared_ptr<Node>> inputs;
   std::vector<std::pair<int, v1::Scalar>> scalars;
   for (size_t i = 0; i < operands.size(); ++i) {
@@ -72,6 +130,7 @@ Array Elementwise(const std::string& name, const std::vector<ArrayOrScalar>& ope
     }
   }
   auto n = core->NewOp(name.c_str(), std::move(inputs));
+  n->plain_elementwise = scalars.empty();
   n->scalars = std::move(scalars);
   return core->Finish(std::move(n));
 }

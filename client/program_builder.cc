@@ -103,19 +103,30 @@ absl::Status ScopeBuilder::Build(const std::vector<std::shared_ptr<Node>>& targe
       values_[n.get()] = values_.at(n->inputs[0].get()) + static_cast<uint32_t>(n->index);
       continue;
     }
-    values_[n.get()] = next_value;
-    next_value += static_cast<uint32_t>(n->num_outputs);
+    // An unrolled chain's steps each have a value; its last is the node's.
+    const uint32_t steps = n->chain > 0 && !AsLoop(*n) ? static_cast<uint32_t>(n->chain) : 1;
+    values_[n.get()] = next_value + steps - 1;  // a loop's: its first output's
+    next_value += steps - 1 + static_cast<uint32_t>(n->num_outputs);
   }
   // 4. Emit instructions.
   run = 0;
   for (size_t i = 0; i < order_.size(); ++i) {
     const auto& n = order_[i];
     if (run < runs.size() && i == runs[run].begin) {
-      RETURN_IF_ERROR(EmitLoop(runs[run], out->add_instructions()));
-      i = runs[run++].end;
+      const ChainRun& r = runs[run++];
+      const Node& first = *order_[r.begin];
+      RETURN_IF_ERROR(EmitLoop(first.ins.op(),
+                               first.inputs[r.side == ChainSide::kSecond ? 1 : 0].get(),
+                               first.inputs[r.side == ChainSide::kFirst ? 1 : 0].get(), r.side,
+                               static_cast<int64_t>(r.end - r.begin + 1), out->add_instructions()));
+      i = r.end;
       continue;
     }
     if (n->kind == Node::Kind::kLoopOutput) continue;
+    if (n->chain > 0) {
+      RETURN_IF_ERROR(EmitChain(*n, out));
+      continue;
+    }
     v1::Instruction* ins = out->add_instructions();
     *ins = n->ins;
     size_t next_scalar = 0;
@@ -165,8 +176,8 @@ std::vector<ChainRun> ScopeBuilder::FindRuns(const std::vector<std::shared_ptr<N
     // Only the op is set: no attribute could make two steps differ. Scalar
     // operands do not fold (the server's fused loops have no constants).
     const bool plain = n.ins.ByteSizeLong() == 2 + n.ins.op().size() && n.scalars.empty();
-    if (n.kind != Node::Kind::kOp || n.num_outputs != 1 || n.inputs.size() != 2 || e == nullptr ||
-        e->arity != 2 || !plain) {
+    if (n.kind != Node::Kind::kOp || n.chain > 0 || n.num_outputs != 1 || n.inputs.size() != 2 ||
+        e == nullptr || e->arity != 2 || !plain) {
       continue;
     }
     steps[i].op = static_cast<int64_t>(e->kind);
@@ -187,28 +198,54 @@ std::vector<ChainRun> ScopeBuilder::FindRuns(const std::vector<std::shared_ptr<N
   return typed;
 }
 
-absl::Status ScopeBuilder::EmitLoop(const ChainRun& run, v1::Instruction* loop) {
+bool ScopeBuilder::AsLoop(const Node& n) const {
+  // A body is a loop already (a nested loop would stop its fusion); a short
+  // chain runs as plain ops, as the planner would leave it.
+  return scope_ == nullptr && n.chain >= static_cast<int64_t>(kMinChainRun) - 1;
+}
+
+absl::Status ScopeBuilder::EmitChain(const Node& n, v1::Program* out) {
+  const Node* fixed = n.chain_side == ChainSide::kBoth ? nullptr : n.inputs[1].get();
+  if (AsLoop(n)) {
+    return EmitLoop(n.ins.op(), n.inputs[0].get(), fixed, n.chain_side, n.chain,
+                    out->add_instructions());
+  }
+  ASSIGN_OR_RETURN(v1::Operand v, OperandOf(n.inputs[0].get()));
+  v1::Operand other;
+  if (fixed != nullptr) {
+    ASSIGN_OR_RETURN(other, OperandOf(fixed));
+  }
+  uint32_t next = values_.at(&n) + 1 - static_cast<uint32_t>(n.chain);
+  for (int64_t step = 0; step < n.chain; ++step) {
+    v1::Instruction* ins = out->add_instructions();
+    ins->set_op(n.ins.op());
+    *ins->add_operands() = n.chain_side == ChainSide::kSecond ? other : v;
+    *ins->add_operands() = n.chain_side == ChainSide::kFirst ? other : v;
+    v.set_value(next++);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ScopeBuilder::EmitLoop(const std::string& op, const Node* chain, const Node* fixed,
+                                    ChainSide side, int64_t trips, v1::Instruction* loop) {
   // loop(trip = its length) over the chain's value; a fixed operand that is
   // a value travels in as an invariant, a handle is named in the body.
-  const Node& first = *order_[run.begin];
-  const Node* chain = first.inputs[run.side == ChainSide::kSecond ? 1 : 0].get();
-  const Node* fixed = first.inputs[run.side == ChainSide::kFirst ? 1 : 0].get();
   loop->set_op("loop");
-  loop->set_trip_count(static_cast<int64_t>(run.end - run.begin + 1));
+  loop->set_trip_count(trips);
   ASSIGN_OR_RETURN(*loop->add_operands(), OperandOf(chain));
   v1::Program* body = loop->mutable_body();
   v1::Instruction* step = body->add_instructions();
-  step->set_op(first.ins.op());
+  step->set_op(op);
   v1::Operand carried;
   carried.set_value(0);
   v1::Operand other;
-  if (run.side != ChainSide::kBoth && fixed->kind == Node::Kind::kMaterialized) {
+  if (side != ChainSide::kBoth && fixed->kind == Node::Kind::kMaterialized) {
     other.set_handle(fixed->handle);
-  } else if (run.side != ChainSide::kBoth) {
+  } else if (side != ChainSide::kBoth) {
     ASSIGN_OR_RETURN(*loop->add_operands(), OperandOf(fixed));
     other.set_value(1);
   }
-  switch (run.side) {
+  switch (side) {
     case ChainSide::kBoth:
       *step->add_operands() = carried;
       *step->add_operands() = carried;

@@ -35,8 +35,13 @@ class ScopeBuilder {
   bool Internal(const Node* root);  // computed inside this scope
   // Top level: the chains of order_ that become loops (core/chain_runs.h).
   std::vector<ChainRun> FindRuns(const std::vector<std::shared_ptr<Node>>& targets);
-  // Emits order_[run.begin..run.end] as one loop instruction.
-  absl::Status EmitLoop(const ChainRun& run, v1::Instruction* loop);
+  // `trips` applications of `op` to `chain` (the other operand `fixed`, or
+  // `chain` itself for kBoth) as one loop instruction.
+  absl::Status EmitLoop(const std::string& op, const Node* chain, const Node* fixed, ChainSide side,
+                        int64_t trips, v1::Instruction* loop);
+  // A recorded chain (Node::chain): one loop, or its steps unrolled.
+  bool AsLoop(const Node& n) const;
+  absl::Status EmitChain(const Node& n, v1::Program* out);
   const void* scope_;
   int num_carried_;
   absl::flat_hash_map<const Node*, bool> internal_;

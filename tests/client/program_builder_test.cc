@@ -24,6 +24,7 @@ std::shared_ptr<Node> Op(const char* op, std::shared_ptr<Node> a, std::shared_pt
   auto n = std::make_shared<Node>();
   n->ins.set_op(op);
   n->inputs = {std::move(a), std::move(b)};
+  n->plain_elementwise = true;
   return n;
 }
 
@@ -118,6 +119,50 @@ TEST(ProgramBuilderTest, OpsWithAttributesOrOneOperandAreNotFolded) {
     y->ins.set_dtype(v1::DTYPE_FLOAT32);  // an attribute: not a plain step
   }
   EXPECT_EQ(Build(y), "add(h:Y,h:Y) add(v0,v0) add(v1,v1) add(v2,v2) add(v3,v3)");
+}
+
+// Chains recorded through the client's functions are one node each (the
+// chain extends as it is recorded) and emit as the runs above.
+TEST(ProgramBuilderTest, RecordedChainsAreOneNodeAndEmitAsLoops) {
+  auto core = std::make_shared<ClientCore>();
+  core->options.lazy = true;
+  auto handle = [&](const std::string& h) {
+    std::shared_ptr<Node> n = Handle(h);
+    n->core = core;
+    return MakeArray(std::move(n));
+  };
+  Array x = handle("X");
+  for (int i = 0; i < 1024; ++i) x = x + x;
+  EXPECT_EQ(NodeOf(x)->chain, 1023);
+  EXPECT_EQ(NodeOf(x)->inputs[0]->chain, 0);  // the first add, kept outside
+  EXPECT_EQ(NodeOf(x)->inputs[0]->inputs[0]->kind, Node::Kind::kMaterialized);
+  EXPECT_EQ(Build(NodeOf(x)), "add(h:X,h:X) loop*1023[v0]{add(v0,v0) -> v1}");
+
+  const Array a = handle("A");
+  Array y = a + a;
+  for (int i = 0; i < 9; ++i) y = y * a;  // another op: a chain of its own
+  EXPECT_EQ(Build(NodeOf(y)), "add(h:A,h:A) multiply(v0,h:A) loop*8[v1]{multiply(v0,h:A) -> v1}");
+
+  const Array c = a * a;  // value 0
+  Array z = c - a;        // value 1
+  for (int i = 0; i < 5; ++i) z = c - z;
+  EXPECT_EQ(Build(NodeOf(z)),
+            "multiply(h:A,h:A) subtract(v0,h:A) loop*5[v1,v0]{subtract(v1,v0) -> v2}");
+
+  // Two more steps are short of a run: unrolled, as the planner leaves them.
+  Array s = a + a;
+  for (int i = 0; i < 2; ++i) s = s + s;
+  EXPECT_EQ(NodeOf(s)->chain, 2);
+  EXPECT_EQ(Build(NodeOf(s)), "add(h:A,h:A) add(v0,v0) add(v1,v1)");
+
+  // A step that is not the chain's (another fixed operand, a scalar, another
+  // op) starts a new node on the chain's value.
+  Array t = a + a;
+  for (int i = 0; i < 4; ++i) t = t + a;
+  const Array u = t + c;
+  EXPECT_EQ(NodeOf(u)->chain, 0);
+  EXPECT_EQ(NodeOf(u)->inputs[0], NodeOf(t));
+  EXPECT_EQ(NodeOf(t + 2.0)->chain, 0);
 }
 
 }  // namespace

@@ -118,7 +118,7 @@ using ProgramFn = std::shared_ptr<Program> (*)(const HandleId&, int64_t);
 
 std::vector<std::string> RunProgram(bool fuse, int* fused_calls, ProgramFn make = TestProgram,
                                     const std::vector<OutputSpec>& outputs = {{3, true, false},
-                                                                       {4, true, false}}) {
+                                                                              {4, true, false}}) {
   std::unique_ptr<Backend> backend = NewCpuBackend(2);
   FusingBackend* fusing = nullptr;
   if (fuse) {
