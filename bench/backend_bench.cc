@@ -36,6 +36,7 @@ ABSL_FLAG(std::string, only, "", "comma-separated substrings of the op labels to
 ABSL_FLAG(int, reps, 0, "timed rounds per op (0: 21, or 5 with --quick)");
 ABSL_FLAG(int, batch, 0, "ops queued per round (0: 10, or 3 with --quick)");
 ABSL_FLAG(std::string, json, "", "also write the results to this file");
+ABSL_FLAG(int, matmul_n, 0, "float matmuls' size n (n^3; 0: 4096, or 512 with --quick)");
 
 namespace resident {
 namespace {
@@ -176,7 +177,10 @@ void RunAll(Bench& b, bool quick) {
   b.Time("add f64 " + rc + " + " + std::to_string(cols) + " (broadcast)", 2 * nb, n,
          ElementwiseOp{E::kAdd, {&a2, &row}, &c2});
 
-  const int64_t m = quick ? 512 : 4096, mi = quick ? 256 : 1024;
+  const int64_t mi = quick ? 256 : 1024;
+  const int64_t m = absl::GetFlag(FLAGS_matmul_n) > 0 ? absl::GetFlag(FLAGS_matmul_n)
+                    : quick                           ? 512
+                                                      : 4096;
   for (DType d : {DType::kFloat32, DType::kFloat64}) {
     DeviceArray x = b.Array(d, {m, m}, 0.5), y = b.Array(d, {m, m}, 0.25);
     DeviceArray z = b.Array(d, {m, m}, 0.0);

@@ -32,12 +32,14 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "client/client.h"
 #include "client/client_core.h"
 #include "core/flags_util.h"
 #include "resident/v1/resident.grpc.pb.h"
+#include "tests/support/http_get.h"
 
 ABSL_FLAG(std::string, server, "127.0.0.1:50051", "Resident server, HOST:PORT");
 ABSL_FLAG(std::string, json, "", "write machine-readable results to this file");
@@ -47,6 +49,9 @@ ABSL_FLAG(int, reps, 0, "timed repetitions per figure (0: 5, or 3 with --quick)"
 ABSL_FLAG(double, copy_bw_gbs, 4270,
           "device copy bandwidth for the seed's memory floor, GB/s (H200 D2D: 4270)");
 ABSL_FLAG(int, samples, 2000, "roundtrip samples of each kind");
+ABSL_FLAG(int, metrics_port, 0,
+          "the server's metrics port on 127.0.0.1 (--metrics_listen): if set, the roundtrip "
+          "and eager seed figures come with the server's time per Run phase");
 ABSL_FLAG(bool, first_result, false, "(internal) one tiny program from a fresh process");
 
 namespace {
@@ -109,6 +114,48 @@ std::unique_ptr<Client> Connect(bool lazy = true) {
   return Ok(Client::Connect(absl::GetFlag(FLAGS_server), o), "connect");
 }
 
+// --- where a Run's time goes, from the server's resident_run_phase_seconds ---
+
+// phase -> (sum of seconds, count), scraped now; empty without --metrics_port.
+using PhaseTotals = std::map<std::string, std::pair<double, double>>;
+PhaseTotals ScrapePhases() {
+  PhaseTotals t;
+  const int port = absl::GetFlag(FLAGS_metrics_port);
+  if (port == 0) return t;
+  const std::string text = resident::HttpGet(port, "/metrics");
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    constexpr absl::string_view kPrefix = "resident_run_phase_seconds_";
+    if (!absl::StartsWith(line, kPrefix)) continue;
+    line.remove_prefix(kPrefix.size());
+    const bool sum = absl::StartsWith(line, "sum{phase=\"");
+    if (!sum && !absl::StartsWith(line, "count{phase=\"")) continue;
+    line.remove_prefix(line.find('"') + 1);
+    const size_t quote = line.find('"');
+    const std::string phase(line.substr(0, quote));
+    const double v = std::strtod(std::string(line.substr(line.rfind(' ') + 1)).c_str(), nullptr);
+    (sum ? t[phase].first : t[phase].second) = v;
+  }
+  return t;
+}
+
+// Prints and records the mean µs per Run of each phase between two scrapes.
+void ReportPhases(const PhaseTotals& before, const PhaseTotals& after, const std::string& key,
+                  Results& r) {
+  if (after.empty()) return;
+  std::printf("  server time per Run (mean us):");
+  for (const char* phase : {"queued", "session", "plan", "launch", "sync", "results", "reply"}) {
+    auto a = after.find(phase);
+    if (a == after.end()) continue;
+    auto b = before.find(phase);
+    const double sum = a->second.first - (b == before.end() ? 0 : b->second.first);
+    const double n = a->second.second - (b == before.end() ? 0 : b->second.second);
+    if (n <= 0) continue;
+    std::printf(" %s %.1f", phase, sum / n * 1e6);
+    r.Add(absl::StrFormat("%s.phase_%s_us", key, phase), sum / n * 1e6);
+  }
+  std::printf("\n");
+}
+
 // --- seed: 1024 x `x = x + x` on a (1024,512,4,4) float64 array -------------
 
 void Seed(int reps, Results& r) {
@@ -133,6 +180,7 @@ void Seed(int reps, Results& r) {
       std::exit(1);
     }
   };
+  const PhaseTotals eager_before = ScrapePhases();
   const Stats e = Repeat(reps, [&] {
     Array x = fresh(*eager);
     const auto t0 = Clock::now();
@@ -144,6 +192,7 @@ void Seed(int reps, Results& r) {
     check(x, "eager");
     return ms;
   });
+  const PhaseTotals eager_after = ScrapePhases();
   const Stats p = Repeat(reps, [&] {
     Array x = fresh(*lazy);
     const auto t0 = Clock::now();
@@ -174,6 +223,8 @@ void Seed(int reps, Results& r) {
   }
   std::printf("  memory floor %.2f ms (%d x %.0f MiB at %.0f GB/s)\n", floor_ms, adds,
               2 * nbytes / (1 << 20), absl::GetFlag(FLAGS_copy_bw_gbs));
+  std::printf("  eager:");  // includes the fresh ones() and the checking sums
+  ReportPhases(eager_before, eager_after, "seed.eager", r);
   r.Add("seed.adds", adds);
   r.Add("seed.nbytes", nbytes);
   r.AddStats("seed.eager_ms", e);
@@ -213,6 +264,7 @@ void Roundtrip(Results& r) {
   const int n = absl::GetFlag(FLAGS_samples);
   for (int i = 0; i < 200; ++i) program(), noop();  // warm up
   std::vector<double> tp, tn;
+  const PhaseTotals before = ScrapePhases();
   for (int i = 0; i < n; ++i) {  // alternate which goes first
     if (i % 2) {
       tp.push_back(program());
@@ -229,6 +281,7 @@ void Roundtrip(Results& r) {
   std::printf("  no-op RPC (RenewSession)             p50 %7.1f us  p99 %7.1f us\n", q.median,
               q.p99);
   std::printf("  ratio p50 %.2f\n", p.median / q.median);
+  ReportPhases(before, ScrapePhases(), "roundtrip", r);
   r.Add("roundtrip.samples", n);
   r.Add("roundtrip.program_p50_us", p.median);
   r.Add("roundtrip.program_p99_us", p.p99);

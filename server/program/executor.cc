@@ -1,5 +1,7 @@
 #include "server/program/executor.h"
 
+#include "absl/time/clock.h"
+
 #include <algorithm>
 #include <chrono>
 #include <utility>
@@ -186,9 +188,15 @@ absl::StatusOr<std::vector<DeviceArray>> Execute(const Plan& plan, Device& devic
                                                  const ExecOptions& options) {
   Executor executor(plan, OpContext{device, stream, reservation}, options);
   std::vector<DeviceArray> values(plan.top.types.size());
+  const absl::Time start = absl::Now();
   absl::Status status = executor.RunScope(plan.top, values);
+  const absl::Time launched = absl::Now();
   // Wait for the device even on failure: queued work may still read buffers.
   const absl::Status synced = stream.Synchronize();
+  if (options.phases != nullptr) {
+    options.phases->launch += absl::ToDoubleSeconds(launched - start);
+    options.phases->sync += absl::ToDoubleSeconds(absl::Now() - launched);
+  }
   RETURN_IF_ERROR(status);
   RETURN_IF_ERROR(synced);
   std::vector<DeviceArray> results;

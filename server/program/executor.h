@@ -16,10 +16,23 @@
 
 namespace resident {
 
+// Where one program's time went, in seconds, each filled by the layer that
+// runs that phase (the session layer: plan, results; Execute: launch, sync).
+// Exported as resident_run_phase_seconds so a deployment (and bench/) can
+// see which part of a round trip costs what without a profiler.
+struct RunPhases {
+  double plan = 0;     // validation, inference, liveness, folding
+  double launch = 0;   // allocations and enqueueing every op
+  double sync = 0;     // waiting for the device to finish
+  double results = 0;  // describing outputs, inline data, registering handles
+};
+
 struct ExecOptions {
   // Called before every op; a non-OK status (deadline passed, cancelled,
   // server draining) stops the program there and is returned.
   std::function<absl::Status()> check_continue;
+  // Filled when set.
+  RunPhases* phases = nullptr;
 };
 
 // The arrays of plan.outputs, in order, once the device has finished them.

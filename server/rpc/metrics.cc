@@ -41,12 +41,37 @@ void Metrics::RecordCall(absl::string_view method, absl::StatusCode code, double
   const std::string m = ShortMethod(method);
   std::lock_guard<std::mutex> lock(mu_);
   ++calls_[{m, absl::StatusCodeToString(code)}];
-  Histogram& h = latency_[m];
+  Observe(latency_[m], seconds);
+}
+
+void Metrics::Observe(Histogram& h, double seconds) {
   size_t i = 0;
   while (i < kLatencyBuckets.size() && seconds > kLatencyBuckets[i]) ++i;
   if (i < kLatencyBuckets.size()) ++h.buckets[i];
   ++h.count;
   h.sum += seconds;
+}
+
+void Metrics::RenderHistogram(std::string& out, const char* name, const char* label,
+                              const std::string& value, const Histogram& h) {
+  const std::string labels = absl::StrCat(label, "=\"", value, "\"");
+  uint64_t cumulative = 0;
+  for (size_t i = 0; i < kLatencyBuckets.size(); ++i) {
+    cumulative += h.buckets[i];
+    absl::StrAppend(&out, name, "_bucket{", labels, ",le=\"", Double(kLatencyBuckets[i]), "\"} ",
+                    cumulative, "\n");
+  }
+  absl::StrAppend(&out, name, "_bucket{", labels, ",le=\"+Inf\"} ", h.count, "\n");
+  absl::StrAppend(&out, name, "_sum{", labels, "} ", Double(h.sum), "\n");
+  absl::StrAppend(&out, name, "_count{", labels, "} ", h.count, "\n");
+}
+
+void Metrics::RecordRunPhases(double queued, double session, const RunPhases& phases,
+                              double reply) {
+  const std::array<double, kRunPhases.size()> seconds = {
+      queued, session, phases.plan, phases.launch, phases.sync, phases.results, reply};
+  std::lock_guard<std::mutex> lock(mu_);
+  for (size_t i = 0; i < seconds.size(); ++i) Observe(run_phases_[i], seconds[i]);
 }
 
 void Metrics::RecordProgram(const std::string& tenant, int64_t ops) {
@@ -144,19 +169,13 @@ std::string Metrics::Render(const MetricsGauges& g) const {
   Header(out, "resident_request_duration_seconds", "histogram",
          "RPC latency from the call's start to its status, by method.");
   for (const auto& [method, h] : latency_) {
-    const std::string m = EscapeLabel(method);
-    uint64_t cumulative = 0;
-    for (size_t i = 0; i < kLatencyBuckets.size(); ++i) {
-      cumulative += h.buckets[i];
-      absl::StrAppend(&out, "resident_request_duration_seconds_bucket{method=\"", m, "\",le=\"",
-                      Double(kLatencyBuckets[i]), "\"} ", cumulative, "\n");
-    }
-    absl::StrAppend(&out, "resident_request_duration_seconds_bucket{method=\"", m,
-                    "\",le=\"+Inf\"} ", h.count, "\n");
-    absl::StrAppend(&out, "resident_request_duration_seconds_sum{method=\"", m, "\"} ",
-                    Double(h.sum), "\n");
-    absl::StrAppend(&out, "resident_request_duration_seconds_count{method=\"", m, "\"} ", h.count,
-                    "\n");
+    RenderHistogram(out, "resident_request_duration_seconds", "method", EscapeLabel(method), h);
+  }
+  Header(out, "resident_run_phase_seconds", "histogram",
+         "Where Run's time goes: queued (auth, decode, schedule), session (locks, quotas), plan, "
+         "launch, sync (device), results (handles, inline data), reply (encode).");
+  for (size_t i = 0; i < kRunPhases.size(); ++i) {
+    RenderHistogram(out, "resident_run_phase_seconds", "phase", kRunPhases[i], run_phases_[i]);
   }
   return out;
 }

@@ -19,6 +19,7 @@
 #include "absl/strings/string_view.h"
 
 #include "absl/status/status.h"
+#include "server/program/executor.h"
 
 namespace resident {
 
@@ -54,6 +55,11 @@ class Metrics {
   // A program that ran to completion with `ops` operations (loop bodies
   // counted once per iteration).
   void RecordProgram(const std::string& tenant, int64_t ops);
+  // Where a Run's time went: `queued` from the handler's start to the
+  // program's (authentication, decoding, scheduling), `session` the session
+  // layer's own part (locks, quotas, reservations, piggybacked releases),
+  // the program's phases, and `reply` (encoding the response).
+  void RecordRunPhases(double queued, double session, const RunPhases& phases, double reply);
   void RecordUpload(const std::string& tenant, int64_t bytes);
   void RecordDownload(const std::string& tenant, int64_t bytes);
 
@@ -73,7 +79,15 @@ class Metrics {
     uint64_t download_bytes = 0;
   };
 
+  static constexpr std::array<const char*, 7> kRunPhases = {"queued", "session", "plan", "launch",
+                                                            "sync",   "results", "reply"};
+  static void Observe(Histogram& h, double seconds);
+  // `name`_bucket/_sum/_count lines of one labelled histogram.
+  static void RenderHistogram(std::string& out, const char* name, const char* label,
+                              const std::string& value, const Histogram& h);
+
   mutable std::mutex mu_;
+  std::array<Histogram, kRunPhases.size()> run_phases_;
   std::map<std::pair<std::string, std::string>, uint64_t> calls_;  // (method, code)
   std::map<std::string, Histogram> latency_;                       // by method
   std::map<std::string, TenantCounters> tenants_;

@@ -1,5 +1,6 @@
 #include "server/rpc/service.h"
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <string>
@@ -7,6 +8,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "core/status_macros.h"
 #include "server/rpc/proto_convert.h"
 #include "server/rpc/status_util.h"
@@ -196,6 +198,7 @@ grpc::ServerUnaryReactor* ResidentService::RenewSession(grpc::CallbackServerCont
 grpc::ServerUnaryReactor* ResidentService::Run(grpc::CallbackServerContext* ctx, const Bytes* in,
                                                Bytes* out) {
   using Call = UnaryCall<v1::RunRequest, v1::RunResponse>;
+  const absl::Time received = absl::Now();
   auto* call = new Call(ctx, in, out);
   absl::Status started = call->Start(auth_, Role::kUser);
   if (started.ok()) started = CheckDevice();
@@ -209,10 +212,12 @@ grpc::ServerUnaryReactor* ResidentService::Run(grpc::CallbackServerContext* ctx,
       std::make_shared<DecodedRun>(DecodeRun(call->request(), options_.limits.max_loop_depth));
   // Runs the program (unless `expired`), then the piggybacked releases,
   // whether the program failed to decode, to plan or to run.
-  auto run = [this, call, decoded](bool expired) -> absl::Status {
+  auto run = [this, call, decoded, received](bool expired) -> absl::Status {
+    const absl::Time begun = absl::Now();
     const std::string& tenant = call->identity().tenant;
     RETURN_IF_ERROR(decoded->session.status());
     const HandleId session = *decoded->session;
+    RunPhases phases;
     auto execute = [&]() -> absl::StatusOr<std::vector<ProgramResult>> {
       if (expired) {
         return absl::DeadlineExceededError(
@@ -222,6 +227,7 @@ grpc::ServerUnaryReactor* ResidentService::Run(grpc::CallbackServerContext* ctx,
       RETURN_IF_ERROR(decoded->outputs.status());
       ExecOptions exec;
       exec.check_continue = CallChecker(call->context());
+      exec.phases = &phases;
       int64_t ops = 0;
       absl::StatusOr<std::vector<ProgramResult>> r = sessions_.Run(
           tenant, session, *decoded->program, std::move(*decoded->outputs), exec, &ops);
@@ -233,11 +239,16 @@ grpc::ServerUnaryReactor* ResidentService::Run(grpc::CallbackServerContext* ctx,
       sessions_.Release(tenant, session, decoded->releases).IgnoreError();
     }
     ASSIGN_OR_RETURN(std::vector<ProgramResult> results, std::move(ran));
+    const absl::Time ended = absl::Now();
     for (ProgramResult& r : results) {
       v1::RunResult* o = call->response().add_results();
       EncodeArray(r.array, o->mutable_array());
       if (r.data) o->set_data(std::move(*r.data));
     }
+    const double program = phases.plan + phases.launch + phases.sync + phases.results;
+    metrics_.RecordRunPhases(absl::ToDoubleSeconds(begun - received),
+                             std::max(0.0, absl::ToDoubleSeconds(ended - begun) - program), phases,
+                             absl::ToDoubleSeconds(absl::Now() - ended));
     return absl::OkStatus();
   };
   Scheduler::Task task = [this, call, run](bool expired) { call->Finish(Observe(run(expired))); };

@@ -169,10 +169,12 @@ absl::StatusOr<std::vector<ProgramResult>> SessionManager::Run(
       m->sessions_.EndRun(*s, absl::Now());
     }
   } idle{this, s.get()};
+  const absl::Time start = absl::Now();
   ASSIGN_OR_RETURN(Plan plan,
                    PlanProgram(
                        std::move(program), std::move(outputs),
                        [&](const HandleId& h) { return Resolve(tenant, h); }, options_.limits));
+  if (options.phases != nullptr) options.phases->plan += absl::ToDoubleSeconds(absl::Now() - start);
   int64_t kept_count = 0;
   for (const OutputSpec& o : plan.outputs) kept_count += o.keep ? 1 : 0;
   // A bound past the device's limit can never be reserved: refuse it before
@@ -204,6 +206,7 @@ absl::StatusOr<std::vector<ProgramResult>> SessionManager::Run(
   // Closed during its last op: the same answer as at an op boundary.
   RETURN_IF_ERROR(exec.check_continue());
   if (executed_ops != nullptr) *executed_ops = plan.executed_ops;
+  const absl::Time executed = absl::Now();
   std::vector<ProgramResult> results(arrays.size());
   for (size_t i = 0; i < arrays.size(); ++i) {
     results[i].array = Describe(HandleId(), arrays[i]);
@@ -222,6 +225,9 @@ absl::StatusOr<std::vector<ProgramResult>> SessionManager::Run(
   if (!kept.empty()) {
     ASSIGN_OR_RETURN(std::vector<HandleId> ids, Register(tenant, session, std::move(kept)));
     for (size_t j = 0; j < ids.size(); ++j) results[kept_index[j]].array.handle = ids[j];
+  }
+  if (options.phases != nullptr) {
+    options.phases->results += absl::ToDoubleSeconds(absl::Now() - executed);
   }
   return results;
 }

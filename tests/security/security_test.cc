@@ -24,6 +24,7 @@
 #include "resident/v1/resident.grpc.pb.h"
 #include "server/rpc/auth.h"
 #include "server/rpc/server.h"
+#include "tests/support/http_get.h"
 
 namespace resident {
 namespace {
@@ -95,26 +96,6 @@ absl::StatusOr<std::unique_ptr<Client>> ConnectAs(const Server& s, const std::st
   o.token = token;
   o.keep_alive = false;
   return Client::Connect(Target(s), o);
-}
-
-std::string HttpGet(int port, const std::string& path) {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-    close(fd);
-    return "";
-  }
-  const std::string req =
-      absl::StrCat("GET ", path, " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
-  (void)!write(fd, req.data(), req.size());
-  std::string out;
-  char buf[4096];
-  for (ssize_t n; (n = read(fd, buf, sizeof(buf))) > 0;) out.append(buf, static_cast<size_t>(n));
-  close(fd);
-  return out;
 }
 
 // --- Tokens file -------------------------------------------------------------
@@ -584,6 +565,14 @@ TEST(MetricsTest, ScrapedOverHttpDuringUse) {
   EXPECT_THAT(reply,
               testing::ContainsRegex(
                   "\nresident_device_memory_free_bytes\\{device=\"[a-z0-9:]+\"\\} [0-9]+\n"));
+  // The Run's time by phase (resident_run_phase_seconds), one histogram each.
+  for (const char* phase : {"queued", "session", "plan", "launch", "sync", "results", "reply"}) {
+    EXPECT_THAT(reply, testing::ContainsRegex(absl::StrCat(
+                           "\nresident_run_phase_seconds_count\\{phase=\"", phase, "\"\\} 1\n")))
+        << phase;
+  }
+  EXPECT_THAT(reply, testing::ContainsRegex(
+                         "\nresident_run_phase_seconds_sum\\{phase=\"plan\"\\} [0-9.e-]+\n"));
   EXPECT_THAT(reply, Not(HasSubstr(kAliceToken)));
   EXPECT_THAT(reply, HasSubstr("\nresident_sessions 1\n"));
   EXPECT_THAT(reply, HasSubstr("\nresident_handles 2\n"));
