@@ -24,7 +24,8 @@ python=${PYTHON:-python3}
 mkdir -p "$out"
 
 # Server on a free port; its log names the port it got.
-"$server_bin" --listen 127.0.0.1:0 --device "$device" >"$out/server.log" 2>&1 &
+# Metrics on a free port too: resident-bench reads the server's time per Run phase there.
+"$server_bin" --listen 127.0.0.1:0 --metrics_listen 127.0.0.1:0 --device "$device" >"$out/server.log" 2>&1 &
 server_pid=$!
 stop_server() {
   if kill -0 "$server_pid" 2>/dev/null; then
@@ -42,8 +43,9 @@ for _ in $(seq 600); do  # CUDA start-up can take a while
 done
 [[ -n $port ]] || { cat "$out/server.log" >&2; echo "server did not report a port" >&2; exit 1; }
 
-echo "== resident-bench (server pid $server_pid, port $port, device $device)"
-"$bench_bin" --server "127.0.0.1:$port" --json "$out/resident.json" "${quick[@]}" | tee "$out/resident.txt"
+metrics_port=$(grep -o 'metrics on http://[0-9.]*:[0-9]*' "$out/server.log" | grep -o '[0-9]*$' || echo 0)
+echo "== resident-bench (server pid $server_pid, port $port, metrics port $metrics_port, device $device)"
+"$bench_bin" --server "127.0.0.1:$port" --metrics_port "$metrics_port" --json "$out/resident.json" "${quick[@]}" | tee "$out/resident.txt"
 # The baseline gets the device to itself.
 stop_server
 

@@ -56,6 +56,8 @@ seed() {  # the full seed job against a CUDA server
 step seed_cuda seed
 if [ -x "$dist/bin/resident-backend-bench" ]; then
   step backend_bench "$dist/bin/resident-backend-bench" --device cuda:0 --json "$out/backend_bench.json"
+  # The float matmuls at resident-bench's dot size: cuBLAS below the server.
+  step backend_matmul_8192 "$dist/bin/resident-backend-bench" --device cuda:0 --only "matmul float" --matmul_n 8192
 fi
 if [ -x "$dist/bin/resident-bench" ] && [ -f "$dist/bin/run.sh" ]; then
   OUT=$out/bench step bench bash "$dist/bin/run.sh" "$dist/bin/resident-server" "$dist/bin/resident-bench" --device cuda:0
