@@ -1,5 +1,8 @@
 // A Backend together with the server's memory budget: the one object the
-// program and session layers allocate through.
+// program and session layers allocate through. A server holds one or more
+// (a DeviceSet, device_set.h), each with its own budget; a Device has an
+// index in that set and a name unique in it ("cuda:0"; a repeat of the same
+// backend in --device gets "#k" appended: "cpu", "cpu#1").
 //
 //   Device device(*CreateBackend("auto"), /*limit_bytes=*/0);
 //   std::unique_ptr<Stream> stream = device.backend().NewStream();
@@ -8,6 +11,7 @@
 #ifndef RESIDENT_SERVER_DEVICE_DEVICE_H_
 #define RESIDENT_SERVER_DEVICE_DEVICE_H_
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -20,8 +24,17 @@ namespace resident {
 
 class Device {
  public:
-  // limit_bytes <= 0 means the device's total memory.
-  Device(std::unique_ptr<Backend> backend, int64_t limit_bytes);
+  // limit_bytes <= 0 means the device's total memory. `name` empty: the
+  // backend's name.
+  Device(std::unique_ptr<Backend> backend, int64_t limit_bytes, int index = 0,
+         std::string name = "");
+  Device(const Device&) = delete;
+  Device& operator=(const Device&) = delete;
+
+  // Its position in the server's device set (0 for a lone device).
+  int index() const { return index_; }
+  // Unique in the set: the backend's name, "#k" appended for repeats.
+  const std::string& name() const { return name_; }
 
   // The device itself: its description, streams and Run.
   Backend& backend() { return *backend_; }
@@ -36,10 +49,36 @@ class Device {
   absl::StatusOr<std::shared_ptr<Buffer>> Allocate(
       int64_t bytes, Stream& stream, MemoryBudget::Reservation* reservation = nullptr);
 
+  // A copy of `src` (an array of any device of the set, this one included)
+  // in a new buffer of this device, charged as Allocate charges it, made on
+  // `stream` (a stream of this device) by Stream::CopyFromPeer; complete on
+  // return. Counted in peer_copies() when src lives on another device.
+  absl::StatusOr<DeviceArray> CopyFrom(const DeviceArray& src, Stream& stream,
+                                       MemoryBudget::Reservation* reservation = nullptr);
+
+  // Buffers allocated here since start (the metrics' allocations counter).
+  int64_t allocations() const { return allocations_.load(std::memory_order_relaxed); }
+  // Arrays copied here from another device, and their bytes.
+  int64_t peer_copies() const { return peer_copies_.load(std::memory_order_relaxed); }
+  int64_t peer_copy_bytes() const { return peer_copy_bytes_.load(std::memory_order_relaxed); }
+
  private:
   std::unique_ptr<Backend> backend_;
   MemoryBudget budget_;
+  const int index_;
+  const std::string name_;
+  std::atomic<int64_t> allocations_{0};
+  std::atomic<int64_t> peer_copies_{0};
+  std::atomic<int64_t> peer_copy_bytes_{0};
 };
+
+// The Device whose Allocate made `buffer` (every buffer of the session and
+// program layers comes from one); nullptr for a buffer made by a backend
+// directly.
+Device* DeviceOf(const Buffer& buffer);
+// DeviceOf(*array.buffer), or `fallback` for an array with no buffer (no
+// bytes: it lives anywhere).
+Device* DeviceOf(const DeviceArray& array, Device* fallback);
 
 // "auto", "cpu" or "cuda:N". auto picks cuda:0 when CUDA support was built
 // and a device is present, else cpu. INVALID_ARGUMENT for an unknown spec,

@@ -32,6 +32,15 @@ class Stream {
   // Copies `bytes` of `src` at `offset` into host `dst`, after the work
   // queued before it; complete on return. Errors as CopyToDevice.
   virtual absl::Status CopyToHost(const Buffer& src, int64_t offset, void* dst, int64_t bytes) = 0;
+  // Copies the first `bytes` of `src`, memory of another device of the same
+  // kind (or of this one), into `dst`, memory of this stream's device, after
+  // the work queued before it; complete on return, so src may be freed then
+  // (CUDA: cudaMemcpyPeerAsync, NVLink where present; CPU: memcpy). src must
+  // be complete (every array behind a handle is). INVALID_ARGUMENT for a
+  // range outside either buffer or a buffer of another kind of device;
+  // UNAVAILABLE once poisoned; UNIMPLEMENTED where a backend has no peer
+  // copy.
+  virtual absl::Status CopyFromPeer(const Buffer& src, Buffer& dst, int64_t bytes);
   // Blocks until all work queued here has finished; returns the first error
   // the device reported for it (UNAVAILABLE once poisoned, INTERNAL else).
   virtual absl::Status Synchronize() = 0;

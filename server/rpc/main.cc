@@ -17,9 +17,12 @@
 #include "server/rpc/server.h"
 
 ABSL_FLAG(std::string, listen, "127.0.0.1:50051", "address to listen on, HOST:PORT");
-ABSL_FLAG(std::string, device, "auto", "auto, cpu or cuda:N");
+ABSL_FLAG(std::string, device, "auto",
+          "auto (cuda:0, else cpu), all (every CUDA device, else cpu), or a comma-separated "
+          "list of cpu and cuda:N; a repeated entry (cpu,cpu) is another device instance of "
+          "the same hardware, with its own budget");
 ABSL_FLAG(std::string, max_memory, "0",
-          "device bytes the server may hold (suffixes K, M, G, T); 0: all");
+          "device bytes the server may hold on EACH device (suffixes K, M, G, T); 0: all");
 ABSL_FLAG(std::string, log_level, "info", "debug, info, warning or error");
 ABSL_FLAG(absl::Duration, session_idle_timeout, absl::Minutes(30),
           "close sessions (and free their arrays) after this long unused");
@@ -64,7 +67,7 @@ ABSL_FLAG(std::string, health_listen, "",
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "Keeps arrays resident on a device and runs array programs for clients.\n"
-      "  resident-server [--listen HOST:PORT] [--device auto|cpu|cuda:N] "
+      "  resident-server [--listen HOST:PORT] [--device auto|all|cpu|cuda:N[,...]] "
       "[--max-memory BYTES] [--log-level LEVEL]");
   std::vector<std::string> flag_storage;
   resident::DashesToUnderscores(argc, argv, flag_storage);

@@ -110,21 +110,32 @@ std::string Metrics::Render(const MetricsGauges& g) const {
     absl::StrAppend(&out, "resident_tenant_sessions{tenant=\"", EscapeLabel(t.tenant), "\"} ",
                     t.sessions, "\n");
   }
-  const std::string dev = absl::StrCat("{device=\"", EscapeLabel(g.device), "\"} ");
-  Header(out, "resident_device_memory_total_bytes", "gauge", "Device memory in total.");
-  absl::StrAppend(&out, "resident_device_memory_total_bytes", dev, g.device_total_bytes, "\n");
-  Header(out, "resident_device_memory_free_bytes", "gauge",
-         "Device memory free, as the device reports it.");
-  absl::StrAppend(&out, "resident_device_memory_free_bytes", dev, g.device_free_bytes, "\n");
-  Header(out, "resident_device_memory_used_bytes", "gauge",
-         "Device bytes held by arrays and running programs.");
-  absl::StrAppend(&out, "resident_device_memory_used_bytes", dev, g.device_used_bytes, "\n");
-  Header(out, "resident_device_memory_cached_bytes", "gauge",
-         "Freed device blocks the backend keeps for reuse.");
-  absl::StrAppend(&out, "resident_device_memory_cached_bytes", dev, g.device_cached_bytes, "\n");
-  Header(out, "resident_device_memory_limit_bytes", "gauge",
-         "Device bytes the server may hold (--max-memory).");
-  absl::StrAppend(&out, "resident_device_memory_limit_bytes", dev, g.device_limit_bytes, "\n");
+  // One series per device of the set, labelled with its unique name.
+  auto per_device = [&](const char* name, const char* type, const char* help,
+                        int64_t MetricsGauges::DeviceGauges::*field) {
+    Header(out, name, type, help);
+    for (const MetricsGauges::DeviceGauges& d : g.devices) {
+      absl::StrAppend(&out, name, "{device=\"", EscapeLabel(d.device), "\"} ", d.*field, "\n");
+    }
+  };
+  using D = MetricsGauges::DeviceGauges;
+  per_device("resident_device_memory_total_bytes", "gauge", "Device memory in total.",
+             &D::total_bytes);
+  per_device("resident_device_memory_free_bytes", "gauge",
+             "Device memory free, as the device reports it.", &D::free_bytes);
+  per_device("resident_device_memory_used_bytes", "gauge",
+             "Device bytes held by arrays and running programs.", &D::used_bytes);
+  per_device("resident_device_memory_cached_bytes", "gauge",
+             "Freed device blocks the backend keeps for reuse.", &D::cached_bytes);
+  per_device("resident_device_memory_limit_bytes", "gauge",
+             "Device bytes the server may hold (--max-memory, per device).", &D::limit_bytes);
+  per_device("resident_device_allocations_total", "counter",
+             "Device buffers allocated since start.", &D::allocations);
+  per_device("resident_device_peer_copies_total", "counter",
+             "Arrays copied to this device from another one before a program read them.",
+             &D::peer_copies);
+  per_device("resident_device_peer_copy_bytes_total", "counter",
+             "Bytes of those peer copies.", &D::peer_copy_bytes);
   Header(out, "resident_sessions", "gauge", "Open sessions, every tenant.");
   absl::StrAppend(&out, "resident_sessions ", g.sessions, "\n");
   Header(out, "resident_handles", "gauge", "Array handles of every session.");

@@ -32,13 +32,19 @@ struct MetricsGauges {
     int64_t sessions = 0;
   };
   std::vector<Tenant> tenants;
-  std::string device;  // "cpu", "cuda:0"
-  int64_t device_total_bytes = 0;
-  int64_t device_free_bytes = 0;
-  int64_t device_used_bytes = 0;    // held by arrays and running programs
-  int64_t device_cached_bytes = 0;  // freed blocks the backend keeps for reuse
-  int64_t device_limit_bytes = 0;   // --max-memory
-  int64_t sessions = 0;             // open, every tenant
+  struct DeviceGauges {
+    std::string device;  // its unique name: "cpu", "cuda:0", "cpu#1"
+    int64_t total_bytes = 0;
+    int64_t free_bytes = 0;
+    int64_t used_bytes = 0;    // held by arrays and running programs
+    int64_t cached_bytes = 0;  // freed blocks the backend keeps for reuse
+    int64_t limit_bytes = 0;   // --max-memory (per device)
+    int64_t allocations = 0;   // buffers allocated since start
+    int64_t peer_copies = 0;   // arrays copied here from another device
+    int64_t peer_copy_bytes = 0;
+  };
+  std::vector<DeviceGauges> devices;  // in index order
+  int64_t sessions = 0;               // open, every tenant
   int64_t handles = 0;              // handles of every session
   int64_t named_arrays = 0;
   int64_t table_host_bytes = 0;  // host memory of the session/handle tables

@@ -123,6 +123,7 @@ void EncodeArray(const ArrayDescription& a, v1::ArrayInfo* out) {
   for (int64_t d : a.shape) out->add_shape(d);
   out->set_nbytes(a.nbytes);
   if (!a.name.empty()) out->set_name(a.name);
+  if (!a.device.empty()) out->set_device(a.device);
 }
 
 }  // namespace resident

@@ -21,6 +21,7 @@
 #include "core/log.h"
 #include "core/status_macros.h"
 #include "server/device/device.h"
+#include "server/device/device_set.h"
 #include "server/rpc/admin_service.h"
 #include "server/rpc/auth.h"
 #include "server/rpc/call_log.h"
@@ -40,18 +41,17 @@ class Server::Impl {
   absl::Status Start() {
     // Security first: a refused configuration opens no device.
     ASSIGN_OR_RETURN(std::shared_ptr<grpc::ServerCredentials> credentials, LoadSecurity());
-    ASSIGN_OR_RETURN(std::unique_ptr<Backend> backend, CreateBackend(options_.device));
     if (options_.max_memory_bytes < 0) {
       return absl::InvalidArgumentError("--max-memory must not be negative");
     }
-    device_ = std::make_unique<Device>(std::move(backend), options_.max_memory_bytes);
+    ASSIGN_OR_RETURN(devices_, CreateDeviceSet(options_.device, options_.max_memory_bytes));
     SessionOptions so;
     so.idle_timeout = options_.session_idle_timeout;
     so.reap_interval = std::min(absl::Seconds(1), options_.session_idle_timeout / 4);
     so.limits = options_.limits;
     so.quotas = options_.quotas;
     so.table_limits = options_.table_limits;
-    sessions_ = std::make_unique<SessionManager>(*device_, so);
+    sessions_ = std::make_unique<SessionManager>(*devices_, so);
     if (!options_.data_dir.empty()) {
       RETURN_IF_ERROR(sessions_->EnableDataDir(options_.data_dir));
     }
@@ -101,9 +101,14 @@ class Server::Impl {
       RESIDENT_LOG(kInfo, "health (grpc.health.v1 Check only, plaintext) on ",
                    options_.health_listen, " (health port ", health_->port(), ")");
     }
-    RESIDENT_LOG(kInfo, "resident-server listening on ", options_.listen, " (port ", port_,
-                 "), device ", device_->backend().name(), ": ", device_->backend().description(),
-                 ", memory limit ", device_->budget().limit(), " bytes; ", security_summary_);
+    std::string devices;
+    for (Device* d : devices_->all()) {
+      absl::StrAppend(&devices, devices.empty() ? "" : "; ", d->index(), "=", d->name(), ": ",
+                      d->backend().description(), ", memory limit ", d->budget().limit(),
+                      " bytes");
+    }
+    RESIDENT_LOG(kInfo, "resident-server listening on ", options_.listen, " (port ", port_, "), ",
+                 devices_->size(), " device(s): ", devices, "; ", security_summary_);
     return absl::OkStatus();
   }
 
@@ -182,13 +187,19 @@ class Server::Impl {
     }
     std::sort(g.tenants.begin(), g.tenants.end(),
               [](const auto& a, const auto& b) { return a.tenant < b.tenant; });
-    const MemoryInfo mem = device_->backend().memory();
-    g.device = device_->backend().name();
-    g.device_total_bytes = mem.total;
-    g.device_free_bytes = mem.free;
-    g.device_used_bytes = device_->budget().used();
-    g.device_cached_bytes = mem.cached;
-    g.device_limit_bytes = device_->budget().limit();
+    for (Device* d : devices_->all()) {
+      const MemoryInfo mem = d->backend().memory();
+      MetricsGauges::DeviceGauges& dg = g.devices.emplace_back();
+      dg.device = d->name();
+      dg.total_bytes = mem.total;
+      dg.free_bytes = mem.free;
+      dg.used_bytes = d->budget().used();
+      dg.cached_bytes = mem.cached;
+      dg.limit_bytes = d->budget().limit();
+      dg.allocations = d->allocations();
+      dg.peer_copies = d->peer_copies();
+      dg.peer_copy_bytes = d->peer_copy_bytes();
+    }
     const TableStats st = sessions_->Stats();
     g.sessions = st.sessions;
     g.handles = st.handles;
@@ -215,7 +226,8 @@ class Server::Impl {
 
   void OnPoisoned() {
     if (poisoned_.exchange(true)) return;
-    RESIDENT_LOG(kError, "device ", device_->backend().name(),
+    const Device* d = devices_->FirstPoisoned();
+    RESIDENT_LOG(kError, "device ", d != nullptr ? d->name() : "?",
                  " hit an unrecoverable error; NOT_SERVING, exiting for a restart");
     SetNotServing();
     if (options_.on_fatal) options_.on_fatal();
@@ -226,7 +238,7 @@ class Server::Impl {
   Authenticator auth_ = Authenticator::SingleUser();
   Metrics metrics_;
   std::string security_summary_;
-  std::unique_ptr<Device> device_;
+  std::unique_ptr<DeviceSet> devices_;
   std::unique_ptr<SessionManager> sessions_;
   std::unique_ptr<Scheduler> pool_;  // runs programs, fair across tenants
   std::unique_ptr<ResidentService> service_;
@@ -271,8 +283,9 @@ bool IsLoopbackAddress(const std::string& listen) {
   }
   return false;
 }
-std::string Server::device_name() const { return impl_->device_->backend().name(); }
-Device& Server::device() { return *impl_->device_; }
+std::string Server::device_name() const { return impl_->devices_->at(0).name(); }
+Device& Server::device() { return impl_->devices_->at(0); }
+DeviceSet& Server::devices() { return *impl_->devices_; }
 SessionManager& Server::sessions() { return *impl_->sessions_; }
 void Server::Shutdown(absl::Duration grace) { impl_->Shutdown(grace); }
 void Server::SetNotServing() { impl_->SetNotServing(); }

@@ -22,12 +22,15 @@
 namespace resident {
 
 class Device;
+class DeviceSet;
 class SessionManager;
 
 struct ServerOptions {
   std::string listen = "127.0.0.1:50051";  // port 0 picks a free one
-  std::string device = "auto";             // auto | cpu | cuda:N
-  int64_t max_memory_bytes = 0;            // 0: the device's total
+  // auto | all | a comma-separated list of cpu and cuda:N (device_set.h);
+  // a repeated entry is another Device instance of the same hardware.
+  std::string device = "auto";
+  int64_t max_memory_bytes = 0;  // per device; 0: each device's total
   absl::Duration session_idle_timeout = absl::Minutes(30);
   int64_t max_message_bytes = 64 << 20;  // per gRPC message, both ways
   int64_t chunk_bytes = 4 << 20;         // download chunk size
@@ -70,8 +73,9 @@ class Server {
   int port() const;
   int metrics_port() const;  // 0 without metrics_listen
   int health_port() const;   // 0 without health_listen
-  std::string device_name() const;
-  Device& device();
+  std::string device_name() const;  // the first device's
+  Device& device();                 // the first device
+  DeviceSet& devices();
   SessionManager& sessions();
 
   // Stops accepting calls, lets in-flight calls finish until `grace` has

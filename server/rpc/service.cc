@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "core/status_macros.h"
@@ -100,12 +101,17 @@ ResidentService::ResidentService(SessionManager& sessions, Scheduler& scheduler,
       metrics_(metrics) {}
 
 absl::Status ResidentService::CheckDevice() {
-  if (!sessions_.device().backend().poisoned()) return absl::OkStatus();
-  return absl::UnavailableError("the device hit an unrecoverable error; the server is restarting");
+  // A sticky CUDA error poisons the whole process (every context of it), so
+  // one poisoned device takes the server down, naming the device.
+  const Device* poisoned = sessions_.devices().FirstPoisoned();
+  if (poisoned == nullptr) return absl::OkStatus();
+  return absl::UnavailableError(absl::StrCat("device ", poisoned->name(),
+                                             " hit an unrecoverable error; the server is "
+                                             "restarting"));
 }
 
 absl::Status ResidentService::Observe(const absl::Status& status) {
-  if (sessions_.device().backend().poisoned()) {
+  if (sessions_.devices().FirstPoisoned() != nullptr) {
     if (on_poisoned_) on_poisoned_();
     return CheckDevice();
   }
@@ -129,18 +135,24 @@ grpc::ServerUnaryReactor* ResidentService::Describe(grpc::CallbackServerContext*
   using Call = UnaryCall<v1::DescribeRequest, v1::DescribeResponse>;
   return Serve<v1::DescribeRequest, v1::DescribeResponse>(ctx, in, out, [this](Call& c) {
     v1::DescribeResponse& resp = c.response();
-    Device& device = sessions_.device();
     resp.set_server_version(RESIDENT_VERSION);
     resp.set_protocol_version(kProtocolVersion);
-    const MemoryInfo mem = device.backend().memory();
-    v1::DeviceInfo* d = resp.add_devices();
-    d->set_name(device.backend().name());
-    d->set_description(device.backend().description());
-    d->set_total_bytes(mem.total);
-    d->set_free_bytes(mem.free);
-    d->set_limit_bytes(device.budget().limit());
-    d->set_used_bytes(device.budget().used());
-    d->set_cached_bytes(mem.cached);
+    for (Device* device : sessions_.devices().all()) {
+      const MemoryInfo mem = device->backend().memory();
+      v1::DeviceInfo* d = resp.add_devices();
+      d->set_name(device->name());
+      d->set_description(device->backend().description());
+      d->set_total_bytes(mem.total);
+      d->set_free_bytes(mem.free);
+      d->set_limit_bytes(device->budget().limit());
+      d->set_used_bytes(device->budget().used());
+      d->set_cached_bytes(mem.cached);
+      d->set_index(static_cast<uint32_t>(device->index()));
+      d->set_backend(device->backend().name());
+      d->set_kind(absl::StartsWith(device->backend().name(), "cuda") ? "cuda" : "cpu");
+      d->set_peer_copies(device->peer_copies());
+      d->set_peer_copy_bytes(device->peer_copy_bytes());
+    }
     resp.set_max_inline_bytes(options_.limits.max_inline_bytes);
     resp.set_max_message_bytes(options_.max_message_bytes);
     resp.set_chunk_bytes(options_.chunk_bytes);
@@ -167,8 +179,12 @@ grpc::ServerUnaryReactor* ResidentService::OpenSession(grpc::CallbackServerConte
   using Call = UnaryCall<v1::OpenSessionRequest, v1::OpenSessionResponse>;
   return Serve<v1::OpenSessionRequest, v1::OpenSessionResponse>(
       ctx, in, out, [this](Call& c) -> absl::Status {
-        ASSIGN_OR_RETURN(HandleId id, sessions_.Open(c.identity().tenant));
+        Device* placed = nullptr;
+        ASSIGN_OR_RETURN(HandleId id,
+                         sessions_.Open(c.identity().tenant, c.request().device(), &placed));
         c.response().set_session(id.bytes());
+        c.response().set_device(placed->name());
+        c.response().set_device_index(static_cast<uint32_t>(placed->index()));
         c.response().set_idle_timeout_ms(
             absl::ToInt64Milliseconds(sessions_.options().idle_timeout));
         return absl::OkStatus();
@@ -229,9 +245,14 @@ grpc::ServerUnaryReactor* ResidentService::Run(grpc::CallbackServerContext* ctx,
       exec.check_continue = CallChecker(call->context());
       exec.phases = &phases;
       int64_t ops = 0;
+      PeerCopyStats copies;
       absl::StatusOr<std::vector<ProgramResult>> r = sessions_.Run(
-          tenant, session, *decoded->program, std::move(*decoded->outputs), exec, &ops);
-      if (r.ok()) metrics_.RecordProgram(tenant, ops);
+          tenant, session, *decoded->program, std::move(*decoded->outputs), exec, &ops, &copies);
+      if (r.ok()) {
+        metrics_.RecordProgram(tenant, ops);
+        call->response().set_peer_copies(copies.arrays);
+        call->response().set_peer_copy_bytes(copies.bytes);
+      }
       return r;
     };
     absl::StatusOr<std::vector<ProgramResult>> ran = execute();
@@ -326,6 +347,37 @@ grpc::ServerUnaryReactor* ResidentService::Attach(grpc::CallbackServerContext* c
     EncodeArray(a, &c.response());
     return absl::OkStatus();
   });
+}
+
+grpc::ServerUnaryReactor* ResidentService::Copy(grpc::CallbackServerContext* ctx, const Bytes* in,
+                                                Bytes* out) {
+  using Call = UnaryCall<v1::CopyRequest, v1::ArrayInfo>;
+  auto* call = new Call(ctx, in, out);
+  absl::Status started = call->Start(auth_, Role::kUser);
+  if (started.ok()) started = CheckDevice();
+  if (!started.ok()) {
+    call->Finish(Observe(started));
+    return call;
+  }
+  // Device work of any size: off gRPC's threads, queued fairly as programs are.
+  const std::string tenant = call->identity().tenant;  // the call may go first
+  absl::Status queued = scheduler_.Submit(tenant, ctx->deadline(), [this, call](bool expired) {
+    auto copy = [&]() -> absl::Status {
+      if (expired) {
+        return absl::DeadlineExceededError("deadline passed while the copy waited its turn");
+      }
+      const v1::CopyRequest& req = call->request();
+      ASSIGN_OR_RETURN(HandleId session, SessionOf(req.session()));
+      ASSIGN_OR_RETURN(HandleId handle, DecodeHandle(req.handle(), "handle"));
+      ASSIGN_OR_RETURN(ArrayDescription a, sessions_.CopyTo(call->identity().tenant, session,
+                                                            handle, req.device()));
+      EncodeArray(a, &call->response());
+      return absl::OkStatus();
+    };
+    call->Finish(Observe(copy()));
+  });
+  if (!queued.ok()) call->Finish(queued);
+  return call;
 }
 
 grpc::ServerUnaryReactor* ResidentService::List(grpc::CallbackServerContext* ctx, const Bytes* in,

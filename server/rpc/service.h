@@ -30,7 +30,8 @@ using RawResidentService =
                             v1::Resident::WithRawCallbackMethod_List<
                                 v1::Resident::WithRawCallbackMethod_Keep<
                                     v1::Resident::WithRawCallbackMethod_Attach<
-                                        v1::Resident::Service>>>>>>>>>>>;
+                                        v1::Resident::WithRawCallbackMethod_Copy<
+                                            v1::Resident::Service>>>>>>>>>>>>;
 
 class ResidentService final : public RawResidentService {
  public:
@@ -50,6 +51,7 @@ class ResidentService final : public RawResidentService {
   Unary* List(grpc::CallbackServerContext* ctx, const Bytes* in, Bytes* out) override;
   Unary* Keep(grpc::CallbackServerContext* ctx, const Bytes* in, Bytes* out) override;
   Unary* Attach(grpc::CallbackServerContext* ctx, const Bytes* in, Bytes* out) override;
+  Unary* Copy(grpc::CallbackServerContext* ctx, const Bytes* in, Bytes* out) override;
   grpc::ServerReadReactor<Bytes>* Upload(grpc::CallbackServerContext* ctx, Bytes* out) override;
   grpc::ServerWriteReactor<Bytes>* Download(grpc::CallbackServerContext* ctx,
                                             const Bytes* in) override;

@@ -13,6 +13,7 @@
 
 #include "core/handle_id.h"
 #include "server/device/backend.h"
+#include "server/device/device.h"
 
 namespace resident {
 
@@ -21,12 +22,15 @@ struct ArrayDescription {
   DType dtype = DType::kFloat64;
   Shape shape;
   int64_t nbytes = 0;
-  std::string name;  // set for a named array (or a handle attached to one)
+  std::string name;    // set for a named array (or a handle attached to one)
+  std::string device;  // the device holding it ("cpu", "cuda:1"); empty: unknown
 };
 
 // The description of `array` under `handle`, with no name.
 inline ArrayDescription Describe(const HandleId& handle, const DeviceArray& array) {
-  return ArrayDescription{handle, array.dtype, array.shape, array.nbytes(), ""};
+  const Device* d = array.buffer != nullptr ? DeviceOf(*array.buffer) : nullptr;
+  return ArrayDescription{handle,          array.dtype, array.shape, array.nbytes(), "",
+                          d ? d->name() : ""};
 }
 
 }  // namespace resident

@@ -7,13 +7,19 @@
 #include "absl/status/status.h"
 #include "core/log.h"
 #include "core/status_macros.h"
+#include "server/program/saturating.h"
 #include "server/session/array_store.h"
 #include "server/session/session_device.h"
 
 namespace resident {
 
 SessionManager::SessionManager(Device& device, SessionOptions options)
-    : device_(device),
+    : SessionManager(*new DeviceSet(device), std::move(options)) {
+  own_set_.reset(&devices_);
+}
+
+SessionManager::SessionManager(DeviceSet& devices, SessionOptions options)
+    : devices_(devices),
       options_(std::move(options)),
       sessions_(options_.table_limits),
       handles_(options_.table_limits),
@@ -34,20 +40,30 @@ SessionManager::~SessionManager() {
 
 // --- sessions -----------------------------------------------------------------
 
-absl::StatusOr<HandleId> SessionManager::Open(const std::string& tenant) {
+absl::StatusOr<HandleId> SessionManager::Open(const std::string& tenant, const std::string& device,
+                                              Device** placed) {
+  ASSIGN_OR_RETURN(Device * d, devices_.Find(device));
   {
     std::lock_guard<std::mutex> lock(mu_);
     RETURN_IF_ERROR(sessions_.CheckRoom(tenant));  // before making a stream
   }
   auto session = std::make_shared<Session>();
   session->tenant = tenant;
-  session->stream = NewDeviceStream(device_);
+  session->device = d;
+  session->stream = NewDeviceStream(*d);
   session->last_used = absl::Now();
   session->opened = session->last_used;
   const HandleId id = HandleId::Random();
   std::lock_guard<std::mutex> lock(mu_);
   RETURN_IF_ERROR(sessions_.Insert(id, session));
+  if (placed != nullptr) *placed = d;
   return id;
+}
+
+std::shared_ptr<Stream> SessionManager::StreamFor(const Session& session, const DeviceArray& array,
+                                                  Device** device) {
+  *device = DeviceOf(array, session.device);
+  return *device == session.device ? session.stream : NewDeviceStream(**device);
 }
 
 absl::Status SessionManager::Close(const std::string& tenant, const HandleId& session) {
@@ -154,8 +170,10 @@ void SessionManager::Drop(HandleEntry entry, std::vector<DeviceArray>& doomed) {
 
 absl::StatusOr<std::vector<ProgramResult>> SessionManager::Run(
     const std::string& tenant, const HandleId& session, std::shared_ptr<const Program> program,
-    std::vector<OutputSpec> outputs, const ExecOptions& options, int64_t* executed_ops) {
+    std::vector<OutputSpec> outputs, const ExecOptions& options, int64_t* executed_ops,
+    PeerCopyStats* copies) {
   ASSIGN_OR_RETURN(std::shared_ptr<Session> s, Touch(tenant, session));
+  Device& device = *s->device;
   // Busy while it runs: the reaper leaves the session alone.
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -177,17 +195,26 @@ absl::StatusOr<std::vector<ProgramResult>> SessionManager::Run(
   if (options.phases != nullptr) options.phases->plan += absl::ToDoubleSeconds(absl::Now() - start);
   int64_t kept_count = 0;
   for (const OutputSpec& o : plan.outputs) kept_count += o.keep ? 1 : 0;
+  // Inputs living on another device are copied to this one before the
+  // program runs: their bytes are reserved with the program's own.
+  PeerCopyStats peer;
+  for (const auto& [h, a] : plan.inputs) {
+    if (DeviceOf(a, &device) == &device) continue;
+    ++peer.arrays;
+    peer.bytes = SaturatingAdd(peer.bytes, a.nbytes());
+  }
+  const int64_t need = SaturatingAdd(plan.peak_bytes, peer.bytes);
   // A bound past the device's limit can never be reserved: refuse it before
   // it is added to the tenant's reservations (it may saturate at INT64_MAX).
-  if (plan.peak_bytes > device_.budget().limit()) {
-    RETURN_IF_ERROR(device_.budget().Reserve(plan.peak_bytes).status());
+  if (need > device.budget().limit()) {
+    RETURN_IF_ERROR(device.budget().Reserve(need).status());
   }
   std::unique_ptr<QuotaHold> hold;  // destroyed after run_lock, without mu_
   {
     std::lock_guard<std::mutex> lock(mu_);
     // Fail before running what could not be registered afterwards.
     if (kept_count > 0) RETURN_IF_ERROR(handles_.CheckRoom(session, kept_count));
-    ASSIGN_OR_RETURN(hold, ledger_.Hold(tenant, plan.peak_bytes, kept_count));
+    ASSIGN_OR_RETURN(hold, ledger_.Hold(tenant, need, kept_count));
   }
   std::lock_guard<std::mutex> run_lock(s->run_mu);
   ExecOptions exec = options;
@@ -199,10 +226,20 @@ absl::StatusOr<std::vector<ProgramResult>> SessionManager::Run(
     }
     return outer ? outer() : absl::OkStatus();
   };
-  ASSIGN_OR_RETURN(MemoryBudget::Reservation reservation,
-                   device_.budget().Reserve(plan.peak_bytes));
+  ASSIGN_OR_RETURN(MemoryBudget::Reservation reservation, device.budget().Reserve(need));
+  if (peer.arrays > 0) {
+    for (auto& [h, a] : plan.inputs) {
+      if (DeviceOf(a, &device) == &device) continue;
+      // The copy replaces the input for this run only; the handle keeps
+      // its array where it is. The copy is freed when the plan goes.
+      ASSIGN_OR_RETURN(a, device.CopyFrom(a, *s->stream, &reservation));
+    }
+    RESIDENT_LOG(kDebug, "program of tenant '", tenant, "' on ", device.name(), ": ", peer.arrays,
+                 " peer copies (", peer.bytes, " bytes) of inputs on other devices");
+  }
+  if (copies != nullptr) *copies = peer;
   ASSIGN_OR_RETURN(std::vector<DeviceArray> arrays,
-                   Execute(plan, device_, *s->stream, &reservation, exec));
+                   Execute(plan, device, *s->stream, &reservation, exec));
   // Closed during its last op: the same answer as at an op boundary.
   RETURN_IF_ERROR(exec.check_continue());
   if (executed_ops != nullptr) *executed_ops = plan.executed_ops;
@@ -211,7 +248,7 @@ absl::StatusOr<std::vector<ProgramResult>> SessionManager::Run(
   for (size_t i = 0; i < arrays.size(); ++i) {
     results[i].array = Describe(HandleId(), arrays[i]);
     if (plan.outputs[i].return_data) {
-      ASSIGN_OR_RETURN(results[i].data, ReadArray(device_, *s->stream, arrays[i]));
+      ASSIGN_OR_RETURN(results[i].data, ReadArray(device, *s->stream, arrays[i]));
     }
   }
   std::vector<DeviceArray> kept;
@@ -286,12 +323,12 @@ absl::StatusOr<std::unique_ptr<Upload>> SessionManager::BeginUpload(const std::s
   DeviceArray array;
   array.dtype = dtype;
   array.shape = shape;
-  ASSIGN_OR_RETURN(array.buffer, AllocateOnDevice(device_, bytes, *s->stream));
+  ASSIGN_OR_RETURN(array.buffer, AllocateOnDevice(*s->device, bytes, *s->stream));
   auto finish = [this, tenant, session](const DeviceArray& a) -> absl::StatusOr<HandleId> {
     ASSIGN_OR_RETURN(std::vector<HandleId> ids, Register(tenant, session, {a}));
     return ids[0];
   };
-  return std::make_unique<Upload>(device_, s->stream, std::move(array), std::move(hold),
+  return std::make_unique<Upload>(*s->device, s->stream, std::move(array), std::move(hold),
                                   std::move(slot), std::move(finish));
 }
 
@@ -302,8 +339,38 @@ absl::StatusOr<std::unique_ptr<Download>> SessionManager::BeginDownload(const st
   ASSIGN_OR_RETURN(DeviceArray a, Resolve(tenant, handle));
   ASSIGN_OR_RETURN(std::shared_ptr<void> slot, transfers_.Take(tenant));
   ArrayDescription d = Describe(handle, a);
-  return std::make_unique<Download>(device_, s->stream, std::move(a), std::move(d),
+  // Read where the array lives, which may not be the session's device.
+  Device* home = nullptr;
+  std::shared_ptr<Stream> stream = StreamFor(*s, a, &home);
+  return std::make_unique<Download>(*home, std::move(stream), std::move(a), std::move(d),
                                     std::move(slot));
+}
+
+absl::StatusOr<ArrayDescription> SessionManager::CopyTo(const std::string& tenant,
+                                                        const HandleId& session,
+                                                        const HandleId& handle,
+                                                        const std::string& device) {
+  ASSIGN_OR_RETURN(std::shared_ptr<Session> s, Touch(tenant, session));
+  Device* target = s->device;
+  if (!device.empty()) {
+    ASSIGN_OR_RETURN(target, devices_.Find(device));
+  }
+  ASSIGN_OR_RETURN(DeviceArray src, Resolve(tenant, handle));
+  std::unique_ptr<QuotaHold> hold;  // until the copy is registered
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    RETURN_IF_ERROR(handles_.CheckRoom(session, 1));
+    ASSIGN_OR_RETURN(hold, ledger_.Hold(tenant, src.nbytes(), 1));
+  }
+  std::shared_ptr<Stream> stream = target == s->device ? s->stream : NewDeviceStream(*target);
+  DeviceArray copy;
+  {
+    // The session's stream runs one piece of work at a time.
+    std::lock_guard<std::mutex> run_lock(s->run_mu);
+    ASSIGN_OR_RETURN(copy, target->CopyFrom(src, *stream));
+  }
+  ASSIGN_OR_RETURN(std::vector<HandleId> ids, Register(tenant, session, {copy}));
+  return Describe(ids[0], copy);
 }
 
 // --- names ----------------------------------------------------------------------
@@ -339,7 +406,9 @@ absl::StatusOr<ArrayDescription> SessionManager::Keep(const std::string& tenant,
 absl::Status SessionManager::PersistKeep(Session& session, const std::string& tenant,
                                          const std::string& name, const DeviceArray& array) {
   if (!names_.durable()) return absl::OkStatus();
-  ASSIGN_OR_RETURN(std::string host, ReadArray(device_, *session.stream, array));
+  Device* home = nullptr;
+  std::shared_ptr<Stream> stream = StreamFor(session, array, &home);
+  ASSIGN_OR_RETURN(std::string host, ReadArray(*home, *stream, array));
   return names_.PersistKeep(tenant, name, array, host);
 }
 
@@ -364,9 +433,13 @@ absl::StatusOr<ArrayDescription> SessionManager::Attach(const std::string& tenan
 absl::Status SessionManager::EnableDataDir(const std::string& dir) {
   ASSIGN_OR_RETURN(std::unique_ptr<ArrayStore> store, ArrayStore::Open(dir));
   std::vector<ArrayStore::Stored> stored = store->Load();
-  std::shared_ptr<Stream> stream = NewDeviceStream(device_);
+  // Each array goes to the least loaded device at the time, one stream each.
+  std::vector<std::shared_ptr<Stream>> streams(static_cast<size_t>(devices_.size()));
   for (ArrayStore::Stored& a : stored) {
-    absl::StatusOr<DeviceArray> array = LoadArray(device_, *stream, a.array);
+    Device& target = devices_.LeastLoaded();
+    std::shared_ptr<Stream>& stream = streams[static_cast<size_t>(target.index())];
+    if (stream == nullptr) stream = NewDeviceStream(target);
+    absl::StatusOr<DeviceArray> array = LoadArray(target, *stream, a.array);
     if (!array.ok()) {
       RESIDENT_LOG(kError, "data dir: cannot load named array '", a.name, "' of tenant '", a.tenant,
                    "' onto the device: ", array.status().message(), "; it stays on disk");

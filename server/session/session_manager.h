@@ -50,6 +50,7 @@
 #include "absl/time/time.h"
 #include "core/handle_id.h"
 #include "server/device/device.h"
+#include "server/device/device_set.h"
 #include "server/program/executor.h"
 #include "server/program/planner.h"
 #include "server/session/array_description.h"
@@ -84,6 +85,13 @@ struct SessionOptions {
   TableLimits table_limits;
 };
 
+// Handles a program read that lived on another device than its session's,
+// copied there before it ran (the plan's peer copies).
+struct PeerCopyStats {
+  int64_t arrays = 0;
+  int64_t bytes = 0;
+};
+
 struct ProgramResult {
   ArrayDescription array;
   std::optional<std::string> data;  // when return_data was asked
@@ -91,16 +99,26 @@ struct ProgramResult {
 
 class SessionManager {
  public:
+  // Sessions are placed on the devices of `devices` (which must outlive
+  // this), each program running on its session's device.
+  SessionManager(DeviceSet& devices, SessionOptions options);
+  // One device (the N = 1 case).
   SessionManager(Device& device, SessionOptions options);
   ~SessionManager();  // closes every session, freeing every array
   SessionManager(const SessionManager&) = delete;
   SessionManager& operator=(const SessionManager&) = delete;
 
   const SessionOptions& options() const { return options_; }
-  Device& device() { return device_; }
+  // The first device (the only one of a one-device server).
+  Device& device() { return devices_.at(0); }
+  DeviceSet& devices() { return devices_; }
 
-  // A new session of `tenant`, with its own device stream.
-  absl::StatusOr<HandleId> Open(const std::string& tenant);
+  // A new session of `tenant`, with its own stream of the device `device`
+  // asks for (DeviceSet::Find: empty -> the least loaded, an index or a
+  // name); `placed`, if given, gets that device. INVALID_ARGUMENT for an
+  // unknown device.
+  absl::StatusOr<HandleId> Open(const std::string& tenant, const std::string& device = "",
+                                Device** placed = nullptr);
   // Frees the session's arrays. NOT_FOUND for an unknown session.
   absl::Status Close(const std::string& tenant, const HandleId& session);
   // Marks the session used now. NOT_FOUND for an unknown/expired session.
@@ -111,11 +129,25 @@ class SessionManager {
   // session is closed meanwhile (by an administrator), the program stops at
   // the next op boundary with CANCELLED. `executed_ops`, if given, gets the
   // number of ops the program ran (loop bodies once per iteration).
+  // The program runs on the session's device; a handle it reads that lives
+  // on another device (attached from a name kept elsewhere, or copied with
+  // CopyTo) is copied to the session's device first, charged there like an
+  // intermediate and freed when the program ends; `copies`, if given, says
+  // how many and how many bytes.
   absl::StatusOr<std::vector<ProgramResult>> Run(const std::string& tenant, const HandleId& session,
                                                  std::shared_ptr<const Program> program,
                                                  std::vector<OutputSpec> outputs,
                                                  const ExecOptions& options,
-                                                 int64_t* executed_ops = nullptr);
+                                                 int64_t* executed_ops = nullptr,
+                                                 PeerCopyStats* copies = nullptr);
+
+  // A new handle of the session for a copy of the tenant's array `handle`
+  // on the device `device` names (DeviceSet::Find; empty: the session's
+  // own), complete on return; the original stays. INVALID_ARGUMENT for an
+  // unknown device, NOT_FOUND for the handle, RESOURCE_EXHAUSTED over the
+  // quota or that device's budget.
+  absl::StatusOr<ArrayDescription> CopyTo(const std::string& tenant, const HandleId& session,
+                                          const HandleId& handle, const std::string& device);
 
   // Starts an upload of `shape` and `dtype` into the session; the device
   // memory is charged now (RESOURCE_EXHAUSTED if over the limit).
@@ -194,7 +226,13 @@ class SessionManager {
   absl::Status PersistKeep(Session& session, const std::string& tenant, const std::string& name,
                            const DeviceArray& array);
 
-  Device& device_;
+  // A stream for work of `session` on `array`: the session's own when the
+  // array lives on its device, else a new stream of the array's device.
+  static std::shared_ptr<Stream> StreamFor(const Session& session, const DeviceArray& array,
+                                           Device** device);
+
+  std::unique_ptr<DeviceSet> own_set_;  // the one-device constructor's
+  DeviceSet& devices_;
   const SessionOptions options_;
   mutable std::mutex mu_;  // guards the four tables below
   SessionTable sessions_;

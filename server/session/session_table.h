@@ -39,9 +39,12 @@
 
 namespace resident {
 
+class Device;
+
 struct Session {
   std::string tenant;
-  std::shared_ptr<Stream> stream;  // its own device stream
+  Device* device = nullptr;        // where it was placed; its programs run there
+  std::shared_ptr<Stream> stream;  // its own stream of that device
   absl::Time opened;
   absl::Time last_used;             // (owner's lock)
   int running = 0;                  // programs in it now (owner's lock)

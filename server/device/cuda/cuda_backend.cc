@@ -349,6 +349,26 @@ absl::Status CudaStream::CopyToHost(const Buffer& src, int64_t offset, void* dst
   return device_->Check(cudaStreamSynchronize(state_->stream()), "cudaStreamSynchronize");
 }
 
+absl::Status CudaStream::CopyFromPeer(const Buffer& src, Buffer& dst, int64_t bytes) {
+  RETURN_IF_ERROR(CheckCopyOf("CopyFromPeer destination", dst, 0, bytes, src.data()));
+  // The source may be memory of any GPU (or of another Device instance of
+  // this one, as --device cuda:0,cuda:0 makes).
+  const auto* from = dynamic_cast<const CudaBuffer*>(src.backing());
+  if (from == nullptr) {
+    return absl::InvalidArgumentError("CopyFromPeer source: buffer is not CUDA memory");
+  }
+  RETURN_IF_ERROR(CheckCopy("CopyFromPeer source", src, 0, bytes, dst.data()));
+  if (bytes == 0) return absl::OkStatus();
+  DeviceGuard guard(device_->ordinal);
+  RETURN_IF_ERROR(device_->Check(
+      cudaMemcpyPeerAsync(dst.data(), device_->ordinal, src.data(), from->ordinal(),
+                          static_cast<size_t>(bytes), state_->stream()),
+      "cudaMemcpyPeerAsync"));
+  // Complete on return: the source's free is ordered on its own device's
+  // stream, which knows nothing of this one.
+  return device_->Check(cudaStreamSynchronize(state_->stream()), "cudaStreamSynchronize");
+}
+
 absl::Status CudaStream::Synchronize() {
   RETURN_IF_ERROR(Live());
   DeviceGuard guard(device_->ordinal);

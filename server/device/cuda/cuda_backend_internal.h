@@ -105,6 +105,7 @@ class CudaStream final : public Stream {
 
   absl::Status CopyToDevice(const void* src, Buffer& dst, int64_t offset, int64_t bytes) override;
   absl::Status CopyToHost(const Buffer& src, int64_t offset, void* dst, int64_t bytes) override;
+  absl::Status CopyFromPeer(const Buffer& src, Buffer& dst, int64_t bytes) override;
   absl::Status Synchronize() override;
 
  private:

@@ -2,14 +2,18 @@
 // was built (RESIDENT_HAVE_CUDA).
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "core/log.h"
+#include "core/status_macros.h"
 #include "server/device/cpu/cpu_backend.h"
 #include "server/device/device.h"
+#include "server/device/device_set.h"
 #ifdef RESIDENT_HAVE_CUDA
 #include "server/device/cuda/cuda_backend.h"
 #endif
@@ -51,6 +55,25 @@ absl::StatusOr<std::unique_ptr<Backend>> CreateBackend(const std::string& spec) 
                    "' needs CUDA support, which this build lacks "
                    "(configure with -DRESIDENT_CUDA=ON on a machine with nvcc)"));
 #endif
+}
+
+absl::StatusOr<std::unique_ptr<DeviceSet>> CreateDeviceSet(const std::string& list,
+                                                           int64_t limit_bytes) {
+  if (limit_bytes < 0) return absl::InvalidArgumentError("--max-memory must not be negative");
+#ifdef RESIDENT_HAVE_CUDA
+  const int cuda_devices = CudaDeviceCount();
+#else
+  const int cuda_devices = -1;
+#endif
+  ASSIGN_OR_RETURN(std::vector<std::string> specs, ParseDeviceList(list, cuda_devices));
+  const std::vector<std::string> names = UniqueDeviceNames(specs);
+  std::vector<std::unique_ptr<Device>> devices;
+  for (size_t i = 0; i < specs.size(); ++i) {
+    ASSIGN_OR_RETURN(std::unique_ptr<Backend> backend, CreateBackend(specs[i]));
+    devices.push_back(std::make_unique<Device>(std::move(backend), limit_bytes,
+                                               static_cast<int>(i), names[i]));
+  }
+  return std::make_unique<DeviceSet>(std::move(devices));
 }
 
 }  // namespace resident
