@@ -356,10 +356,12 @@ absl::StatusOr<std::unique_ptr<Client>> Client::Connect(const std::string& targe
   }
   core->info = *info;
   v1::OpenSessionRequest req;
+  req.set_device(options.device);
   v1::OpenSessionResponse resp;
   grpc::ClientContext ctx;
   if (absl::Status s = FromGrpc(core->stub->OpenSession(&ctx, req, &resp)); !s.ok()) return s;
   core->session = resp.session();
+  core->device = resp.device();
   if (options.keep_alive) core->StartRenewer(resp.idle_timeout_ms());
   return client;
 }
@@ -386,6 +388,12 @@ absl::StatusOr<ServerInfo> Client::Info() {
     info.free_bytes = d.free_bytes();
     info.limit_bytes = d.limit_bytes();
     info.used_bytes = d.used_bytes();
+  }
+  for (const v1::DeviceInfo& d : resp.devices()) {
+    info.devices.push_back(DeviceListing{d.index(), d.name(), d.kind(), d.backend(),
+                                         d.description(), d.total_bytes(), d.free_bytes(),
+                                         d.limit_bytes(), d.used_bytes(), d.peer_copies(),
+                                         d.peer_copy_bytes()});
   }
   info.max_inline_bytes = resp.max_inline_bytes();
   info.max_message_bytes = resp.max_message_bytes();
@@ -467,6 +475,24 @@ absl::StatusOr<Array> Client::Attach(const std::string& name) {
   Materialize(*n, info);  // this session's own handle: released with the Array
   return MakeArray(std::move(n));
 }
+
+absl::StatusOr<Array> Client::CopyTo(const Array& array, const std::string& device) {
+  absl::StatusOr<std::string> hex = array.handle_hex();
+  if (!hex.ok()) return hex.status();
+  v1::CopyRequest req;
+  req.set_session(core_->session);
+  req.set_handle(HandleId::FromHex(*hex)->bytes());
+  req.set_device(device);
+  v1::ArrayInfo info;
+  grpc::ClientContext ctx;
+  if (absl::Status s = FromGrpc(core_->stub->Copy(&ctx, req, &info)); !s.ok()) return s;
+  auto n = std::make_shared<Node>();
+  n->core = core_;
+  Materialize(*n, info);  // this session's own handle: released with the Array
+  return MakeArray(std::move(n));
+}
+
+const std::string& Client::device() const { return core_->device; }
 
 absl::Status Client::Delete(const std::string& name) {
   v1::ReleaseRequest req;

@@ -49,6 +49,22 @@ struct ClientOptions {
   std::string tls_ca_file;
   std::string tls_cert_file;
   std::string tls_key_file;
+
+  // The server device the session is placed on: empty for the least
+  // loaded, a decimal index into ServerInfo::devices, or a device name
+  // ("cuda:1", "cpu#1"). An unknown one fails Connect with INVALID_ARGUMENT.
+  std::string device;
+};
+
+// One device of the server (ServerInfo::devices).
+struct DeviceListing {
+  uint32_t index = 0;
+  std::string name;         // unique: "cpu", "cuda:0", "cpu#1" (a repeat)
+  std::string kind;         // "cpu" or "cuda"
+  std::string backend;      // the hardware: "cuda:0" for both of cuda:0,cuda:0
+  std::string description;  // e.g. "NVIDIA H200 (sm_90)"
+  int64_t total_bytes = 0, free_bytes = 0, limit_bytes = 0, used_bytes = 0;
+  int64_t peer_copies = 0, peer_copy_bytes = 0;
 };
 
 // A session as an administrator sees it (Client::ListSessions).
@@ -63,8 +79,10 @@ struct SessionListing {
 struct ServerInfo {
   std::string server_version;
   uint32_t protocol_version = 0;
+  // The first device's (the only one of a one-device server).
   std::string device_name, device_description;
   int64_t total_bytes = 0, free_bytes = 0, limit_bytes = 0, used_bytes = 0;
+  std::vector<DeviceListing> devices;  // every device, in index order
   int64_t max_inline_bytes = 0, max_message_bytes = 0, chunk_bytes = 0;
 };
 
@@ -189,6 +207,12 @@ class Client {
   // A handle of this session to the tenant's named array (released when the
   // last Array copy goes; the name stays). NOT_FOUND if there is no such name.
   absl::StatusOr<Array> Attach(const std::string& name);
+  // A copy of `array` (evaluated first) on the server device `device`
+  // (index or name; empty: this session's), as a new array of this
+  // session; the original stays where it is.
+  absl::StatusOr<Array> CopyTo(const Array& array, const std::string& device);
+  // The device this session was placed on (its name).
+  const std::string& device() const;
   // Deletes a name (the array goes once no handle holds it). NOT_FOUND if
   // there is no such name.
   absl::Status Delete(const std::string& name);

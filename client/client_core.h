@@ -73,6 +73,7 @@ struct ClientCore : std::enable_shared_from_this<ClientCore> {
   std::unique_ptr<v1::Resident::Stub> stub;
   std::unique_ptr<v1::Admin::Stub> admin_stub;
   std::string session;
+  std::string device;  // where the server placed the session
   ClientOptions options;
   ServerInfo info;
 

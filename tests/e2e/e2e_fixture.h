@@ -50,11 +50,18 @@ inline std::string TestDevice() {
   return d != nullptr && *d != '\0' ? d : "cpu";
 }
 
-// Starts a server on an ephemeral port with the test device.
-inline std::unique_ptr<Server> StartServer(ServerOptions options = {}) {
+// The test device twice: two Device instances of one piece of hardware
+// (cpu,cpu in CI, cuda:0,cuda:0 on a one-GPU host), how the multi-device
+// paths run without several GPUs.
+inline std::string TwoTestDevices() { return absl::StrCat(TestDevice(), ",", TestDevice()); }
+
+// Starts a server on an ephemeral port with the test device (or the
+// --device list `devices`).
+inline std::unique_ptr<Server> StartServer(ServerOptions options = {},
+                                           const std::string& devices = "") {
   RequestDump::InstallIfAsked();
   options.listen = "127.0.0.1:0";
-  options.device = TestDevice();
+  options.device = devices.empty() ? TestDevice() : devices;
   if (options.worker_threads == 0) options.worker_threads = 4;
   absl::StatusOr<std::unique_ptr<Server>> server = Server::Start(std::move(options));
   EXPECT_TRUE(server.ok()) << server.status();
