@@ -24,12 +24,17 @@ Carried = Union[ndarray, Sequence[ndarray]]
 
 @dataclass(frozen=True)
 class DeviceInfo:
-    name: str            # "cpu", "cuda:0"
+    name: str            # unique: "cpu", "cuda:0", "cpu#1" (a repeat in --device)
     description: str     # e.g. "NVIDIA H200 (sm_90)"
     total_bytes: int
     free_bytes: int
-    limit_bytes: int     # the server's --max-memory
+    limit_bytes: int     # the server's --max-memory (per device)
     used_bytes: int      # held by arrays and running programs
+    index: int = 0       # what connect(device=...) takes
+    kind: str = ""       # "cpu" or "cuda"
+    backend: str = ""    # the hardware: "cuda:0" for both of cuda:0,cuda:0
+    peer_copies: int = 0      # arrays copied here from another device
+    peer_copy_bytes: int = 0
 
 
 @dataclass(frozen=True)
@@ -272,6 +277,25 @@ class Client:
         node.materialize(info, Meta(_dtypes.from_wire(info.dtype), tuple(info.shape)))
         return ndarray._wrap(node)
 
+    @property
+    def device(self) -> str:
+        """The name of the server device this session was placed on."""
+        return self._s.device
+
+    def copy_to(self, array: ndarray, device: Union[int, str]) -> ndarray:
+        """A copy of ``array`` on the server device ``device`` (an index or
+        a name, as :meth:`info` lists them), as a new array of this session;
+        the original stays. Programs reading an array of another device copy
+        it to this session's device first. InvalidArgument for an unknown
+        device."""
+        self._check_mine(array, "copy_to")
+        handle = array._evaluate().handle
+        info = self._s.call("Copy", pb.CopyRequest(session=self._s.id, handle=handle,
+                                                   device=str(device)))
+        node = Node(Kind.MATERIALIZED, self._s)
+        node.materialize(info, Meta(_dtypes.from_wire(info.dtype), tuple(info.shape)))
+        return ndarray._wrap(node)
+
     def delete(self, name: str) -> None:
         """Deletes a name of the tenant (NotFound if there is none). Handles
         attached to it stay valid until released."""
@@ -291,7 +315,9 @@ class Client:
         r = self._s.call("Describe", pb.DescribeRequest(), timeout=10)
         return ServerInfo(r.server_version, r.protocol_version,
                           tuple(DeviceInfo(d.name, d.description, d.total_bytes, d.free_bytes,
-                                           d.limit_bytes, d.used_bytes) for d in r.devices),
+                                           d.limit_bytes, d.used_bytes, d.index, d.kind,
+                                           d.backend, d.peer_copies, d.peer_copy_bytes)
+                                for d in r.devices),
                           r.max_inline_bytes, r.max_message_bytes, r.chunk_bytes)
 
     # --- administration (admin role) ------------------------------------------------------
@@ -313,7 +339,8 @@ def connect(target: Optional[str] = None, *, token: Optional[str] = None,
             tls_ca: Union[PathOrPem, bool, None] = None, tls_cert: Optional[PathOrPem] = None,
             tls_key: Optional[PathOrPem] = None, tls_server_name: Optional[str] = None,
             tls: bool = False, lazy: bool = True, keep_alive: bool = True,
-            close_session: bool = True, timeout: Optional[float] = 10.0) -> Client:
+            close_session: bool = True, timeout: Optional[float] = 10.0,
+            device: Union[int, str, None] = None) -> Client:
     """Connects to a Resident server and opens a session.
 
     Args:
@@ -331,6 +358,9 @@ def connect(target: Optional[str] = None, *, token: Optional[str] = None,
         close_session: end the session (freeing its arrays) when the client
             is closed or collected; ``False`` leaves it to the idle timeout.
         timeout: seconds to wait for the server at connection.
+        device: the server device for this session's arrays and programs:
+            an index or a name from :meth:`Client.info`; default the least
+            loaded. InvalidArgument for an unknown one.
 
     Raises:
         Unavailable: the server cannot be reached. Unauthenticated: a
@@ -341,4 +371,5 @@ def connect(target: Optional[str] = None, *, token: Optional[str] = None,
         token = os.environ.get("RESIDENT_TOKEN") or None
     return Client(Session(target, token=token, tls=tls, tls_ca=tls_ca, tls_cert=tls_cert,
                           tls_key=tls_key, tls_server_name=tls_server_name, lazy=lazy,
-                          keep_alive=keep_alive, close_on_exit=close_session, timeout=timeout))
+                          keep_alive=keep_alive, close_on_exit=close_session, timeout=timeout,
+                          device="" if device is None else str(device)))

@@ -129,7 +129,8 @@ class Session:
 
     def __init__(self, target: str, *, token: Optional[str], tls: bool, tls_ca: Any,
                  tls_cert: Any, tls_key: Any, tls_server_name: Optional[str], lazy: bool,
-                 keep_alive: bool, close_on_exit: bool, timeout: Optional[float]) -> None:
+                 keep_alive: bool, close_on_exit: bool, timeout: Optional[float],
+                 device: str = "") -> None:
         self.target = target
         self.lazy = lazy
         self.recording_body = 0  # > 0 while a loop body is being recorded
@@ -143,12 +144,13 @@ class Session:
         try:
             self.describe = self._call("Describe", self.stub.Describe, pb.DescribeRequest(),
                                        timeout=timeout, context=f"cannot reach {target}")
-            opened = self._call("OpenSession", self.stub.OpenSession, pb.OpenSessionRequest(),
-                                timeout=timeout)
+            opened = self._call("OpenSession", self.stub.OpenSession,
+                                pb.OpenSessionRequest(device=device), timeout=timeout)
         except BaseException:
             channel.close()
             raise
         self.id: bytes = opened.session
+        self.device: str = opened.device  # where the server placed it
         self.idle_timeout_ms = opened.idle_timeout_ms
         chunk = self.describe.chunk_bytes or (1 << 20)
         if self.describe.max_message_bytes:
