@@ -390,10 +390,9 @@ absl::StatusOr<ServerInfo> Client::Info() {
     info.used_bytes = d.used_bytes();
   }
   for (const v1::DeviceInfo& d : resp.devices()) {
-    info.devices.push_back(DeviceListing{d.index(), d.name(), d.kind(), d.backend(),
-                                         d.description(), d.total_bytes(), d.free_bytes(),
-                                         d.limit_bytes(), d.used_bytes(), d.peer_copies(),
-                                         d.peer_copy_bytes()});
+    info.devices.push_back(DeviceListing{
+        d.index(), d.name(), d.kind(), d.backend(), d.description(), d.total_bytes(),
+        d.free_bytes(), d.limit_bytes(), d.used_bytes(), d.peer_copies(), d.peer_copy_bytes()});
   }
   info.max_inline_bytes = resp.max_inline_bytes();
   info.max_message_bytes = resp.max_message_bytes();

@@ -179,6 +179,14 @@ int Info() {
               Bytes(info->free_bytes).c_str());
   std::printf("limit      %s (--max-memory), %s held by arrays\n", Bytes(info->limit_bytes).c_str(),
               Bytes(info->used_bytes).c_str());
+  if (info->devices.size() > 1) {  // the lines above describe device 0
+    for (const resident::client::DeviceListing& d : info->devices) {
+      std::printf("device %-3u %s (%s): %s held of %s, %s total, %lld peer copies\n", d.index,
+                  d.name.c_str(), d.description.c_str(), Bytes(d.used_bytes).c_str(),
+                  Bytes(d.limit_bytes).c_str(), Bytes(d.total_bytes).c_str(),
+                  static_cast<long long>(d.peer_copies));
+    }
+  }
   return 0;
 }
 

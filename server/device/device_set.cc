@@ -29,15 +29,14 @@ bool AllDigits(absl::string_view s) {
 }
 
 absl::Status BadList(absl::string_view list, absl::string_view why) {
-  return absl::InvalidArgumentError(absl::StrCat(
-      "--device ", Quote(list), ": ", why,
-      " (expected auto, all, or a comma-separated list of cpu and cuda:N)"));
+  return absl::InvalidArgumentError(
+      absl::StrCat("--device ", Quote(list), ": ", why,
+                   " (expected auto, all, or a comma-separated list of cpu and cuda:N)"));
 }
 
 }  // namespace
 
-absl::StatusOr<std::vector<std::string>> ParseDeviceList(absl::string_view list,
-                                                         int cuda_devices) {
+absl::StatusOr<std::vector<std::string>> ParseDeviceList(absl::string_view list, int cuda_devices) {
   const absl::string_view whole = absl::StripAsciiWhitespace(list);
   if (whole.empty()) return BadList(list, "the list is empty");
   std::vector<absl::string_view> entries = absl::StrSplit(whole, ',');
@@ -70,9 +69,10 @@ absl::StatusOr<std::vector<std::string>> ParseDeviceList(absl::string_view list,
       return BadList(list, absl::StrCat("unknown device ", Quote(e)));
     }
     if (cuda_devices < 0) {
-      return BadList(list, absl::StrCat(Quote(e),
-                                        " needs CUDA support, which this build lacks "
-                                        "(configure with -DRESIDENT_CUDA=ON on a machine with nvcc)"));
+      return BadList(list,
+                     absl::StrCat(Quote(e),
+                                  " needs CUDA support, which this build lacks "
+                                  "(configure with -DRESIDENT_CUDA=ON on a machine with nvcc)"));
     }
     if (ordinal >= cuda_devices) {
       return BadList(list, absl::StrCat(Quote(e), " is out of range: ", cuda_devices,
@@ -137,9 +137,8 @@ absl::StatusOr<Device*> DeviceSet::Find(absl::string_view request) const {
   for (Device* d : devices_) {
     if (d->name() == request) return d;
   }
-  return absl::InvalidArgumentError(absl::StrCat("unknown device ", Quote(request),
-                                                 ": the server has ", known(),
-                                                 " (ask by index or name)"));
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown device ", Quote(request), ": the server has ", known(), " (ask by index or name)"));
 }
 
 Device* DeviceSet::FirstPoisoned() const {

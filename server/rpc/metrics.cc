@@ -134,8 +134,8 @@ std::string Metrics::Render(const MetricsGauges& g) const {
   per_device("resident_device_peer_copies_total", "counter",
              "Arrays copied to this device from another one before a program read them.",
              &D::peer_copies);
-  per_device("resident_device_peer_copy_bytes_total", "counter",
-             "Bytes of those peer copies.", &D::peer_copy_bytes);
+  per_device("resident_device_peer_copy_bytes_total", "counter", "Bytes of those peer copies.",
+             &D::peer_copy_bytes);
   Header(out, "resident_sessions", "gauge", "Open sessions, every tenant.");
   absl::StrAppend(&out, "resident_sessions ", g.sessions, "\n");
   Header(out, "resident_handles", "gauge", "Array handles of every session.");

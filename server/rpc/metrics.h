@@ -45,7 +45,7 @@ struct MetricsGauges {
   };
   std::vector<DeviceGauges> devices;  // in index order
   int64_t sessions = 0;               // open, every tenant
-  int64_t handles = 0;              // handles of every session
+  int64_t handles = 0;                // handles of every session
   int64_t named_arrays = 0;
   int64_t table_host_bytes = 0;  // host memory of the session/handle tables
 };

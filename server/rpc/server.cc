@@ -104,8 +104,7 @@ class Server::Impl {
     std::string devices;
     for (Device* d : devices_->all()) {
       absl::StrAppend(&devices, devices.empty() ? "" : "; ", d->index(), "=", d->name(), ": ",
-                      d->backend().description(), ", memory limit ", d->budget().limit(),
-                      " bytes");
+                      d->backend().description(), ", memory limit ", d->budget().limit(), " bytes");
     }
     RESIDENT_LOG(kInfo, "resident-server listening on ", options_.listen, " (port ", port_, "), ",
                  devices_->size(), " device(s): ", devices, "; ", security_summary_);

@@ -71,8 +71,8 @@ class Server {
   ~Server();  // Shutdown(0) if still running
 
   int port() const;
-  int metrics_port() const;  // 0 without metrics_listen
-  int health_port() const;   // 0 without health_listen
+  int metrics_port() const;         // 0 without metrics_listen
+  int health_port() const;          // 0 without health_listen
   std::string device_name() const;  // the first device's
   Device& device();                 // the first device
   DeviceSet& devices();

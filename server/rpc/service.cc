@@ -369,8 +369,8 @@ grpc::ServerUnaryReactor* ResidentService::Copy(grpc::CallbackServerContext* ctx
       const v1::CopyRequest& req = call->request();
       ASSIGN_OR_RETURN(HandleId session, SessionOf(req.session()));
       ASSIGN_OR_RETURN(HandleId handle, DecodeHandle(req.handle(), "handle"));
-      ASSIGN_OR_RETURN(ArrayDescription a, sessions_.CopyTo(call->identity().tenant, session,
-                                                            handle, req.device()));
+      ASSIGN_OR_RETURN(ArrayDescription a,
+                       sessions_.CopyTo(call->identity().tenant, session, handle, req.device()));
       EncodeArray(a, &call->response());
       return absl::OkStatus();
     };

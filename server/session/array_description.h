@@ -29,8 +29,7 @@ struct ArrayDescription {
 // The description of `array` under `handle`, with no name.
 inline ArrayDescription Describe(const HandleId& handle, const DeviceArray& array) {
   const Device* d = array.buffer != nullptr ? DeviceOf(*array.buffer) : nullptr;
-  return ArrayDescription{handle,          array.dtype, array.shape, array.nbytes(), "",
-                          d ? d->name() : ""};
+  return ArrayDescription{handle, array.dtype, array.shape, array.nbytes(), "", d ? d->name() : ""};
 }
 
 }  // namespace resident

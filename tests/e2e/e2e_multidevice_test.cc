@@ -91,8 +91,15 @@ TEST_F(MultiDeviceTest, ExplicitPlacementByIndexOrName) {
 }
 
 TEST_F(MultiDeviceTest, UnknownDeviceIsInvalidArgument) {
-  const std::vector<std::string> bads = {"2",     "99", "gpu:0", "cuda:7", "cpu#9",
-                                         "-1",    " 1", "1,0",   std::string(4096, 'x'),
+  const std::vector<std::string> bads = {"2",
+                                         "99",
+                                         "gpu:0",
+                                         "cuda:7",
+                                         "cpu#9",
+                                         "-1",
+                                         " 1",
+                                         "1,0",
+                                         std::string(4096, 'x'),
                                          "99999999999999999999"};
   for (const std::string& bad : bads) {
     ClientOptions o;
@@ -131,8 +138,9 @@ TEST_F(MultiDeviceTest, ProgramCopiesANamedArrayFromAnotherDevice) {
   EXPECT_EQ(d1.used_bytes, used1 + 48);
   // The named array itself stays on device 0; reading it there copies nothing.
   // x + np.arange(6.0)
-  ExpectArray(x + client::arange(*a, Scalar::Int(0), Scalar::Int(6), Scalar::Int(1), DType::kFloat64),
-              DType::kFloat64, {6}, {-1.5, 1.25, 4.0, 6.75, 3.875, 15.0});
+  ExpectArray(
+      x + client::arange(*a, Scalar::Int(0), Scalar::Int(6), Scalar::Int(1), DType::kFloat64),
+      DType::kFloat64, {6}, {-1.5, 1.25, 4.0, 6.75, 3.875, 15.0});
   EXPECT_EQ(Device(*a, 0).peer_copies, 0);
   // A download from the session on device 1 reads it where it lives.
   ExpectArray(*xb, DType::kFloat64, {6}, {-1.5, 0.25, 2.0, 3.75, -0.125, 10.0});

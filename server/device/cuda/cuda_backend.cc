@@ -360,10 +360,10 @@ absl::Status CudaStream::CopyFromPeer(const Buffer& src, Buffer& dst, int64_t by
   RETURN_IF_ERROR(CheckCopy("CopyFromPeer source", src, 0, bytes, dst.data()));
   if (bytes == 0) return absl::OkStatus();
   DeviceGuard guard(device_->ordinal);
-  RETURN_IF_ERROR(device_->Check(
-      cudaMemcpyPeerAsync(dst.data(), device_->ordinal, src.data(), from->ordinal(),
-                          static_cast<size_t>(bytes), state_->stream()),
-      "cudaMemcpyPeerAsync"));
+  RETURN_IF_ERROR(
+      device_->Check(cudaMemcpyPeerAsync(dst.data(), device_->ordinal, src.data(), from->ordinal(),
+                                         static_cast<size_t>(bytes), state_->stream()),
+                     "cudaMemcpyPeerAsync"));
   // Complete on return: the source's free is ordered on its own device's
   // stream, which knows nothing of this one.
   return device_->Check(cudaStreamSynchronize(state_->stream()), "cudaStreamSynchronize");

@@ -70,8 +70,8 @@ absl::StatusOr<std::unique_ptr<DeviceSet>> CreateDeviceSet(const std::string& li
   std::vector<std::unique_ptr<Device>> devices;
   for (size_t i = 0; i < specs.size(); ++i) {
     ASSIGN_OR_RETURN(std::unique_ptr<Backend> backend, CreateBackend(specs[i]));
-    devices.push_back(std::make_unique<Device>(std::move(backend), limit_bytes,
-                                               static_cast<int>(i), names[i]));
+    devices.push_back(
+        std::make_unique<Device>(std::move(backend), limit_bytes, static_cast<int>(i), names[i]));
   }
   return std::make_unique<DeviceSet>(std::move(devices));
 }
