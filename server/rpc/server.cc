@@ -103,11 +103,13 @@ class Server::Impl {
     }
     std::string devices;
     for (Device* d : devices_->all()) {
-      absl::StrAppend(&devices, devices.empty() ? "" : "; ", d->index(), "=", d->name(), ": ",
+      // "device NAME: ..." per device, as scripts grep the log for it.
+      absl::StrAppend(&devices, devices.empty() ? "" : ", ", "device ", d->name(), ": ",
                       d->backend().description(), ", memory limit ", d->budget().limit(), " bytes");
     }
     RESIDENT_LOG(kInfo, "resident-server listening on ", options_.listen, " (port ", port_, "), ",
-                 devices_->size(), " device(s): ", devices, "; ", security_summary_);
+                 devices_->size() > 1 ? absl::StrCat(devices_->size(), " devices: ") : "", devices,
+                 "; ", security_summary_);
     return absl::OkStatus();
   }
 
