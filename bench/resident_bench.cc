@@ -321,15 +321,18 @@ void Dot(int reps, Results& r) {
     Array a = resident::client::ones(*c, {n, n}, dt);
     Array b = resident::client::ones(*c, {n, n}, dt);
     Ok(c->EvaluateAll({a, b}), "dot inputs");
+    const PhaseTotals before = ScrapePhases();
     const Stats s = Repeat(std::max(reps, 5), [&] {
       const auto t0 = Clock::now();
       Array p = resident::client::dot(a, b);
       Ok(p.Evaluate(), "dot");
       return Since(t0);
     });
+    const PhaseTotals after = ScrapePhases();
     const double tflops = 2.0 * n * n * n / (s.median / 1e3) / 1e12;
     std::printf("dot %s %lldx%lld: median %.2f ms  min %.2f ms  %.3f TFLOP/s\n", name,
                 static_cast<long long>(n), static_cast<long long>(n), s.median, s.min, tflops);
+    ReportPhases(before, after, absl::StrFormat("dot.%s", name), r);
     r.AddStats(absl::StrFormat("dot.%s_ms", name), s);
     r.Add(absl::StrFormat("dot.%s_tflops", name), tflops);
   }

@@ -65,6 +65,11 @@ class DeviceInfo {
   // more than this admits: the CPU backend runs fused loops, as the
   // reference the GPU is checked against, but op by op is faster there.
   virtual bool Supports(DeviceOpKind kind, DType dtype) const = 0;
+  // The bytes an op of a few-op elementwise program may read or write and
+  // still be cheaper to run on the thread that received the request than
+  // to hand to a worker: about as long as the two thread hops it saves
+  // (tens of microseconds of this device's work).
+  virtual int64_t inline_program_bytes() const { return int64_t{1} << 19; }
 };
 
 // The device's memory (ggml's buffer type).

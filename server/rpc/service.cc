@@ -56,11 +56,11 @@ DecodedRun DecodeRun(const v1::RunRequest& req, int max_loop_depth) {
   return d;
 }
 
-// Few elementwise or creation ops on at most half a MiB each: cheaper to run
-// on the gRPC thread than to hand to a worker (when the tenant is idle).
-bool IsSmallProgram(const Program& program,
+// Few elementwise or creation ops on at most `small_bytes` each (the
+// device's inline_program_bytes): cheaper to run on the gRPC thread than to
+// hand to a worker (when the tenant is idle).
+bool IsSmallProgram(const Program& program, int64_t small_bytes,
                     const std::function<int64_t(const HandleId&)>& bytes_of) {
-  constexpr int64_t kSmallBytes = 1 << 19;
   if (program.instructions.size() > 8) return false;
   for (const Instruction& ins : program.instructions) {
     switch (ins.op) {
@@ -73,9 +73,9 @@ bool IsSmallProgram(const Program& program,
         break;
     }
     absl::StatusOr<int64_t> n = CheckedNumElements(ins.shape);
-    if (!n.ok() || *n > kSmallBytes / 8) return false;
+    if (!n.ok() || *n > small_bytes / 8) return false;
     for (const Operand& o : ins.operands) {
-      if (o.is_handle && bytes_of(o.handle) > kSmallBytes) return false;
+      if (o.is_handle && bytes_of(o.handle) > small_bytes) return false;
     }
   }
   return true;
@@ -98,7 +98,15 @@ ResidentService::ResidentService(SessionManager& sessions, Scheduler& scheduler,
       options_(options),
       on_poisoned_(std::move(on_poisoned)),
       auth_(auth),
-      metrics_(metrics) {}
+      metrics_(metrics) {
+  // Every device of a server is of one kind; the smallest bound keeps
+  // the rule safe anyway.
+  small_program_bytes_ = sessions_.device().backend().inline_program_bytes();
+  for (int i = 0; i < sessions_.devices().size(); ++i) {
+    small_program_bytes_ =
+        std::min(small_program_bytes_, sessions_.devices().at(i).backend().inline_program_bytes());
+  }
+}
 
 absl::Status ResidentService::CheckDevice() {
   // A sticky CUDA error poisons the whole process (every context of it), so
@@ -273,10 +281,11 @@ grpc::ServerUnaryReactor* ResidentService::Run(grpc::CallbackServerContext* ctx,
     return absl::OkStatus();
   };
   Scheduler::Task task = [this, call, run](bool expired) { call->Finish(Observe(run(expired))); };
-  const bool small = decoded->session.ok() && decoded->program.ok() &&
-                     IsSmallProgram(**decoded->program, [&](const HandleId& h) {
-                       return sessions_.ArrayBytes(tenant, h).value_or(0);
-                     });
+  const bool small =
+      decoded->session.ok() && decoded->program.ok() &&
+      IsSmallProgram(**decoded->program, small_program_bytes_, [&](const HandleId& h) {
+        return sessions_.ArrayBytes(tenant, h).value_or(0);
+      });
   if (small && scheduler_.RunInlineIfIdle(tenant, task)) return call;
   // Queued per tenant and served round-robin (scheduler.h); a program whose
   // deadline passes while it waits never runs.

@@ -80,6 +80,7 @@ class ResidentService final : public RawResidentService {
   std::function<void()> on_poisoned_;
   const Authenticator& auth_;
   Metrics& metrics_;
+  int64_t small_program_bytes_;  // IsSmallProgram's bound, from the devices
 };
 
 // The session a request names; INVALID_ARGUMENT for none or a malformed id.
