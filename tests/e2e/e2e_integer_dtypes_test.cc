@@ -60,10 +60,9 @@ TEST_F(IntegerDtypesTest, ArithmeticAndPromotionAsNumpy) {
   Array u64 = UploadAs(*c_, DType::kUint64, {2}, {9223372036854775813.0, 1});
   Array i64 = UploadAs(*c_, DType::kInt64, {2}, {1, -1});
   ExpectArray(u64 + i64, DType::kFloat64, {2}, {9223372036854775808.0, 0}, "u64 + i64");
-  ExpectArray(client::where(client::greater(u8_, 100), u8_, 300), DType::kUint8, {3},
-              {250, 44, 44}, "np.where(u8 > 100, u8, 300) (wraps)");
-  ExpectArray(client::clip(u8_, -5, 100), DType::kUint8, {3}, {100, 3, 0},
-              "np.clip(u8, -5, 100)");
+  ExpectArray(client::where(client::greater(u8_, 100), u8_, 300), DType::kUint8, {3}, {250, 44, 44},
+              "np.where(u8 > 100, u8, 300) (wraps)");
+  ExpectArray(client::clip(u8_, -5, 100), DType::kUint8, {3}, {100, 3, 0}, "np.clip(u8, -5, 100)");
   ExpectArray(client::less(u64, -1), DType::kBool, {2}, {0, 0}, "u64 < -1");
   ExpectArray(client::greater(u64, -1), DType::kBool, {2}, {1, 1}, "u64 > -1");
 }
