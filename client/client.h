@@ -106,28 +106,27 @@ class Client;
 struct Node;
 struct ClientCore;
 
+// The dtype a host element type uploads and downloads as (C++'s bool is
+// NumPy's: one byte, 0 or 1).
 template <typename T>
 constexpr DType DTypeOf();
-template <>
-constexpr DType DTypeOf<bool>() {
-  return DType::kBool;
-}
-template <>
-constexpr DType DTypeOf<int32_t>() {
-  return DType::kInt32;
-}
-template <>
-constexpr DType DTypeOf<int64_t>() {
-  return DType::kInt64;
-}
-template <>
-constexpr DType DTypeOf<float>() {
-  return DType::kFloat32;
-}
-template <>
-constexpr DType DTypeOf<double>() {
-  return DType::kFloat64;
-}
+#define RESIDENT_CLIENT_DTYPE(T, D) \
+  template <>                       \
+  constexpr DType DTypeOf<T>() {    \
+    return DType::D;                \
+  }
+RESIDENT_CLIENT_DTYPE(bool, kBool)
+RESIDENT_CLIENT_DTYPE(int8_t, kInt8)
+RESIDENT_CLIENT_DTYPE(int16_t, kInt16)
+RESIDENT_CLIENT_DTYPE(int32_t, kInt32)
+RESIDENT_CLIENT_DTYPE(int64_t, kInt64)
+RESIDENT_CLIENT_DTYPE(uint8_t, kUint8)
+RESIDENT_CLIENT_DTYPE(uint16_t, kUint16)
+RESIDENT_CLIENT_DTYPE(uint32_t, kUint32)
+RESIDENT_CLIENT_DTYPE(uint64_t, kUint64)
+RESIDENT_CLIENT_DTYPE(float, kFloat32)
+RESIDENT_CLIENT_DTYPE(double, kFloat64)
+#undef RESIDENT_CLIENT_DTYPE
 
 // An array on the server, or one recorded and not yet computed. Copies
 // share it; the server's copy is released when the last one goes.

@@ -6,10 +6,22 @@ const char* DTypeName(DType dtype) {
   switch (dtype) {
     case DType::kBool:
       return "bool";
+    case DType::kInt8:
+      return "int8";
+    case DType::kInt16:
+      return "int16";
     case DType::kInt32:
       return "int32";
     case DType::kInt64:
       return "int64";
+    case DType::kUint8:
+      return "uint8";
+    case DType::kUint16:
+      return "uint16";
+    case DType::kUint32:
+      return "uint32";
+    case DType::kUint64:
+      return "uint64";
     case DType::kFloat32:
       return "float32";
     case DType::kFloat64:
@@ -25,15 +37,31 @@ std::optional<DType> ParseDType(std::string_view name) {
   return std::nullopt;
 }
 
+namespace {
+
+// The smallest float dtype that holds every value of integer dtype d, as
+// NumPy's promotion picks it (int8/uint8 would be float16, which we lack).
+DType FloatHolding(DType d) { return ItemSize(d) <= 2 ? DType::kFloat32 : DType::kFloat64; }
+
+DType WiderFloat(DType a, DType b) { return ItemSize(a) >= ItemSize(b) ? a : b; }
+
+}  // namespace
+
 DType PromoteTypes(DType a, DType b) {
   if (a == b) return a;
   if (a == DType::kBool) return b;
   if (b == DType::kBool) return a;
   const bool fa = IsFloating(a), fb = IsFloating(b);
-  if (fa && fb) return DType::kFloat64;  // float32 + float64
-  if (!fa && !fb) return DType::kInt64;  // int32 + int64
-  // One integer, one float: float32 cannot hold int32/int64 exactly.
-  return DType::kFloat64;
+  if (fa && fb) return WiderFloat(a, b);
+  if (fa) return WiderFloat(a, FloatHolding(b));
+  if (fb) return WiderFloat(b, FloatHolding(a));
+  // Two integers.
+  if (IsSignedInteger(a) == IsSignedInteger(b)) return ItemSize(a) >= ItemSize(b) ? a : b;
+  const DType s = IsSignedInteger(a) ? a : b;
+  const DType u = IsSignedInteger(a) ? b : a;
+  if (ItemSize(s) > ItemSize(u)) return s;
+  if (ItemSize(u) < 8) return SignedIntegerOfSize(2 * ItemSize(u));
+  return DType::kFloat64;  // uint64 with any signed integer
 }
 
 }  // namespace resident

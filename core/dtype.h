@@ -18,21 +18,43 @@
 
 namespace resident {
 
-enum class DType : uint8_t { kBool, kInt32, kInt64, kFloat32, kFloat64 };
+enum class DType : uint8_t {
+  kBool,
+  kInt8,
+  kInt16,
+  kInt32,
+  kInt64,
+  kUint8,
+  kUint16,
+  kUint32,
+  kUint64,
+  kFloat32,
+  kFloat64,
+};
 
-inline constexpr DType kAllDTypes[] = {DType::kBool, DType::kInt32, DType::kInt64, DType::kFloat32,
-                                       DType::kFloat64};
+inline constexpr DType kAllDTypes[] = {
+    DType::kBool,   DType::kInt8,   DType::kInt16,  DType::kInt32,   DType::kInt64,  DType::kUint8,
+    DType::kUint16, DType::kUint32, DType::kUint64, DType::kFloat32, DType::kFloat64};
 
 // The C++ type one element of a buffer of dtype D is stored as. Bool is
-// NumPy's layout, one byte holding 0 or 1, stored as uint8_t: any byte a
-// client uploads reads without undefined behaviour (every op takes nonzero
-// as true), and arithmetic on it never promotes.
+// NumPy's layout, one byte holding 0 or 1, stored as `char`: a one-byte type
+// distinct from int8's `signed char` and uint8's `unsigned char` (C++ keeps
+// the three apart), so kernels can tell bool from uint8 by storage type.
+// Every op reads a bool byte as `x != 0`, so any byte a client uploads is
+// read without undefined behaviour (nonzero is true), and arithmetic on it
+// never promotes.
 template <DType D>
 struct DTypeTraits;
 // clang-format off
-template <> struct DTypeTraits<DType::kBool> { using Storage = uint8_t; };
+template <> struct DTypeTraits<DType::kBool> { using Storage = char; };
+template <> struct DTypeTraits<DType::kInt8> { using Storage = int8_t; };
+template <> struct DTypeTraits<DType::kInt16> { using Storage = int16_t; };
 template <> struct DTypeTraits<DType::kInt32> { using Storage = int32_t; };
 template <> struct DTypeTraits<DType::kInt64> { using Storage = int64_t; };
+template <> struct DTypeTraits<DType::kUint8> { using Storage = uint8_t; };
+template <> struct DTypeTraits<DType::kUint16> { using Storage = uint16_t; };
+template <> struct DTypeTraits<DType::kUint32> { using Storage = uint32_t; };
+template <> struct DTypeTraits<DType::kUint64> { using Storage = uint64_t; };
 template <> struct DTypeTraits<DType::kFloat32> { using Storage = float; };
 template <> struct DTypeTraits<DType::kFloat64> { using Storage = double; };
 // clang-format on
@@ -50,16 +72,21 @@ inline constexpr bool kIsBoolStorage = std::is_same_v<T, StorageType<DType::kBoo
 template <typename Fn, typename Unknown>
 constexpr decltype(auto) VisitDType(DType dtype, Fn&& fn, Unknown&& unknown) {
   switch (dtype) {
-    case DType::kBool:
-      return fn(StorageType<DType::kBool>{});
-    case DType::kInt32:
-      return fn(StorageType<DType::kInt32>{});
-    case DType::kInt64:
-      return fn(StorageType<DType::kInt64>{});
-    case DType::kFloat32:
-      return fn(StorageType<DType::kFloat32>{});
-    case DType::kFloat64:
-      return fn(StorageType<DType::kFloat64>{});
+#define RESIDENT_DTYPE_CASE(D) \
+  case DType::D:               \
+    return fn(StorageType<DType::D>{});
+    RESIDENT_DTYPE_CASE(kBool)
+    RESIDENT_DTYPE_CASE(kInt8)
+    RESIDENT_DTYPE_CASE(kInt16)
+    RESIDENT_DTYPE_CASE(kInt32)
+    RESIDENT_DTYPE_CASE(kInt64)
+    RESIDENT_DTYPE_CASE(kUint8)
+    RESIDENT_DTYPE_CASE(kUint16)
+    RESIDENT_DTYPE_CASE(kUint32)
+    RESIDENT_DTYPE_CASE(kUint64)
+    RESIDENT_DTYPE_CASE(kFloat32)
+    RESIDENT_DTYPE_CASE(kFloat64)
+#undef RESIDENT_DTYPE_CASE
   }
   return unknown();
 }
@@ -71,41 +98,90 @@ constexpr int64_t ItemSize(DType dtype) {
       [] { return int64_t{0}; });
 }
 
+// The dtype whose storage type is T (bool for a type that is none's).
+template <typename T>
+constexpr DType DTypeOfStorage() {
+  for (DType d : kAllDTypes) {
+    if (VisitDType(
+            d, [](auto zero) { return std::is_same_v<decltype(zero), T>; }, [] { return false; })) {
+      return d;
+    }
+  }
+  return DType::kBool;
+}
+
 namespace dtype_internal {
 template <typename... Ts>
 struct AllDistinct : std::true_type {};
 template <typename T, typename... Ts>
 struct AllDistinct<T, Ts...>
     : std::bool_constant<(!std::is_same_v<T, Ts> && ...) && AllDistinct<Ts...>::value> {};
+constexpr bool StorageRoundTrips() {
+  for (DType d : kAllDTypes) {
+    const DType back = VisitDType(
+        d, [](auto zero) { return DTypeOfStorage<decltype(zero)>(); }, [] { return DType::kBool; });
+    if (back != d) return false;
+  }
+  return true;
+}
 }  // namespace dtype_internal
 
-// Kernels tell dtypes apart by their storage type (bool is the uint8_t one),
-// so two dtypes must never share one: a uint8 dtype would need bool's
-// kernels to dispatch on the dtype itself first.
-static_assert(dtype_internal::AllDistinct<StorageType<DType::kBool>, StorageType<DType::kInt32>,
-                                          StorageType<DType::kInt64>, StorageType<DType::kFloat32>,
-                                          StorageType<DType::kFloat64>>::value,
-              "each dtype needs a storage type of its own");
+// Kernels tell dtypes apart by their storage type, so two dtypes must never
+// share one.
+static_assert(
+    dtype_internal::AllDistinct<
+        StorageType<DType::kBool>, StorageType<DType::kInt8>, StorageType<DType::kInt16>,
+        StorageType<DType::kInt32>, StorageType<DType::kInt64>, StorageType<DType::kUint8>,
+        StorageType<DType::kUint16>, StorageType<DType::kUint32>, StorageType<DType::kUint64>,
+        StorageType<DType::kFloat32>, StorageType<DType::kFloat64>>::value,
+    "each dtype needs a storage type of its own");
+static_assert(dtype_internal::StorageRoundTrips(), "kAllDTypes lists every dtype once");
 static_assert(ItemSize(DType::kBool) == 1, "NumPy's bool is one byte");
-static_assert(ItemSize(DType::kInt32) == 4 && ItemSize(DType::kFloat32) == 4);
-static_assert(ItemSize(DType::kInt64) == 8 && ItemSize(DType::kFloat64) == 8);
+static_assert(ItemSize(DType::kInt8) == 1 && ItemSize(DType::kUint8) == 1);
+static_assert(ItemSize(DType::kInt16) == 2 && ItemSize(DType::kUint16) == 2);
+static_assert(ItemSize(DType::kInt32) == 4 && ItemSize(DType::kUint32) == 4 &&
+              ItemSize(DType::kFloat32) == 4);
+static_assert(ItemSize(DType::kInt64) == 8 && ItemSize(DType::kUint64) == 8 &&
+              ItemSize(DType::kFloat64) == 8);
 
-// NumPy's name: "bool", "int32", "int64", "float32", "float64".
+// NumPy's name: "bool", "int8", ..., "uint64", "float32", "float64".
 const char* DTypeName(DType dtype);
 // Inverse of DTypeName; nullopt for anything else.
 std::optional<DType> ParseDType(std::string_view name);
 
 constexpr bool IsFloating(DType d) { return d == DType::kFloat32 || d == DType::kFloat64; }
-constexpr bool IsInteger(DType d) { return d == DType::kInt32 || d == DType::kInt64; }
+constexpr bool IsSignedInteger(DType d) {
+  return d == DType::kInt8 || d == DType::kInt16 || d == DType::kInt32 || d == DType::kInt64;
+}
+constexpr bool IsUnsignedInteger(DType d) {
+  return d == DType::kUint8 || d == DType::kUint16 || d == DType::kUint32 || d == DType::kUint64;
+}
+constexpr bool IsInteger(DType d) { return IsSignedInteger(d) || IsUnsignedInteger(d); }
+
+// The signed integer dtype of `bytes` bytes (1, 2, 4; anything else int64).
+constexpr DType SignedIntegerOfSize(int64_t bytes) {
+  return bytes == 1   ? DType::kInt8
+         : bytes == 2 ? DType::kInt16
+         : bytes == 4 ? DType::kInt32
+                      : DType::kInt64;
+}
 
 // numpy.result_type(a, b) for two arrays of these dtypes (NumPy 2 rules):
-// bool < int32 < int64, float32 < float64, int32+float32 -> float64,
-// int64+float32 -> float64.
+// bool < every number; two signed or two unsigned integers give the wider;
+// a signed and an unsigned one the smallest signed type holding both
+// (int8 + uint8 -> int16, int64 + uint64 -> float64); an integer and a
+// float the smallest float at least as wide as both that holds the
+// integer (int32 + float32 -> float64).
 DType PromoteTypes(DType a, DType b);
 
-// The dtype numpy.sum gives: bool and int32 -> int64, others unchanged.
+// The dtype numpy.sum and numpy.prod give: bool and signed integers below
+// 64 bits -> int64, unsigned ones -> uint64, others unchanged.
 constexpr DType SumResultType(DType d) {
-  return (d == DType::kBool || d == DType::kInt32) ? DType::kInt64 : d;
+  if (d == DType::kBool || d == DType::kInt8 || d == DType::kInt16 || d == DType::kInt32) {
+    return DType::kInt64;
+  }
+  if (d == DType::kUint8 || d == DType::kUint16 || d == DType::kUint32) return DType::kUint64;
+  return d;
 }
 
 }  // namespace resident

@@ -8,10 +8,10 @@
 // the C math library (RESIDENT_LIBM below).
 //
 // Functions take the register type: bool for bool arrays (the caller loads
-// the stored byte as `x != 0` and stores the result as 0/1), int/long/long
-// long for integers (wrapping arithmetic through the unsigned type, never
-// UB), float/double for floats (plain IEEE operations; callers build without
-// FMA contraction so results are bit-identical to NumPy's).
+// the stored byte as `x != 0` and stores the result as 0/1), the integer
+// types of every width, signed or unsigned, for integers (wrapping
+// arithmetic through an unsigned type, never UB), float/double for floats (plain IEEE operations;
+// callers build without FMA contraction so results are bit-identical to NumPy's).
 //
 //   uint8_t r = resident_ew_add(a != 0, b != 0);   // bool add: logical or
 //   double d = resident_ew_divide(1.0, 3.0);
@@ -24,20 +24,32 @@
 #define RESIDENT_HD inline
 #endif
 
-// The unsigned type integer arithmetic wraps through.
+// The unsigned type integer arithmetic wraps through: the type's own
+// unsigned twin, or unsigned int for types narrower than int (so that their
+// promotion to int never overflows; the result is truncated back to T).
 template <typename T>
 struct ResidentUnsigned;
-template <>
-struct ResidentUnsigned<int> {
-  typedef unsigned int type;
-};
-template <>
-struct ResidentUnsigned<long> {
-  typedef unsigned long type;
-};
-template <>
-struct ResidentUnsigned<long long> {
-  typedef unsigned long long type;
+#define RESIDENT_UNSIGNED(T, U) \
+  template <>                   \
+  struct ResidentUnsigned<T> {  \
+    typedef U type;             \
+  };
+RESIDENT_UNSIGNED(signed char, unsigned int)
+RESIDENT_UNSIGNED(unsigned char, unsigned int)
+RESIDENT_UNSIGNED(short, unsigned int)
+RESIDENT_UNSIGNED(unsigned short, unsigned int)
+RESIDENT_UNSIGNED(int, unsigned int)
+RESIDENT_UNSIGNED(unsigned int, unsigned int)
+RESIDENT_UNSIGNED(long, unsigned long)
+RESIDENT_UNSIGNED(unsigned long, unsigned long)
+RESIDENT_UNSIGNED(long long, unsigned long long)
+RESIDENT_UNSIGNED(unsigned long long, unsigned long long)
+#undef RESIDENT_UNSIGNED
+
+// Whether integer type T is signed (no <type_traits> under NVRTC).
+template <typename T>
+struct ResidentIsSigned {
+  static constexpr bool value = static_cast<T>(-1) < static_cast<T>(0);
 };
 
 template <typename T>
@@ -83,6 +95,47 @@ RESIDENT_MATH2(fmod)
 RESIDENT_MATH2(copysign)
 #undef RESIDENT_MATH1
 #undef RESIDENT_MATH2
+
+// NumPy's float -> integer conversion as x86 NumPy computes it (C leaves
+// NaN and out-of-range values undefined; these reproduce NumPy's answers,
+// checked by tests/backend/cast_literals_test.cc). 32- and 64-bit signed
+// targets truncate toward zero, NaN and out of range giving the minimum
+// (cvttsd2si); 8- and 16-bit targets go through int32 and wrap; unsigned
+// 32/64-bit targets subtract 2^31 / 2^63 from values at or above it and set
+// the top bit again (GCC's sequence), so -1.0 gives the maximum.
+RESIDENT_HD int resident_f2i32(double d) {
+  if (!(d > -2147483649.0 && d < 2147483648.0)) return -2147483647 - 1;
+  return static_cast<int>(d);
+}
+RESIDENT_HD long long resident_f2i64(double d) {
+  if (!(d >= -9223372036854775808.0 && d < 9223372036854775808.0)) {
+    return -9223372036854775807LL - 1;
+  }
+  return static_cast<long long>(d);
+}
+template <typename T>
+RESIDENT_HD T resident_float_to_int(double d) {
+  if constexpr (sizeof(T) < 4) {
+    return static_cast<T>(resident_f2i32(d));
+  } else if constexpr (sizeof(T) == 4 && ResidentIsSigned<T>::value) {
+    return static_cast<T>(resident_f2i32(d));
+  } else if constexpr (sizeof(T) == 4) {
+    if (d >= 2147483648.0) {
+      return static_cast<T>(static_cast<unsigned int>(resident_f2i32(d - 2147483648.0)) ^
+                            0x80000000u);
+    }
+    return static_cast<T>(static_cast<unsigned int>(resident_f2i32(d)));
+  } else if constexpr (ResidentIsSigned<T>::value) {
+    return static_cast<T>(resident_f2i64(d));
+  } else {
+    if (d >= 9223372036854775808.0) {
+      return static_cast<T>(
+          static_cast<unsigned long long>(resident_f2i64(d - 9223372036854775808.0)) ^
+          0x8000000000000000ULL);
+    }
+    return static_cast<T>(static_cast<unsigned long long>(resident_f2i64(d)));
+  }
+}
 
 // add: bool is logical or.
 RESIDENT_HD bool resident_ew_add(bool a, bool b) { return a || b; }
@@ -165,7 +218,9 @@ RESIDENT_HD T resident_ew_power(T a, T b) {
     return resident_m_pow(a, b);
   } else {
     typedef typename ResidentUnsigned<T>::type U;
-    if (b < 0) return 0;
+    if constexpr (ResidentIsSigned<T>::value) {
+      if (b < 0) return 0;
+    }
     U base = static_cast<U>(a), out = 1;
     while (b > 0) {
       if (b & 1) out = out * base;
@@ -214,6 +269,9 @@ RESIDENT_HD T resident_ew_remainder(T a, T b) {
     T mod;
     resident_float_divmod(a, b, &mod);
     return mod;
+  } else if constexpr (!ResidentIsSigned<T>::value) {
+    if (b == 0) return 0;
+    return static_cast<T>(a % b);
   } else {
     if (b == 0 || b == -1) return 0;  // -1: INT_MIN % -1 would trap
     T r = static_cast<T>(a % b);
@@ -230,6 +288,9 @@ RESIDENT_HD T resident_ew_floor_divide(T a, T b) {
     if (!b) return a / b;
     T mod;
     return resident_float_divmod(a, b, &mod);
+  } else if constexpr (!ResidentIsSigned<T>::value) {
+    if (b == 0) return 0;
+    return static_cast<T>(a / b);
   } else {
     typedef typename ResidentUnsigned<T>::type U;
     if (b == 0) return 0;
@@ -246,6 +307,8 @@ template <typename T>
 RESIDENT_HD T resident_ew_absolute(T a) {
   if constexpr (ResidentIsFloat<T>::value) {
     return resident_m_fabs(a);
+  } else if constexpr (!ResidentIsSigned<T>::value) {
+    return a;
   } else {
     typedef typename ResidentUnsigned<T>::type U;
     return a < 0 ? static_cast<T>(static_cast<U>(0) - static_cast<U>(a)) : a;
@@ -256,7 +319,9 @@ RESIDENT_HD T resident_ew_absolute(T a) {
 template <typename T>
 RESIDENT_HD T resident_ew_sign(T a) {
   if (a > 0) return static_cast<T>(1);
-  if (a < 0) return static_cast<T>(-1);
+  if constexpr (ResidentIsFloat<T>::value || ResidentIsSigned<T>::value) {
+    if (a < 0) return static_cast<T>(-1);
+  }
   if (a == 0) return static_cast<T>(0);
   return a;  // NaN
 }

@@ -27,8 +27,8 @@ enum class ElementwiseRule : uint8_t {
   kAll,         // computes in P, any P (bool add is or, bool maximum is or)
   kNotBool,     // computes in P; NumPy refuses bool (subtract, negative, sign)
   kTrueDivide,  // bool and integers compute in float64
-  kFloatMath,   // integers compute in float64; bool would be float16 (we lack it)
-  kNoBoolPair,  // bool would be int8 (we lack it): power, remainder, floor_divide
+  kFloatMath,   // integers compute in the smallest float holding them (NumPy's)
+  kNoBoolPair,  // bool computes in int8: power, remainder, floor_divide
   kBoolResult,  // computes in P, any P; the result is bool (comparisons, isnan)
 };
 
@@ -174,11 +174,16 @@ constexpr ElementwiseTypes ResolveElementwise(ElementwiseKind kind, DType promot
       return is_bool ? ElementwiseTypes{} : same;
     case ElementwiseRule::kTrueDivide:
       return IsFloating(promoted) ? same : to_double;
-    case ElementwiseRule::kFloatMath:
-      if (is_bool) return {false, promoted, promoted, "float16"};
-      return IsFloating(promoted) ? same : to_double;
+    case ElementwiseRule::kFloatMath: {
+      if (IsFloating(promoted)) return same;
+      // NumPy's loops: bool, int8 and uint8 in float16 (which we lack),
+      // int16 and uint16 in float32, wider integers in float64.
+      if (ItemSize(promoted) == 1) return {false, promoted, promoted, "float16"};
+      const DType f = ItemSize(promoted) == 2 ? DType::kFloat32 : DType::kFloat64;
+      return {true, f, f, nullptr};
+    }
     case ElementwiseRule::kNoBoolPair:
-      if (is_bool) return {false, promoted, promoted, "int8"};
+      if (is_bool) return {true, DType::kInt8, DType::kInt8, nullptr};
       return same;
     case ElementwiseRule::kBoolResult:
       return {true, promoted, DType::kBool, nullptr};

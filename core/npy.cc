@@ -42,7 +42,8 @@ constexpr int64_t kMaxHeaderBytes = int64_t{1} << 20;
 // File I/O moves at most this much per fread/fwrite call.
 constexpr size_t kIoChunkBytes = size_t{64} << 20;
 
-constexpr absl::string_view kSupportedDTypes = "supported: bool, int32, int64, float32, float64";
+constexpr absl::string_view kSupportedDTypes =
+    "supported: bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float32, float64";
 
 // --- Preamble: magic, version, header length ---------------------------------
 
@@ -325,8 +326,14 @@ absl::StatusOr<DType> DTypeFromDescr(absl::string_view descr) {
   }
   std::optional<DType> dtype;
   if (code == "b1") dtype = DType::kBool;
+  if (code == "i1") dtype = DType::kInt8;
+  if (code == "i2") dtype = DType::kInt16;
   if (code == "i4") dtype = DType::kInt32;
   if (code == "i8") dtype = DType::kInt64;
+  if (code == "u1") dtype = DType::kUint8;
+  if (code == "u2") dtype = DType::kUint16;
+  if (code == "u4") dtype = DType::kUint32;
+  if (code == "u8") dtype = DType::kUint64;
   if (code == "f4") dtype = DType::kFloat32;
   if (code == "f8") dtype = DType::kFloat64;
   if (!dtype) {
@@ -400,10 +407,22 @@ absl::string_view Descr(DType dtype) {
   switch (dtype) {
     case DType::kBool:
       return "|b1";
+    case DType::kInt8:
+      return "|i1";
+    case DType::kInt16:
+      return "<i2";
     case DType::kInt32:
       return "<i4";
     case DType::kInt64:
       return "<i8";
+    case DType::kUint8:
+      return "|u1";
+    case DType::kUint16:
+      return "<u2";
+    case DType::kUint32:
+      return "<u4";
+    case DType::kUint64:
+      return "<u8";
     case DType::kFloat32:
       return "<f4";
     case DType::kFloat64:

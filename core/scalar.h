@@ -4,9 +4,11 @@
 
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <variant>
 
 #include "core/dtype.h"
+#include "core/elementwise_expr.h"
 
 namespace resident {
 
@@ -36,6 +38,68 @@ class Scalar {
   explicit Scalar(T v) : v_(v) {}
   std::variant<bool, int64_t, double> v_;
 };
+
+// The element of storage type T that numpy.full(shape, value, dtype) stores:
+// bool is `!= 0`; a float converts as NumPy's float -> integer cast does
+// (NaN and out of range as x86 NumPy gives them); an int wraps (the program
+// layer has refused one out of the dtype's range already).
+template <typename T>
+T ScalarAs(const Scalar& value) {
+  if constexpr (kIsBoolStorage<T>) {
+    return static_cast<T>(value.as_bool());
+  } else if constexpr (std::is_floating_point_v<T>) {
+    return static_cast<T>(value.as_double());
+  } else if (value.is_float()) {
+    return resident_float_to_int<T>(value.as_double());
+  } else {
+    return static_cast<T>(value.as_int64());
+  }
+}
+
+// Whether the Python integer v is a value of integer dtype d (NumPy 2
+// raises OverflowError for one that is not).
+constexpr bool IntFitsIn(int64_t v, DType d) {
+  switch (d) {
+    case DType::kInt8:
+      return v >= -128 && v <= 127;
+    case DType::kInt16:
+      return v >= -32768 && v <= 32767;
+    case DType::kInt32:
+      return v >= -2147483648LL && v <= 2147483647LL;
+    case DType::kUint8:
+      return v >= 0 && v <= 255;
+    case DType::kUint16:
+      return v >= 0 && v <= 65535;
+    case DType::kUint32:
+      return v >= 0 && v <= 4294967295LL;
+    case DType::kUint64:
+      return v >= 0;
+    default:
+      return true;
+  }
+}
+
+// v clamped into integer dtype d's range (clip's bounds, as NumPy 2).
+constexpr int64_t ClampToDType(int64_t v, DType d) {
+  switch (d) {
+    case DType::kInt8:
+      return v < -128 ? -128 : v > 127 ? 127 : v;
+    case DType::kInt16:
+      return v < -32768 ? -32768 : v > 32767 ? 32767 : v;
+    case DType::kInt32:
+      return v < -2147483648LL ? -2147483648LL : v > 2147483647LL ? 2147483647LL : v;
+    case DType::kUint8:
+      return v < 0 ? 0 : v > 255 ? 255 : v;
+    case DType::kUint16:
+      return v < 0 ? 0 : v > 65535 ? 65535 : v;
+    case DType::kUint32:
+      return v < 0 ? 0 : v > 4294967295LL ? 4294967295LL : v;
+    case DType::kUint64:
+      return v < 0 ? 0 : v;
+    default:
+      return v;
+  }
+}
 
 }  // namespace resident
 

@@ -5,6 +5,16 @@
 #include "core/status_macros.h"
 
 namespace resident {
+namespace {
+
+// "bool, int8, ...": every dtype's NumPy name.
+std::string SupportedNames() {
+  std::string out;
+  for (DType d : kAllDTypes) absl::StrAppend(&out, out.empty() ? "" : ", ", DTypeName(d));
+  return out;
+}
+
+}  // namespace
 
 // The wire enum numbers are the contract; DType's are ours. Each case below
 // pairs them by name, so neither order matters.
@@ -12,10 +22,22 @@ absl::StatusOr<DType> DecodeDType(int wire) {
   switch (wire) {
     case v1::DTYPE_BOOL:
       return DType::kBool;
+    case v1::DTYPE_INT8:
+      return DType::kInt8;
+    case v1::DTYPE_INT16:
+      return DType::kInt16;
     case v1::DTYPE_INT32:
       return DType::kInt32;
     case v1::DTYPE_INT64:
       return DType::kInt64;
+    case v1::DTYPE_UINT8:
+      return DType::kUint8;
+    case v1::DTYPE_UINT16:
+      return DType::kUint16;
+    case v1::DTYPE_UINT32:
+      return DType::kUint32;
+    case v1::DTYPE_UINT64:
+      return DType::kUint64;
     case v1::DTYPE_FLOAT32:
       return DType::kFloat32;
     case v1::DTYPE_FLOAT64:
@@ -23,8 +45,8 @@ absl::StatusOr<DType> DecodeDType(int wire) {
     case v1::DTYPE_UNSPECIFIED:
       return absl::InvalidArgumentError("dtype is unspecified");
     default:
-      return absl::InvalidArgumentError(absl::StrCat(
-          "unsupported dtype ", wire, "; supported: bool, int32, int64, float32, float64"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("unsupported dtype ", wire, "; supported: ", SupportedNames()));
   }
 }
 
@@ -32,10 +54,22 @@ v1::DType EncodeDType(DType dtype) {
   switch (dtype) {
     case DType::kBool:
       return v1::DTYPE_BOOL;
+    case DType::kInt8:
+      return v1::DTYPE_INT8;
+    case DType::kInt16:
+      return v1::DTYPE_INT16;
     case DType::kInt32:
       return v1::DTYPE_INT32;
     case DType::kInt64:
       return v1::DTYPE_INT64;
+    case DType::kUint8:
+      return v1::DTYPE_UINT8;
+    case DType::kUint16:
+      return v1::DTYPE_UINT16;
+    case DType::kUint32:
+      return v1::DTYPE_UINT32;
+    case DType::kUint64:
+      return v1::DTYPE_UINT64;
     case DType::kFloat32:
       return v1::DTYPE_FLOAT32;
     case DType::kFloat64:

@@ -40,7 +40,7 @@ inline const char* NameOf(DType dtype) { return DTypeName(dtype); }
 // of waking a worker exceeds the gain.
 inline constexpr int64_t kParallelGrain = int64_t{1} << 16;
 
-// Calls fn(T{}) with T = StorageType of `dtype` (bool is uint8_t holding 0
+// Calls fn(T{}) with T = StorageType of `dtype` (bool is a char holding 0
 // or 1, so arithmetic never promotes) and returns its status; fn returns
 // absl::Status. A value naming no dtype is INVALID_ARGUMENT, never another
 // type's kernel; a dtype without a case fails to compile (VisitDType).

@@ -40,23 +40,6 @@ absl::Status CastTyped(ThreadPool* pool, const ConstView& a, const MutView& out)
   return absl::OkStatus();
 }
 
-// The value Fill writes, as numpy.full(shape, value, dtype) gives it.
-template <typename T>
-T ScalarAs(const Scalar& value) {
-  if constexpr (kIsBoolStorage<T>) {
-    return static_cast<T>(value.as_bool());
-  } else if constexpr (std::is_floating_point_v<T>) {
-    return static_cast<T>(value.as_double());
-  } else if constexpr (std::is_same_v<T, int32_t>) {
-    // A float goes through NumPy's float -> int32 cast (3e9 -> INT32_MIN);
-    // integers the program layer has range-checked.
-    if (value.is_float()) return ConvertElement<int32_t>(value.as_double());
-    return static_cast<int32_t>(value.as_int64());
-  } else {
-    return value.as_int64();
-  }
-}
-
 }  // namespace
 
 absl::Status Cast(ThreadPool* pool, const ConstView& a, const MutView& out) {

@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "absl/status/status.h"
+#include "core/elementwise_expr.h"
 #include "core/scalar.h"
 #include "kernels/cpu/array_view.h"
 #include "kernels/cpu/thread_pool.h"
@@ -16,9 +17,10 @@ namespace resident::cpu {
 
 // One element from From to To (both element types of DispatchDType):
 // anything -> bool is `!= 0` (NaN is true); bool -> number is 0 or 1;
-// float -> integer truncates toward zero, and NaN or out of range gives the
-// integer's minimum (cvttsd2si's answer); integer narrowing wraps; the rest
-// is C++'s round-to-nearest conversion.
+// float -> integer is NumPy's x86 conversion (resident_float_to_int in
+// core/elementwise_expr.h: truncation toward zero, NaN and out of range as
+// NumPy gives them); integer narrowing wraps; the rest is C++'s
+// round-to-nearest conversion.
 template <typename To, typename From>
 To ConvertElement(From x) {
   if constexpr (kIsBoolStorage<To>) {
@@ -26,12 +28,7 @@ To ConvertElement(From x) {
   } else if constexpr (kIsBoolStorage<From>) {
     return static_cast<To>(x != 0 ? 1 : 0);
   } else if constexpr (std::is_floating_point_v<From> && std::is_integral_v<To>) {
-    // The range check is done in double, which holds both bounds (-2^31,
-    // 2^31 or -2^63, 2^63) exactly; comparing in float32 would not.
-    const double d = static_cast<double>(x);
-    constexpr double kLo = static_cast<double>(std::numeric_limits<To>::min());
-    if (!(d >= kLo && d < -kLo)) return std::numeric_limits<To>::min();
-    return static_cast<To>(d);
+    return resident_float_to_int<To>(static_cast<double>(x));
   } else {
     return static_cast<To>(x);
   }

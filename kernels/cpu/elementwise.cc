@@ -103,18 +103,6 @@ absl::Status Refused(ElementwiseKind kind, DType dtype) {
                                                  NameOf(dtype), " (NumPy refuses it too)"));
 }
 
-// The dtype whose storage type is T.
-template <typename T>
-constexpr DType DTypeOf() {
-  for (DType d : kAllDTypes) {
-    if (VisitDType(
-            d, [](auto zero) { return std::is_same_v<decltype(zero), T>; }, [] { return false; })) {
-      return d;
-    }
-  }
-  return DType::kBool;
-}
-
 // Runs Op in out.dtype, instantiated only for dtypes the table's rule
 // accepts (a unary op reads its one input as both operands; Apply ignores
 // the second).
@@ -123,7 +111,7 @@ absl::Status RunAccepted(ThreadPool* pool, absl::Span<const ConstView> in, const
   const ConstView& b = in.size() > 1 ? in[1] : in[0];
   return DispatchDType(out.dtype, [&](auto zero) {
     using T = decltype(zero);
-    constexpr DType kD = DTypeOf<T>();
+    constexpr DType kD = DTypeOfStorage<T>();
     if constexpr (ElementwiseAccepts(kKind, kD)) {
       return RunTyped<T, Op>(pool, in[0], b, out);
     } else {
@@ -163,7 +151,7 @@ absl::Status TileAccepted(DType dtype, const void* a, bool a_one, const void* b,
                           void* out, int64_t n) {
   return DispatchDType(dtype, [&](auto zero) {
     using T = decltype(zero);
-    constexpr DType kD = DTypeOf<T>();
+    constexpr DType kD = DTypeOfStorage<T>();
     if constexpr (ElementwiseAccepts(kKind, kD)) {
       Tile<T, Op>(static_cast<const T*>(a), a_one, static_cast<const T*>(b), b_one,
                   static_cast<T*>(out), n);
@@ -212,7 +200,7 @@ absl::Status ChainAccepted(ThreadPool* pool, DType dtype, ChainSide side, const 
                            const void* c, bool c_one, void* out, int64_t n, int64_t trips) {
   return DispatchDType(dtype, [&](auto zero) {
     using T = decltype(zero);
-    constexpr DType kD = DTypeOf<T>();
+    constexpr DType kD = DTypeOfStorage<T>();
     if constexpr (ElementwiseAccepts(kKind, kD) && Arity(kKind) == 2) {
       const T* px = static_cast<const T*>(x);
       const T* pc = static_cast<const T*>(c);

@@ -23,7 +23,10 @@ constexpr int64_t kColumnBlock = 256;
 // so the innermost loop runs along contiguous rows of b and out.
 template <typename T>
 void IntegerRow(const T* a_row, const T* b, T* out_row, int64_t k, int64_t n) {
+  // U stores, W computes: at least 32 bits, so narrow types never promote
+  // to int and overflow.
   using U = std::conditional_t<kIsBoolStorage<T>, uint8_t, std::make_unsigned_t<T>>;
+  using W = std::conditional_t<(sizeof(U) < 4), uint32_t, U>;
   U* o = reinterpret_cast<U*>(out_row);
   std::fill(o, o + n, U{0});
   for (int64_t j0 = 0; j0 < n; j0 += kColumnBlock) {
@@ -36,7 +39,8 @@ void IntegerRow(const T* a_row, const T* b, T* out_row, int64_t k, int64_t n) {
         for (int64_t j = j0; j < j1; ++j) o[j] |= static_cast<U>(b_row[j] != 0);
       } else {
         for (int64_t j = j0; j < j1; ++j) {
-          o[j] = static_cast<U>(o[j] + static_cast<U>(x * static_cast<U>(b_row[j])));
+          o[j] = static_cast<U>(static_cast<W>(o[j]) +
+                                static_cast<W>(x) * static_cast<W>(static_cast<U>(b_row[j])));
         }
       }
     }

@@ -87,12 +87,23 @@ T ParallelPairwiseSum(ThreadPool* pool, const T* p, int64_t n) {
   return CombineLeaves<T>(n, cursor);
 }
 
+// An integer or bool element as the uint64 a wrapping sum adds: a bool
+// byte counts 1 for any nonzero value.
+template <typename T>
+uint64_t AsWrapping(T x) {
+  if constexpr (kIsBoolStorage<T>) {
+    return x != 0 ? 1 : 0;
+  } else {
+    return static_cast<uint64_t>(static_cast<int64_t>(x));
+  }
+}
+
 // Integer sums wrap, so any order gives the same answer.
 template <typename T>
 uint64_t IntegerSum(const T* p, int64_t n) {
   uint64_t s = 0;
   for (int64_t i = 0; i < n; ++i) {
-    s += static_cast<uint64_t>(static_cast<int64_t>(p[i]));
+    s += AsWrapping(p[i]);
   }
   return s;
 }
@@ -125,7 +136,7 @@ void PairwiseRows(const T* p, int64_t len, int64_t stride, int64_t w, Acc* res) 
         if constexpr (std::is_floating_point_v<Acc>) {
           res[j] += row[j];
         } else {
-          res[j] += static_cast<Acc>(static_cast<int64_t>(row[j]));
+          res[j] += static_cast<Acc>(AsWrapping(row[j]));
         }
       }
     }

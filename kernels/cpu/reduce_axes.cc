@@ -63,6 +63,17 @@ struct ReducedWalk {
   }
 };
 
+// An element as its value: a bool byte reads as 0 or 1 (any nonzero byte is
+// true), everything else as stored.
+template <typename T>
+T Value(T x) {
+  if constexpr (kIsBoolStorage<T>) {
+    return static_cast<T>(x != 0);
+  } else {
+    return x;
+  }
+}
+
 template <typename T>
 void ReduceTyped(ThreadPool* pool, AxesReduceKind kind, const T* a, absl::Span<const int64_t> shape,
                  absl::Span<const int> axes, void* out_data) {
@@ -126,13 +137,14 @@ void ReduceTyped(ThreadPool* pool, AxesReduceKind kind, const T* a, absl::Span<c
           } else if (kind == AxesReduceKind::kSum) {
             uint64_t s = 0;
             walk.ForEach(base, [&](int64_t, int64_t off) {
-              s += static_cast<uint64_t>(static_cast<int64_t>(a[off]));
+              s += static_cast<uint64_t>(static_cast<int64_t>(Value(a[off])));
             });
             static_cast<int64_t*>(out_data)[o] = static_cast<int64_t>(s);
           } else {  // integer mean: NumPy sums pairwise in float64
             gathered_d.resize(m);
-            walk.ForEach(
-                base, [&](int64_t i, int64_t off) { gathered_d[i] = static_cast<double>(a[off]); });
+            walk.ForEach(base, [&](int64_t i, int64_t off) {
+              gathered_d[i] = static_cast<double>(Value(a[off]));
+            });
             static_cast<double*>(out_data)[o] =
                 PairwiseSumDouble(gathered_d.data(), m) / static_cast<double>(m);
           }
@@ -146,7 +158,7 @@ void ReduceTyped(ThreadPool* pool, AxesReduceKind kind, const T* a, absl::Span<c
           } else {
             uint64_t p = 1;
             walk.ForEach(base, [&](int64_t, int64_t off) {
-              p *= static_cast<uint64_t>(static_cast<int64_t>(a[off]));
+              p *= static_cast<uint64_t>(static_cast<int64_t>(Value(a[off])));
             });
             static_cast<int64_t*>(out_data)[o] = static_cast<int64_t>(p);
           }
@@ -157,11 +169,11 @@ void ReduceTyped(ThreadPool* pool, AxesReduceKind kind, const T* a, absl::Span<c
         case AxesReduceKind::kArgmax:
         case AxesReduceKind::kArgmin: {
           const bool want_max = kind == AxesReduceKind::kMax || kind == AxesReduceKind::kArgmax;
-          T best = a[base];
+          T best = Value(a[base]);
           int64_t best_i = 0;
           bool nan = false;
           walk.ForEach(base, [&](int64_t i, int64_t off) {
-            const T v = a[off];
+            const T v = Value(a[off]);
             if (nan) return;
             if constexpr (kFloat) {
               if (std::isnan(v)) {  // the first NaN wins, as in NumPy

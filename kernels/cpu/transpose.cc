@@ -132,6 +132,10 @@ absl::Status Transpose(ThreadPool* pool, const ConstView& a, absl::Span<const in
       TransposeTyped(pool, plan, static_cast<const uint8_t*>(a.data),
                      static_cast<uint8_t*>(out.data));
       break;
+    case 2:
+      TransposeTyped(pool, plan, static_cast<const uint16_t*>(a.data),
+                     static_cast<uint16_t*>(out.data));
+      break;
     case 4:
       TransposeTyped(pool, plan, static_cast<const uint32_t*>(a.data),
                      static_cast<uint32_t*>(out.data));

@@ -1,7 +1,7 @@
 // Dtype conversion (Convert in common.cuh holds the semantics) and strided
 // copies. A same-dtype strided cast is a copy of item-size words, which is
 // also how Transpose's general path runs, so copies instantiate per item size
-// (1, 4, 8 bytes), not per dtype.
+// (1, 2, 4, 8 bytes), not per dtype.
 #include <cstdint>
 
 #include "kernels/cuda/common.cuh"
@@ -103,6 +103,8 @@ cudaError_t CastStrided(const LaunchContext& ctx, DType from, DType to, const vo
     switch (ItemSize(from)) {
       case 1:
         return LaunchStrided<uint8_t, uint8_t>(ctx, a, out, layout, n);
+      case 2:
+        return LaunchStrided<uint16_t, uint16_t>(ctx, a, out, layout, n);
       case 4:
         return LaunchStrided<uint32_t, uint32_t>(ctx, a, out, layout, n);
       case 8:

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "core/elementwise_expr.h"
 #include "kernels/cuda/kernels.h"
 
 namespace resident::cuda_kernels {
@@ -37,22 +38,6 @@ using UnsignedT = std::make_unsigned_t<T>;
 
 // --- conversions (Cast's semantics) ------------------------------------------
 
-// Truncation of a double toward zero into a signed integer, NaN and
-// out-of-range giving the minimum (x86's cvttsd2si, which NumPy inherits).
-// The range check is explicit; __double2int_rz's saturation is not relied on.
-template <typename To>
-__device__ __forceinline__ To FloatToInt(double d) {
-  if constexpr (sizeof(To) == 4) {
-    if (!(d > -2147483649.0 && d < 2147483648.0)) return INT32_MIN;
-    return static_cast<To>(d);
-  } else {
-    if (!(d >= -9223372036854775808.0 && d < 9223372036854775808.0)) {
-      return INT64_MIN;
-    }
-    return static_cast<To>(d);
-  }
-}
-
 template <typename To, typename From>
 __device__ __forceinline__ To Convert(From x) {
   if constexpr (std::is_same_v<To, From>) {
@@ -64,7 +49,7 @@ __device__ __forceinline__ To Convert(From x) {
   } else if constexpr (std::is_integral_v<To> && std::is_integral_v<From>) {
     return static_cast<To>(x);  // sign-extends, or wraps modulo 2^bits (C++20)
   } else if constexpr (std::is_integral_v<To>) {
-    return FloatToInt<To>(static_cast<double>(x));
+    return resident_float_to_int<To>(static_cast<double>(x));  // NumPy's x86 answers
   } else {
     return static_cast<To>(x);  // int->float and float<->float: round once
   }

@@ -136,16 +136,6 @@ cudaError_t LaunchContiguous(const LaunchContext& ctx, const T* a, const T* b, T
   return cudaGetLastError();
 }
 
-// The dtype whose storage type is T.
-template <typename T>
-constexpr DType DTypeOfStorage() {
-  if constexpr (kIsBool<T>) return DType::kBool;
-  if constexpr (std::is_floating_point_v<T>) {
-    return sizeof(T) == 4 ? DType::kFloat32 : DType::kFloat64;
-  }
-  return sizeof(T) == 4 ? DType::kInt32 : DType::kInt64;
-}
-
 // Calls f(T{}, integral_constant<op>) for the (type, op) pairs the op table
 // accepts, every kind but negative (its own kernel); the switch is generated
 // from the table.

@@ -13,10 +13,11 @@ namespace {
 constexpr int kTile = 32;          // output tile edge and k step
 constexpr int kRowsPerThread = 4;  // kTile / (kThreads / kTile)
 
-// Wrapping multiply-accumulate in unsigned arithmetic; bool is or of ands.
+// Wrapping multiply-accumulate in unsigned arithmetic (at least 32 bits, so
+// narrow types never promote to int and overflow); bool is or of ands.
 template <typename T>
 struct IntMac {
-  using Acc = std::conditional_t<kIsBool<T>, uint32_t, UnsignedT<T>>;
+  using Acc = std::conditional_t<kIsBool<T> || (sizeof(T) < 4), uint32_t, UnsignedT<T>>;
   __device__ __forceinline__ static Acc Load(T x) {
     if constexpr (kIsBool<T>) {
       return x != 0 ? 1u : 0u;

@@ -39,6 +39,16 @@ __host__ __device__ __forceinline__ Acc Widen(T x) {
 template <typename T>
 inline constexpr bool kFloat = std::is_floating_point_v<T>;
 
+// An element as its value: a bool byte reads as 0 or 1 (nonzero is true).
+template <typename T>
+__host__ __device__ __forceinline__ T Value(T x) {
+  if constexpr (kIsBool<T>) {
+    return static_cast<T>(x != 0);
+  } else {
+    return x;
+  }
+}
+
 template <AxesReduce K, typename T>
 struct Traits;
 
@@ -89,7 +99,7 @@ struct Extreme {
       return kMax ? std::numeric_limits<T>::lowest() : std::numeric_limits<T>::max();
     }
   }
-  static __host__ __device__ Acc Load(T x, int64_t) { return x; }
+  static __host__ __device__ Acc Load(T x, int64_t) { return Value(x); }
   __host__ __device__ Acc operator()(Acc a, Acc b) const {
     if (IsNan(a)) return a;
     if (IsNan(b)) return b;
@@ -120,7 +130,7 @@ struct ArgExtreme {
   using Acc = ArgPair<T>;
   using Out = int64_t;
   static __host__ __device__ Acc Identity() { return {T(0), -1}; }
-  static __host__ __device__ Acc Load(T x, int64_t r) { return {x, r}; }
+  static __host__ __device__ Acc Load(T x, int64_t r) { return {Value(x), r}; }
   __host__ __device__ Acc operator()(Acc a, Acc b) const {
     if (a.i < 0) return b;
     if (b.i < 0) return a;

@@ -57,6 +57,8 @@ cudaError_t TransposeBatched2D(const LaunchContext& ctx, int item_size, const vo
   switch (item_size) {
     case 1:
       return Launch<uint8_t>(ctx, in, out, batch, rows, cols);
+    case 2:
+      return Launch<uint16_t>(ctx, in, out, batch, rows, cols);
     case 4:
       return Launch<uint32_t>(ctx, in, out, batch, rows, cols);
     case 8:

@@ -35,10 +35,10 @@ absl::Status ExpectOperands(const Instruction& ins, absl::Span<const ValueType> 
 
 // A Python int fill must fit the integer dtype, as in NumPy 2.
 absl::Status CheckFillFits(const Scalar& fill, DType dtype) {
-  if (!fill.is_int() || dtype != DType::kInt32) return absl::OkStatus();
+  if (!fill.is_int() || !IsInteger(dtype)) return absl::OkStatus();
   const int64_t v = fill.as_int64();
-  if (v < std::numeric_limits<int32_t>::min() || v > std::numeric_limits<int32_t>::max()) {
-    return Invalid(absl::StrCat("Python integer ", v, " out of bounds for int32"));
+  if (!IntFitsIn(v, dtype)) {
+    return Invalid(absl::StrCat("Python integer ", v, " out of bounds for ", DTypeName(dtype)));
   }
   return absl::OkStatus();
 }
@@ -184,8 +184,14 @@ absl::StatusOr<ArangeParams> ComputeArange(const Scalar& start, const Scalar& st
       p.delta = Scalar::Float(static_cast<double>(b - a));
       break;
     }
+    case DType::kInt8:
+    case DType::kInt16:
     case DType::kInt32:
     case DType::kInt64:
+    case DType::kUint8:
+    case DType::kUint16:
+    case DType::kUint32:
+    case DType::kUint64:
     case DType::kBool: {
       // Non-integer bounds are truncated as NumPy's setitem does.
       const int64_t a = Scalar::Float(start.as_double()).as_int64();

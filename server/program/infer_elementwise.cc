@@ -1,7 +1,6 @@
 #include "server/program/infer_elementwise.h"
 
 #include <algorithm>
-#include <limits>
 #include <string>
 
 #include "absl/status/status.h"
@@ -17,11 +16,6 @@ DType WithWeak(DType p, const Scalar& s) {
   if (s.is_float() && !IsFloating(p)) return PromoteTypes(p, DType::kFloat64);
   if (s.is_int() && p == DType::kBool) return DType::kInt64;
   return p;
-}
-
-bool FitsIn(int64_t v, DType d) {
-  if (d != DType::kInt32) return true;
-  return v >= std::numeric_limits<int32_t>::min() && v <= std::numeric_limits<int32_t>::max();
 }
 
 // NumPy's words for a dtype it refuses outright.
@@ -80,9 +74,16 @@ absl::StatusOr<ElementwiseTypes> ResolveElementwiseTypes(const Instruction& ins,
   for (const ScalarOperand& s : ins.scalars) {
     if (!s.value.is_int() || !IsInteger(t.compute)) continue;
     const int64_t v = s.value.as_int64();
-    if (!FitsIn(v, t.compute)) {
-      // NumPy 2 compares out-of-range Python integers exactly.
+    if (!IntFitsIn(v, t.compute)) {
+      // NumPy 2 compares out-of-range Python integers exactly: in int64,
+      // which holds both sides; a uint64 array against a negative int in
+      // float64, which keeps every element's sign and nonzeroness (all
+      // these results depend on), as no integer dtype holds both.
       if (FindElementwise(kind)->rule == ElementwiseRule::kBoolResult) {
+        if (t.compute == DType::kUint64) {
+          t.compute = DType::kFloat64;
+          continue;
+        }
         t.compute = DType::kInt64;
         continue;
       }

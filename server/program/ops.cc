@@ -52,28 +52,19 @@ absl::StatusOr<DeviceArray> Output(OpContext& ctx, const std::vector<DeviceArray
 }
 
 // A fill value as the exact scalar kind of `dtype`, converted as NumPy's
-// unsafe cast does (float to integer: NaN/out of range give the minimum).
+// unsafe cast does (core/scalar.h's ScalarAs: float to integer as x86 NumPy
+// gives it, integers wrapped to the dtype).
 Scalar FillFor(const Scalar& v, DType dtype) {
-  switch (dtype) {
-    case DType::kBool:
-      return Scalar::Bool(v.as_bool());
-    case DType::kInt32: {
-      if (v.is_float()) {
-        const double f = v.as_double();
-        if (!(f > -2147483649.0 && f < 2147483648.0)) {
-          return Scalar::Int(std::numeric_limits<int32_t>::min());
-        }
-        return Scalar::Int(static_cast<int32_t>(f));
-      }
-      return Scalar::Int(static_cast<int32_t>(v.as_int64()));
-    }
-    case DType::kInt64:
-      return Scalar::Int(v.as_int64());
-    case DType::kFloat32:
-    case DType::kFloat64:
-      return Scalar::Float(v.as_double());
-  }
-  return v;
+  if (dtype == DType::kBool) return Scalar::Bool(v.as_bool());
+  if (IsFloating(dtype)) return Scalar::Float(v.as_double());
+  return VisitDType(
+      dtype,
+      [&](auto zero) {
+        using T = decltype(zero);
+        // uint64 values past int64 travel as their bit pattern.
+        return Scalar::Int(static_cast<int64_t>(ScalarAs<T>(v)));
+      },
+      [&] { return v; });
 }
 
 // One ElementwiseOp over `args` (Arity(kind) arrays), each first cast to the
@@ -133,9 +124,8 @@ absl::StatusOr<std::vector<DeviceArray>> SelectOperands(OpContext& ctx, const In
   for (int pos = 0; pos < 3; ++pos) {
     if (next_scalar < ins.scalars.size() && ins.scalars[next_scalar].position == pos) {
       Scalar v = ins.scalars[next_scalar++].value;
-      if (ins.op == OpKind::kClip && v.is_int() && dtype == DType::kInt32) {
-        v = Scalar::Int(std::clamp<int64_t>(v.as_int64(), std::numeric_limits<int32_t>::min(),
-                                            std::numeric_limits<int32_t>::max()));
+      if (ins.op == OpKind::kClip && v.is_int() && IsInteger(dtype)) {
+        v = Scalar::Int(ClampToDType(v.as_int64(), dtype));
       }
       ASSIGN_OR_RETURN(DeviceArray s, Allocate(ctx, dtype, {}));
       RETURN_IF_ERROR(ctx.device.backend().Run(ctx.stream, FillOp{FillFor(v, dtype), &s}));
@@ -192,7 +182,7 @@ absl::StatusOr<DeviceArray> RunWhere(OpContext& ctx, const Instruction& ins,
                                                          {std::move(not_c), std::move(b)}, nb));
     return RunElementwiseArrays(ctx, K::kAdd, p, {std::move(x), std::move(y)}, out);
   }
-  const DType bits = ItemSize(p) == 4 ? DType::kInt32 : DType::kInt64;
+  const DType bits = SignedIntegerOfSize(ItemSize(p));
   a.dtype = bits;  // the same buffer, read as integers
   b.dtype = bits;
   ASSIGN_OR_RETURN(DeviceArray c, Convert(ctx, std::move(cond), bits));

@@ -55,19 +55,14 @@ struct HostArray {
   }
   // Element i as a double (for tolerances and messages).
   double value(int64_t i) const {
-    switch (dtype) {
-      case DType::kBool:
-        return at<uint8_t>(i);
-      case DType::kInt32:
-        return at<int32_t>(i);
-      case DType::kInt64:
-        return static_cast<double>(at<int64_t>(i));
-      case DType::kFloat32:
-        return at<float>(i);
-      case DType::kFloat64:
-        return at<double>(i);
-    }
-    return 0;
+    if (dtype == DType::kBool) return at<uint8_t>(i);
+    return VisitDType(
+        dtype,
+        [&](auto zero) {
+          using T = decltype(zero);
+          return static_cast<double>(at<T>(i));
+        },
+        [] { return 0.0; });
   }
   std::string repr(int64_t i) const {
     std::ostringstream os;
@@ -76,12 +71,22 @@ struct HostArray {
       case DType::kBool:
         os << (at<uint8_t>(i) ? "True" : "False") << " (byte " << int{at<uint8_t>(i)} << ")";
         break;
+      case DType::kInt8:
+      case DType::kInt16:
       case DType::kInt32:
-        os << at<int32_t>(i);
-        break;
       case DType::kInt64:
-        os << at<int64_t>(i);
+        os << static_cast<int64_t>(value(i));
+        if (dtype == DType::kInt64) os.str(std::to_string(at<int64_t>(i)));
         break;
+      case DType::kUint8:
+      case DType::kUint16:
+      case DType::kUint32:
+      case DType::kUint64: {
+        uint64_t u = 0;
+        std::memcpy(&u, bytes.data() + i * ItemSize(dtype), ItemSize(dtype));
+        os << u;
+        break;
+      }
       case DType::kFloat32: {
         uint32_t u = at<uint32_t>(i);
         os << at<float>(i) << " (0x" << std::hex << u << ")";
@@ -112,17 +117,19 @@ HostArray Random(DType dtype, Shape shape, uint64_t seed, bool specials = true) 
       case DType::kBool:
         h.bytes[i] = r & 1;
         break;
-      case DType::kInt32: {
-        // Mostly full range (to wrap); some small values.
-        int32_t v =
-            (r >> 32) % 4 == 0 ? static_cast<int32_t>(r % 201) - 100 : static_cast<int32_t>(r);
-        std::memcpy(&h.bytes[i * 4], &v, 4);
-        break;
-      }
-      case DType::kInt64: {
-        int64_t v =
-            (r >> 40) % 4 == 0 ? static_cast<int64_t>(r % 201) - 100 : static_cast<int64_t>(r);
-        std::memcpy(&h.bytes[i * 8], &v, 8);
+      case DType::kInt8:
+      case DType::kInt16:
+      case DType::kInt32:
+      case DType::kInt64:
+      case DType::kUint8:
+      case DType::kUint16:
+      case DType::kUint32:
+      case DType::kUint64: {
+        // Mostly full range (to wrap); some small values (of either sign;
+        // unsigned ones wrap to the top of the range).
+        const uint64_t v =
+            (r >> 40) % 4 == 0 ? static_cast<uint64_t>(static_cast<int64_t>(r % 201) - 100) : r;
+        std::memcpy(&h.bytes[i * ItemSize(dtype)], &v, ItemSize(dtype));  // little-endian
         break;
       }
       case DType::kFloat32:

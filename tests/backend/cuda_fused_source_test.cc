@@ -75,7 +75,7 @@ TEST(CudaFusedLoopSource, BoolIsItsStorageByte) {
   const std::string kernel = source.substr(source.find("extern \"C\""));
   EXPECT_EQ(kernel.find("bool"), std::string::npos) << source;
   EXPECT_NE(kernel.find("resident_ew_add((p0 != 0), (p1 != 0))"), std::string::npos) << source;
-  EXPECT_NE(source.find("const unsigned char* __restrict__ in0"), std::string::npos) << source;
+  EXPECT_NE(source.find("const char* __restrict__ in0"), std::string::npos) << source;
 }
 
 }  // namespace

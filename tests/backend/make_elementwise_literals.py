@@ -19,13 +19,20 @@ BINARY = ["add", "subtract", "multiply", "divide", "maximum", "minimum", "power"
           "logical_and", "logical_or"]
 UNARY = ["negative", "absolute", "sign", "sqrt", "exp", "log", "log1p", "expm1", "sin", "cos",
          "tanh", "floor", "ceil", "logical_not", "isnan", "isfinite"]
-DTYPES = {"kBool": np.bool_, "kInt32": np.int32, "kInt64": np.int64, "kFloat32": np.float32,
-          "kFloat64": np.float64}
+DTYPES = {"kBool": np.bool_, "kInt8": np.int8, "kInt16": np.int16, "kInt32": np.int32,
+          "kInt64": np.int64, "kUint8": np.uint8, "kUint16": np.uint16, "kUint32": np.uint32,
+          "kUint64": np.uint64, "kFloat32": np.float32, "kFloat64": np.float64}
 
 
 def values(dt, unary):
     if dt == np.bool_:
         return [False, True]
+    if np.dtype(dt).kind == "u":
+        top = int(np.iinfo(dt).max)
+        return [0, 1, 2, 3, 7, 100, 200, top // 2, top // 2 + 1, top - 1, top]
+    if dt in (np.int8, np.int16):
+        lo, hi = int(np.iinfo(dt).min), int(np.iinfo(dt).max)
+        return [0, 1, -1, 2, -2, 3, 7, -7, 100, -100, hi, lo, lo + 1]
     if dt == np.int32:
         return [0, 1, -1, 2, -2, 3, 7, -7, 100, -100, 2**31 - 1, -2**31]
     if dt == np.int64:
@@ -43,7 +50,7 @@ def bits(arr):
     arr = np.ascontiguousarray(arr)
     if arr.dtype == np.bool_:
         return [int(x) for x in arr.view(np.uint8)]
-    u = {1: np.uint8, 4: np.uint32, 8: np.uint64}[arr.dtype.itemsize]
+    u = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[arr.dtype.itemsize]
     return [int(x) for x in arr.view(u)]
 
 
@@ -79,7 +86,7 @@ def main():
                 cases.append(emit(out, name, "u", dtname, a, None, want))
                 continue
             pairs = [(x, y) for x in vs for y in vs]
-            if name == "power" and dt in (np.int32, np.int64):
+            if name == "power" and np.dtype(dt).kind == "i":
                 pairs = [(x, y) for x, y in pairs if y >= 0]  # NumPy raises for y < 0
             a = np.array([p[0] for p in pairs], dt)
             b = np.array([p[1] for p in pairs], dt)

@@ -4,8 +4,11 @@ Inputs: arange(n).reshape(shape) cast to the dtype (bool: element % 3 == 0).
 Run with NumPy 2: python3 tests/backend/shape_cases.py"""
 import numpy as np
 
-cname = {'bool': 'kBool', 'int32': 'kInt32', 'int64': 'kInt64', 'float32': 'kFloat32',
-         'float64': 'kFloat64'}
+cname = {'bool': 'kBool', 'int8': 'kInt8', 'int16': 'kInt16', 'int32': 'kInt32',
+         'int64': 'kInt64', 'uint8': 'kUint8', 'uint16': 'kUint16', 'uint32': 'kUint32',
+         'uint64': 'kUint64', 'float32': 'kFloat32', 'float64': 'kFloat64'}
+import warnings
+warnings.simplefilter('ignore')  # negative values cast to unsigned dtypes
 
 
 def inp(dt, shape, offset=0):

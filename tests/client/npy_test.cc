@@ -95,6 +95,7 @@ std::vector<Fixture> NumPyFixtures() {
        DType::kInt64,
        {5},
        Bytes<int64_t>({0, -1, int64_t{1} << 40, -(int64_t{1} << 62), INT64_MAX})},
+      {"uint8.npy", DType::kUint8, {3}, std::string("\1\2\3", 3)},
       {"float32.npy", DType::kFloat32, {4}, Bytes<float>({1.5f, -0.25f, 3.0e38f, 0.0f})},
       {"float64.npy", DType::kFloat64, {2, 3, 4}, f64_bytes},
       {"scalar_f64.npy", DType::kFloat64, {}, Bytes<double>({3.25})},
@@ -257,9 +258,8 @@ TEST(ReadNpyTest, UnsupportedFilesNameFileAndReason) {
       {"fortran_f64.npy", {"Fortran-ordered arrays are not supported", "np.ascontiguousarray"}},
       {"bigendian_f64.npy", {"big-endian dtype '>f8'", "astype('<f8')"}},
       {"complex128.npy",
-       {"dtype '<c16' (complex128) is not supported; supported: bool, int32, "
-        "int64, float32, float64"}},
-      {"uint8.npy", {"dtype '|u1' (uint8) is not supported"}},
+       {"dtype '<c16' (complex128) is not supported; supported: bool, int8, int16, int32, "
+        "int64, uint8, uint16, uint32, uint64, float32, float64"}},
       {"object.npy", {"object arrays", "'|O'"}},
       {"structured.npy", {"structured dtypes"}},
       {"truncated_data.npy", {"truncated .npy data", "needs 32 bytes", "only 28"}},

@@ -20,6 +20,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -127,37 +128,32 @@ class RpcCounter {
   std::shared_ptr<State> state_ = std::make_shared<State>();
 };
 
-// Host bytes of `values` converted to `dtype` (C order, little-endian).
+// Host bytes of `values` converted to `dtype` (C order, little-endian):
+// bool is != 0; integers from their exact value (a negative one wraps into
+// an unsigned dtype, as a uint64 at or above 2^63 is taken as given).
 inline std::string Bytes(DType dtype, const std::vector<double>& values) {
   std::string out(values.size() * static_cast<size_t>(ItemSize(dtype)), '\0');
   for (size_t i = 0; i < values.size(); ++i) {
     char* p = out.data() + i * static_cast<size_t>(ItemSize(dtype));
-    switch (dtype) {
-      case DType::kBool: {
-        const bool v = values[i] != 0;
-        std::memcpy(p, &v, 1);
-        break;
-      }
-      case DType::kInt32: {
-        const int32_t v = static_cast<int32_t>(values[i]);
-        std::memcpy(p, &v, 4);
-        break;
-      }
-      case DType::kInt64: {
-        const int64_t v = static_cast<int64_t>(values[i]);
-        std::memcpy(p, &v, 8);
-        break;
-      }
-      case DType::kFloat32: {
-        const float v = static_cast<float>(values[i]);
-        std::memcpy(p, &v, 4);
-        break;
-      }
-      case DType::kFloat64: {
-        std::memcpy(p, &values[i], 8);
-        break;
-      }
-    }
+    const double x = values[i];
+    VisitDType(
+        dtype,
+        [&](auto zero) {
+          using T = decltype(zero);
+          T v;
+          if constexpr (kIsBoolStorage<T>) {
+            v = static_cast<T>(x != 0);
+          } else if constexpr (std::is_floating_point_v<T>) {
+            v = static_cast<T>(x);
+          } else if (x >= 9223372036854775808.0) {
+            v = static_cast<T>(static_cast<uint64_t>(x));
+          } else {
+            v = static_cast<T>(static_cast<int64_t>(x));
+          }
+          std::memcpy(p, &v, sizeof(T));
+          return 0;
+        },
+        [] { return 0; });
   }
   return out;
 }
@@ -185,38 +181,19 @@ inline absl::StatusOr<Values> Fetch(const Array& a) {
   out.v.resize(static_cast<size_t>(n));
   const char* p = d->bytes.data();
   for (int64_t i = 0; i < n; ++i) {
-    switch (d->dtype) {
-      case DType::kBool: {
-        bool v;
-        std::memcpy(&v, p + i, 1);
-        out.v[i] = v;
-        break;
-      }
-      case DType::kInt32: {
-        int32_t v;
-        std::memcpy(&v, p + 4 * i, 4);
-        out.v[i] = v;
-        break;
-      }
-      case DType::kInt64: {
-        int64_t v;
-        std::memcpy(&v, p + 8 * i, 8);
-        out.v[i] = static_cast<double>(v);
-        break;
-      }
-      case DType::kFloat32: {
-        float v;
-        std::memcpy(&v, p + 4 * i, 4);
-        out.v[i] = v;
-        break;
-      }
-      case DType::kFloat64: {
-        double v;
-        std::memcpy(&v, p + 8 * i, 8);
-        out.v[i] = v;
-        break;
-      }
-    }
+    out.v[i] = VisitDType(
+        d->dtype,
+        [&](auto zero) {
+          using T = decltype(zero);
+          T v;
+          std::memcpy(&v, p + i * static_cast<int64_t>(sizeof(T)), sizeof(T));
+          if constexpr (kIsBoolStorage<T>) {
+            return v != 0 ? 1.0 : 0.0;
+          } else {
+            return static_cast<double>(v);
+          }
+        },
+        [] { return 0.0; });
   }
   return out;
 }

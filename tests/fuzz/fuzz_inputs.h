@@ -29,6 +29,24 @@ inline std::string EdgeValues(DType dtype, int64_t n) {
     case DType::kBool:
       FillCycle<uint8_t>(out, {1, 0, 0, 1, 1});
       break;
+    case DType::kInt8:
+      FillCycle<int8_t>(out, {3, 0, -1, 127, -128, 1, -7, 2});
+      break;
+    case DType::kInt16:
+      FillCycle<int16_t>(out, {3, 0, -1, 32767, -32768, 1, -7, 2});
+      break;
+    case DType::kUint8:
+      FillCycle<uint8_t>(out, {3, 0, 255, 254, 128, 1, 7, 2});
+      break;
+    case DType::kUint16:
+      FillCycle<uint16_t>(out, {3, 0, 65535, 65534, 32768, 1, 7, 2});
+      break;
+    case DType::kUint32:
+      FillCycle<uint32_t>(out, {3, 0, 4294967295u, 4294967294u, 2147483648u, 1, 7, 2});
+      break;
+    case DType::kUint64:
+      FillCycle<uint64_t>(out, {3, 0, ~uint64_t{0}, ~uint64_t{1}, uint64_t{1} << 63, 1, 7, 2});
+      break;
     case DType::kInt32: {
       using L = std::numeric_limits<int32_t>;
       FillCycle<int32_t>(out, {3, 0, -1, L::max(), L::min(), 1, -7, 2});

@@ -6,7 +6,8 @@ import numpy as np
 
 import resident as rs
 
-DTYPES = [np.dtype(d) for d in (np.bool_, np.int32, np.int64, np.float32, np.float64)]
+DTYPES = [np.dtype(d) for d in (np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8,
+                                np.uint16, np.uint32, np.uint64, np.float32, np.float64)]
 
 
 def sample(dtype, shape, seed=0) -> np.ndarray:
@@ -17,6 +18,8 @@ def sample(dtype, shape, seed=0) -> np.ndarray:
         data = rng.integers(0, 2, shape).astype(bool)
     elif dtype.kind == "i":
         data = rng.integers(-50, 50, shape).astype(dtype)
+    elif dtype.kind == "u":
+        data = rng.integers(0, 100, shape).astype(dtype)
     else:
         data = (rng.standard_normal(shape) * 10).astype(dtype)
     return np.asarray(data, dtype)

@@ -6,6 +6,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -19,8 +20,8 @@
 namespace resident {
 namespace {
 
-constexpr DType kDtypes[] = {DType::kBool, DType::kInt32, DType::kInt64, DType::kFloat32,
-                             DType::kFloat64};
+constexpr DType kDtypes[] = {DType::kBool,   DType::kInt8,   DType::kInt32,   DType::kInt64,
+                             DType::kUint16, DType::kUint64, DType::kFloat32, DType::kFloat64};
 
 struct Case {
   std::shared_ptr<Program> program;
@@ -114,23 +115,22 @@ TEST(ChainFoldingTest, FoldedEqualsUnfoldedBitForBitOverEveryDtype) {
         for (int64_t i = 0; i < hv.num_elements(); ++i) {
           char* p = static_cast<char*>(hv.data()) + i * item;
           const int v = 1 + static_cast<int>(i % 3);
-          switch (h_dt) {
-            case DType::kBool:
-              *reinterpret_cast<uint8_t*>(p) = 1;
-              break;
-            case DType::kInt32:
-              *reinterpret_cast<int32_t*>(p) = v;
-              break;
-            case DType::kInt64:
-              *reinterpret_cast<int64_t*>(p) = v;
-              break;
-            case DType::kFloat32:
-              *reinterpret_cast<float*>(p) = v * 0.75f;
-              break;
-            case DType::kFloat64:
-              *reinterpret_cast<double*>(p) = v * 0.75;
-              break;
-          }
+          VisitDType(
+              h_dt,
+              [&](auto zero) {
+                using T = decltype(zero);
+                T x;
+                if constexpr (kIsBoolStorage<T>) {
+                  x = 1;
+                } else if constexpr (std::is_floating_point_v<T>) {
+                  x = static_cast<T>(v * 0.75);
+                } else {
+                  x = static_cast<T>(v);
+                }
+                std::memcpy(p, &x, sizeof(T));
+                return 0;
+              },
+              [] { return 0; });
         }
         const HandleId h = HandleId::Random();
         const Case c = RandomChain(rng, x_dt, h, n);

@@ -18,23 +18,23 @@ namespace {
 struct NumpyUfunc {
   const char* name;
   int nin;
-  const char* loops;  // NumPy type chars of its same-dtype loops: ? i l f d
+  const char* loops;  // NumPy type chars of its same-dtype loops: ? b h i l B H I L f d
 };
 // numpy.<ufunc>.types reduced to our dtypes, NumPy 2.4 (a kBoolResult op
 // such as less has loops 'ii->?': it computes in int32).
 constexpr NumpyUfunc kNumpy[] = {
-    {"add", 2, "?ilfd"},
-    {"subtract", 2, "ilfd"},
-    {"multiply", 2, "?ilfd"},
+    {"add", 2, "?bhilBHILfd"},
+    {"subtract", 2, "bhilBHILfd"},
+    {"multiply", 2, "?bhilBHILfd"},
     {"divide", 2, "fd"},
-    {"negative", 1, "ilfd"},
-    {"maximum", 2, "?ilfd"},
-    {"minimum", 2, "?ilfd"},
-    {"power", 2, "ilfd"},
-    {"remainder", 2, "ilfd"},
-    {"floor_divide", 2, "ilfd"},
-    {"absolute", 1, "?ilfd"},
-    {"sign", 1, "ilfd"},
+    {"negative", 1, "bhilBHILfd"},
+    {"maximum", 2, "?bhilBHILfd"},
+    {"minimum", 2, "?bhilBHILfd"},
+    {"power", 2, "bhilBHILfd"},
+    {"remainder", 2, "bhilBHILfd"},
+    {"floor_divide", 2, "bhilBHILfd"},
+    {"absolute", 1, "?bhilBHILfd"},
+    {"sign", 1, "bhilBHILfd"},
     {"sqrt", 1, "fd"},
     {"exp", 1, "fd"},
     {"log", 1, "fd"},
@@ -43,33 +43,27 @@ constexpr NumpyUfunc kNumpy[] = {
     {"sin", 1, "fd"},
     {"cos", 1, "fd"},
     {"tanh", 1, "fd"},
-    {"floor", 1, "?ilfd"},
-    {"ceil", 1, "?ilfd"},
-    {"equal", 2, "?ilfd"},
-    {"not_equal", 2, "?ilfd"},
-    {"less", 2, "?ilfd"},
-    {"less_equal", 2, "?ilfd"},
-    {"greater", 2, "?ilfd"},
-    {"greater_equal", 2, "?ilfd"},
-    {"logical_and", 2, "?ilfd"},
-    {"logical_or", 2, "?ilfd"},
-    {"logical_not", 1, "?ilfd"},
-    {"isnan", 1, "?ilfd"},
-    {"isfinite", 1, "?ilfd"},
+    {"floor", 1, "?bhilBHILfd"},
+    {"ceil", 1, "?bhilBHILfd"},
+    {"equal", 2, "?bhilBHILfd"},
+    {"not_equal", 2, "?bhilBHILfd"},
+    {"less", 2, "?bhilBHILfd"},
+    {"less_equal", 2, "?bhilBHILfd"},
+    {"greater", 2, "?bhilBHILfd"},
+    {"greater_equal", 2, "?bhilBHILfd"},
+    {"logical_and", 2, "?bhilBHILfd"},
+    {"logical_or", 2, "?bhilBHILfd"},
+    {"logical_not", 1, "?bhilBHILfd"},
+    {"isnan", 1, "?bhilBHILfd"},
+    {"isfinite", 1, "?bhilBHILfd"},
 };
 
+// NumPy's type character of d (kAllDTypes order).
 char TypeChar(DType d) {
-  switch (d) {
-    case DType::kBool:
-      return '?';
-    case DType::kInt32:
-      return 'i';
-    case DType::kInt64:
-      return 'l';
-    case DType::kFloat32:
-      return 'f';
-    case DType::kFloat64:
-      return 'd';
+  constexpr char kChars[] = "?bhilBHILfd";
+  static_assert(sizeof(kChars) - 1 == std::size(kAllDTypes));
+  for (size_t i = 0; i < std::size(kAllDTypes); ++i) {
+    if (kAllDTypes[i] == d) return kChars[i];
   }
   return 0;
 }

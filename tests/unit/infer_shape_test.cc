@@ -14,8 +14,10 @@ namespace {
 
 using ::testing::HasSubstr;
 
-constexpr DType kB = DType::kBool, kI32 = DType::kInt32, kI64 = DType::kInt64,
-                kF32 = DType::kFloat32, kF64 = DType::kFloat64;
+constexpr DType kB = DType::kBool, kI8 = DType::kInt8, kI16 = DType::kInt16, kI32 = DType::kInt32,
+                kI64 = DType::kInt64, kU8 = DType::kUint8, kU16 = DType::kUint16,
+                kU32 = DType::kUint32, kU64 = DType::kUint64, kF32 = DType::kFloat32,
+                kF64 = DType::kFloat64;
 
 Instruction Op(OpKind op) {
   Instruction ins;
@@ -34,12 +36,20 @@ TEST(InferReduction, ResultDtypesAreNumPys) {
   // [getattr(np, op)(np.ones((2, 3), dt)).dtype for op in ops] for each dt
   const OpKind ops[] = {OpKind::kSum,    OpKind::kProd,   OpKind::kMean, OpKind::kMax, OpKind::kMin,
                         OpKind::kArgmax, OpKind::kArgmin, OpKind::kAny,  OpKind::kAll};
-  const DType want[5][9] = {{kI64, kI64, kF64, kB, kB, kI64, kI64, kB, kB},
-                            {kI64, kI64, kF64, kI32, kI32, kI64, kI64, kB, kB},
-                            {kI64, kI64, kF64, kI64, kI64, kI64, kI64, kB, kB},
-                            {kF32, kF32, kF32, kF32, kF32, kI64, kI64, kB, kB},
-                            {kF64, kF64, kF64, kF64, kF64, kI64, kI64, kB, kB}};
-  for (int d = 0; d < 5; ++d) {
+  // (rows in kAllDTypes order)
+  const DType want[][9] = {{kI64, kI64, kF64, kB, kB, kI64, kI64, kB, kB},
+                           {kI64, kI64, kF64, kI8, kI8, kI64, kI64, kB, kB},
+                           {kI64, kI64, kF64, kI16, kI16, kI64, kI64, kB, kB},
+                           {kI64, kI64, kF64, kI32, kI32, kI64, kI64, kB, kB},
+                           {kI64, kI64, kF64, kI64, kI64, kI64, kI64, kB, kB},
+                           {kU64, kU64, kF64, kU8, kU8, kI64, kI64, kB, kB},
+                           {kU64, kU64, kF64, kU16, kU16, kI64, kI64, kB, kB},
+                           {kU64, kU64, kF64, kU32, kU32, kI64, kI64, kB, kB},
+                           {kU64, kU64, kF64, kU64, kU64, kI64, kI64, kB, kB},
+                           {kF32, kF32, kF32, kF32, kF32, kI64, kI64, kB, kB},
+                           {kF64, kF64, kF64, kF64, kF64, kI64, kI64, kB, kB}};
+  static_assert(std::size(want) == std::size(kAllDTypes));
+  for (int d = 0; d < static_cast<int>(std::size(want)); ++d) {
     for (int k = 0; k < 9; ++k) {
       absl::StatusOr<ValueType> t = InferType(Op(ops[k]), {T(kAllDTypes[d], {2, 3})});
       ASSERT_TRUE(t.ok()) << t.status();

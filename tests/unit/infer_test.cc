@@ -31,6 +31,10 @@ Instruction Op(OpKind op) {
 
 ValueType T(DType d, Shape s) { return ValueType{d, std::move(s)}; }
 
+// The five dtypes these hand tables cover (infer_elementwise_test.cc checks
+// every dtype pair against NumPy's generated tables).
+constexpr DType kFive[] = {kB, kI32, kI64, kF32, kF64};
+
 // numpy.add(np.ones(2, a), np.ones(2, b)).dtype for a, b in
 // [bool, int32, int64, float32, float64] (rows a, columns b).
 constexpr DType kAddTable[5][5] = {
@@ -46,8 +50,8 @@ constexpr DType kDivideTable[5][5] = {
 TEST(PromoteTypes, EveryPairMatchesNumPy) {
   for (int a = 0; a < 5; ++a) {
     for (int b = 0; b < 5; ++b) {
-      EXPECT_EQ(PromoteTypes(kAllDTypes[a], kAllDTypes[b]), kAddTable[a][b])
-          << DTypeName(kAllDTypes[a]) << " + " << DTypeName(kAllDTypes[b]);
+      EXPECT_EQ(PromoteTypes(kFive[a], kFive[b]), kAddTable[a][b])
+          << DTypeName(kFive[a]) << " + " << DTypeName(kFive[b]);
     }
   }
 }
@@ -56,12 +60,10 @@ TEST(InferType, AddAndMultiplyEveryDtypePair) {
   for (ElementwiseKind op : {ElementwiseKind::kAdd, ElementwiseKind::kMultiply}) {
     for (int a = 0; a < 5; ++a) {
       for (int b = 0; b < 5; ++b) {
-        absl::StatusOr<ValueType> t =
-            InferType(Op(op), {T(kAllDTypes[a], {2}), T(kAllDTypes[b], {2})});
+        absl::StatusOr<ValueType> t = InferType(Op(op), {T(kFive[a], {2}), T(kFive[b], {2})});
         ASSERT_TRUE(t.ok()) << t.status();
         EXPECT_EQ(t->dtype, kAddTable[a][b])
-            << ElementwiseName(op) << " " << DTypeName(kAllDTypes[a]) << ", "
-            << DTypeName(kAllDTypes[b]);
+            << ElementwiseName(op) << " " << DTypeName(kFive[a]) << ", " << DTypeName(kFive[b]);
         EXPECT_EQ(t->shape, Shape({2}));
       }
     }
@@ -72,12 +74,11 @@ TEST(InferType, DivideEveryDtypePair) {
   for (int a = 0; a < 5; ++a) {
     for (int b = 0; b < 5; ++b) {
       absl::StatusOr<ValueType> t =
-          InferType(Op(ElementwiseKind::kDivide), {T(kAllDTypes[a], {2}), T(kAllDTypes[b], {2})});
+          InferType(Op(ElementwiseKind::kDivide), {T(kFive[a], {2}), T(kFive[b], {2})});
       ASSERT_TRUE(t.ok()) << t.status();
       EXPECT_EQ(t->dtype, kDivideTable[a][b])
-          << DTypeName(kAllDTypes[a]) << " / " << DTypeName(kAllDTypes[b]);
-      EXPECT_EQ(ArithmeticType(ElementwiseKind::kDivide, kAllDTypes[a], kAllDTypes[b]),
-                kDivideTable[a][b]);
+          << DTypeName(kFive[a]) << " / " << DTypeName(kFive[b]);
+      EXPECT_EQ(ArithmeticType(ElementwiseKind::kDivide, kFive[a], kFive[b]), kDivideTable[a][b]);
     }
   }
 }
@@ -86,7 +87,7 @@ TEST(InferType, SubtractEveryDtypePairButBoolBool) {
   for (int a = 0; a < 5; ++a) {
     for (int b = 0; b < 5; ++b) {
       absl::StatusOr<ValueType> t =
-          InferType(Op(ElementwiseKind::kSubtract), {T(kAllDTypes[a], {2}), T(kAllDTypes[b], {2})});
+          InferType(Op(ElementwiseKind::kSubtract), {T(kFive[a], {2}), T(kFive[b], {2})});
       if (a == 0 && b == 0) {
         // np.ones(2, bool) - np.ones(2, bool): TypeError "numpy boolean subtract..."
         ASSERT_EQ(t.status().code(), absl::StatusCode::kInvalidArgument);
@@ -237,12 +238,12 @@ TEST(InferType, SumDtypesAndAxes) {
   // np.ones(3, d).sum().dtype: bool -> int64, int32 -> int64, others kept.
   const DType want[] = {kI64, kI64, kI64, kF32, kF64};
   for (int d = 0; d < 5; ++d) {
-    absl::StatusOr<ValueType> t = InferType(Op(OpKind::kSum), {T(kAllDTypes[d], {2, 3})});
+    absl::StatusOr<ValueType> t = InferType(Op(OpKind::kSum), {T(kFive[d], {2, 3})});
     ASSERT_TRUE(t.ok());
-    EXPECT_EQ(*t, T(want[d], {})) << DTypeName(kAllDTypes[d]);
+    EXPECT_EQ(*t, T(want[d], {})) << DTypeName(kFive[d]);
     Instruction ax = Op(OpKind::kSum);
     ax.axis = 0;
-    t = InferType(ax, {T(kAllDTypes[d], {2, 3})});
+    t = InferType(ax, {T(kFive[d], {2, 3})});
     ASSERT_TRUE(t.ok());
     EXPECT_EQ(*t, T(want[d], {3}));
   }

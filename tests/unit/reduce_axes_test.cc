@@ -5,6 +5,8 @@
 // bound of log2(n) ulps; these inputs are multiples of 0.5 and mostly exact).
 #include "kernels/cpu/reduce_axes.h"
 
+#include "core/elementwise_expr.h"
+
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -25,6 +27,7 @@ struct Case {
   DType out;
   std::vector<int64_t> shape;
   std::vector<double> values;
+  std::vector<uint64_t> exact;  // integer and bool results: the exact bits
 };
 
 const Case kCases[] = {
@@ -41,6 +44,8 @@ std::vector<unsigned char> Input(DType dt) {
       T t;
       if constexpr (kIsBoolStorage<T>) {
         t = (i % 3 == 0) ? 1 : 0;
+      } else if constexpr (std::is_integral_v<T>) {
+        t = resident_float_to_int<T>(v);  // NumPy's astype (negatives wrap for unsigned)
       } else {
         t = static_cast<T>(v);
       }
@@ -76,12 +81,19 @@ TEST(ReduceAxes, MatchesNumPy) {
                       EXPECT_NEAR(got[i], c.values[i], tol) << i;
                     } else {
                       EXPECT_EQ(static_cast<double>(got[i]), c.values[i]) << i;
+                      EXPECT_EQ(c.exact.size(), c.values.size());
+                      if (i < c.exact.size()) {
+                        const uint64_t bits =
+                            kIsBoolStorage<T> ? uint64_t{got[i] != 0}
+                                              : static_cast<uint64_t>(static_cast<int64_t>(got[i]));
+                        EXPECT_EQ(bits, c.exact[i]) << i;
+                      }
                     }
                   }
                   return absl::OkStatus();
                 }).ok());
   }
-  EXPECT_EQ(n, 530);
+  EXPECT_EQ(n, 1166);
 }
 
 TEST(ReduceAxes, NanPropagatesThroughMaxMinAndArgmax) {

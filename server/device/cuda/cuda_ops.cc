@@ -40,48 +40,19 @@ std::string Describe(const DeviceArray& a) {
   return absl::StrCat(TypeName(a.dtype), ShapeString(a.shape));
 }
 
-// The bit pattern of `value` converted to `dtype` as Cast would convert an
-// array holding it (numpy.full's conversion).
+// The bit pattern of `value` converted to `dtype` as numpy.full converts it
+// (core/scalar.h's ScalarAs, which the CPU backend's Fill uses too).
 uint64_t ScalarBits(const Scalar& value, DType dtype) {
-  uint64_t bits = 0;
-  switch (dtype) {
-    case DType::kBool:
-      bits = value.as_bool() ? 1 : 0;
-      break;
-    case DType::kInt32: {
-      int32_t v;
-      if (value.is_float()) {
-        const double d = value.as_double();
-        v = (d > -2147483649.0 && d < 2147483648.0) ? static_cast<int32_t>(d)
-                                                    : std::numeric_limits<int32_t>::min();
-      } else {
-        v = static_cast<int32_t>(value.as_int64());  // wraps
-      }
-      uint32_t u;
-      std::memcpy(&u, &v, 4);
-      bits = u;
-      break;
-    }
-    case DType::kInt64: {
-      const int64_t v = value.as_int64();
-      std::memcpy(&bits, &v, 8);
-      break;
-    }
-    case DType::kFloat32: {
-      // Through double, as the CPU reference does.
-      const float f = static_cast<float>(value.as_double());
-      uint32_t u;
-      std::memcpy(&u, &f, 4);
-      bits = u;
-      break;
-    }
-    case DType::kFloat64: {
-      const double d = value.as_double();
-      std::memcpy(&bits, &d, 8);
-      break;
-    }
-  }
-  return bits;
+  return VisitDType(
+      dtype,
+      [&](auto zero) {
+        using T = decltype(zero);
+        const T v = ScalarAs<T>(value);
+        uint64_t bits = 0;
+        std::memcpy(&bits, &v, sizeof(T));
+        return bits;
+      },
+      [] { return uint64_t{0}; });
 }
 
 bool Mul64(int64_t a, int64_t b, int64_t* out) { return !__builtin_mul_overflow(a, b, out); }

@@ -15,15 +15,27 @@ namespace resident::cuda_internal {
 namespace {
 
 // The generated code's element types: StorageType<D> spelled for NVRTC (bool
-// is its storage byte, as in every other kernel, never C++'s bool).
+// is its storage byte, `char`, as in every other kernel, never C++'s bool).
 const char* CType(DType d) {
   switch (d) {
     case DType::kBool:
-      return "unsigned char";
+      return "char";
+    case DType::kInt8:
+      return "signed char";
+    case DType::kInt16:
+      return "short";
     case DType::kInt32:
       return "int";
     case DType::kInt64:
       return "long long";
+    case DType::kUint8:
+      return "unsigned char";
+    case DType::kUint16:
+      return "unsigned short";
+    case DType::kUint32:
+      return "unsigned int";
+    case DType::kUint64:
+      return "unsigned long long";
     case DType::kFloat32:
       return "float";
     case DType::kFloat64:
@@ -31,20 +43,27 @@ const char* CType(DType d) {
   }
   return "?";
 }
-static_assert(std::is_same_v<StorageType<DType::kBool>, unsigned char>);
-static_assert(sizeof(int) == ItemSize(DType::kInt32) &&
-              sizeof(long long) == ItemSize(DType::kInt64));
+static_assert(std::is_same_v<StorageType<DType::kBool>, char>);
+static_assert(std::is_same_v<StorageType<DType::kInt8>, signed char> &&
+              std::is_same_v<StorageType<DType::kUint8>, unsigned char>);
+static_assert(std::is_same_v<StorageType<DType::kInt16>, short> &&
+              std::is_same_v<StorageType<DType::kUint16>, unsigned short>);
+static_assert(std::is_same_v<StorageType<DType::kInt32>, int> &&
+              std::is_same_v<StorageType<DType::kUint32>, unsigned int>);
+static_assert(sizeof(long long) == ItemSize(DType::kInt64) &&
+              sizeof(unsigned long long) == ItemSize(DType::kUint64));
 static_assert(std::is_same_v<StorageType<DType::kFloat32>, float> &&
               std::is_same_v<StorageType<DType::kFloat64>, double>);
 
-// The same conversions as the Cast kernel (kernels/cuda/common.cuh).
+// The same conversions as the Cast kernel (kernels/cuda/common.cuh), through
+// the shared float -> integer function of core/elementwise_expr.h.
 std::string CastExpr(const std::string& x, DType from, DType to) {
   if (from == to) return x;
-  if (to == DType::kBool) return absl::StrCat("(", x, " != 0)");
+  if (to == DType::kBool) return absl::StrCat("((char)(", x, " != 0))");
   if (from == DType::kBool)
     return absl::StrCat("(", x, " ? (", CType(to), ")1 : (", CType(to), ")0)");
   if (IsInteger(to) && IsFloating(from)) {
-    return absl::StrCat(to == DType::kInt32 ? "f2i32" : "f2i64", "((double)", x, ")");
+    return absl::StrCat("resident_float_to_int<", CType(to), ">((double)", x, ")");
   }
   return absl::StrCat("((", CType(to), ")", x, ")");
 }
@@ -81,15 +100,7 @@ absl::Status Nvrtc(nvrtcResult r, const char* where) {
 std::string FusedLoopSource(const FusedLoopSpec& spec) {
   const int params = static_cast<int>(spec.param_dtypes.size());
   std::string src = ElementwiseExprText();
-  absl::StrAppend(&src,
-                  "__device__ __forceinline__ int f2i32(double d) {\n"
-                  "  if (!(d > -2147483649.0 && d < 2147483648.0)) return (-2147483647 - 1);\n"
-                  "  return (int)d;\n}\n"
-                  "__device__ __forceinline__ long long f2i64(double d) {\n"
-                  "  if (!(d >= -9223372036854775808.0 && d < 9223372036854775808.0))\n"
-                  "    return (-9223372036854775807LL - 1);\n"
-                  "  return (long long)d;\n}\n"
-                  "extern \"C\" __global__ void resident_fused(");
+  absl::StrAppend(&src, "extern \"C\" __global__ void resident_fused(");
   for (int p = 0; p < params; ++p) {
     absl::StrAppend(&src, "const ", CType(spec.param_dtypes[p]), "* __restrict__ in", p, ", ");
   }

@@ -10,13 +10,20 @@ import numpy as np
 from .v1 import resident_pb2 as pb
 
 #: The dtypes the server stores, as NumPy names them.
-SUPPORTED = (np.dtype(np.bool_), np.dtype(np.int32), np.dtype(np.int64),
-             np.dtype(np.float32), np.dtype(np.float64))
+SUPPORTED = tuple(np.dtype(t) for t in (
+    np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
+    np.float32, np.float64))
 
 _TO_WIRE: Dict[np.dtype, Any] = {
     np.dtype(np.bool_): pb.DTYPE_BOOL,
+    np.dtype(np.int8): pb.DTYPE_INT8,
+    np.dtype(np.int16): pb.DTYPE_INT16,
     np.dtype(np.int32): pb.DTYPE_INT32,
     np.dtype(np.int64): pb.DTYPE_INT64,
+    np.dtype(np.uint8): pb.DTYPE_UINT8,
+    np.dtype(np.uint16): pb.DTYPE_UINT16,
+    np.dtype(np.uint32): pb.DTYPE_UINT32,
+    np.dtype(np.uint64): pb.DTYPE_UINT64,
     np.dtype(np.float32): pb.DTYPE_FLOAT32,
     np.dtype(np.float64): pb.DTYPE_FLOAT64,
 }
