@@ -81,6 +81,17 @@ bool IsSmallProgram(const Program& program, int64_t small_bytes,
   return true;
 }
 
+// The prologue of a call that needs the device: authenticate (one user
+// identity for the call) and check the device is serving; on failure the
+// call is finished with that status and false returned.
+template <typename Call>
+bool StartDeviceCall(ResidentService& service, Call& call) {
+  absl::Status started = call.Start(service.auth(), Role::kUser);
+  if (started.ok()) started = service.CheckDevice();
+  if (!started.ok()) call.Finish(service.Observe(started));
+  return started.ok();
+}
+
 }  // namespace
 
 absl::StatusOr<HandleId> SessionOf(const std::string& bytes) {
@@ -224,12 +235,7 @@ grpc::ServerUnaryReactor* ResidentService::Run(grpc::CallbackServerContext* ctx,
   using Call = UnaryCall<v1::RunRequest, v1::RunResponse>;
   const absl::Time received = absl::Now();
   auto* call = new Call(ctx, in, out);
-  absl::Status started = call->Start(auth_, Role::kUser);
-  if (started.ok()) started = CheckDevice();
-  if (!started.ok()) {
-    call->Finish(Observe(started));
-    return call;
-  }
+  if (!StartDeviceCall(*this, *call)) return call;
   // A copy: once the task has run, the call (and its identity) may be gone.
   const std::string tenant = call->identity().tenant;
   auto decoded =
@@ -320,12 +326,7 @@ grpc::ServerUnaryReactor* ResidentService::Keep(grpc::CallbackServerContext* ctx
                                                 Bytes* out) {
   using Call = UnaryCall<v1::KeepRequest, v1::ArrayInfo>;
   auto* call = new Call(ctx, in, out);
-  absl::Status started = call->Start(auth_, Role::kUser);
-  if (started.ok()) started = CheckDevice();
-  if (!started.ok()) {
-    call->Finish(Observe(started));
-    return call;
-  }
+  if (!StartDeviceCall(*this, *call)) return call;
   // With a data dir this writes and fsyncs the array: off gRPC's threads.
   // Once acknowledged a keep is durable, so it runs even past the deadline:
   // the client may retry and find ALREADY_EXISTS.
@@ -362,12 +363,7 @@ grpc::ServerUnaryReactor* ResidentService::Copy(grpc::CallbackServerContext* ctx
                                                 Bytes* out) {
   using Call = UnaryCall<v1::CopyRequest, v1::ArrayInfo>;
   auto* call = new Call(ctx, in, out);
-  absl::Status started = call->Start(auth_, Role::kUser);
-  if (started.ok()) started = CheckDevice();
-  if (!started.ok()) {
-    call->Finish(Observe(started));
-    return call;
-  }
+  if (!StartDeviceCall(*this, *call)) return call;
   // Device work of any size: off gRPC's threads, queued fairly as programs are.
   const std::string tenant = call->identity().tenant;  // the call may go first
   absl::Status queued = scheduler_.Submit(tenant, ctx->deadline(), [this, call](bool expired) {
