@@ -138,22 +138,50 @@ PhaseTotals ScrapePhases() {
   return t;
 }
 
-// Prints and records the mean µs per Run of each phase between two scrapes.
-void ReportPhases(const PhaseTotals& before, const PhaseTotals& after, const std::string& key,
-                  Results& r) {
-  if (after.empty()) return;
-  std::printf("  server time per Run (mean us):");
-  for (const char* phase : {"queued", "session", "plan", "launch", "sync", "results", "reply"}) {
-    auto a = after.find(phase);
-    if (a == after.end()) continue;
+// The phase totals of `after` less those of `before`.
+PhaseTotals Diff(const PhaseTotals& before, const PhaseTotals& after) {
+  PhaseTotals d;
+  for (const auto& [phase, a] : after) {
     auto b = before.find(phase);
-    const double sum = a->second.first - (b == before.end() ? 0 : b->second.first);
-    const double n = a->second.second - (b == before.end() ? 0 : b->second.second);
-    if (n <= 0) continue;
+    d[phase] =
+        b == before.end() ? a : std::pair{a.first - b->second.first, a.second - b->second.second};
+  }
+  return d;
+}
+
+// Sums the phases of the timed part of each call of a Repeat body, warm-up
+// (the first call: NVRTC compiles, cuBLAS loads) left out.
+class PhaseSampler {
+ public:
+  void Begin() { before_ = ScrapePhases(); }
+  void End() {
+    if (calls_++ == 0) return;
+    for (const auto& [phase, d] : Diff(before_, ScrapePhases())) {
+      sum_[phase].first += d.first;
+      sum_[phase].second += d.second;
+    }
+  }
+  const PhaseTotals& sum() const { return sum_; }
+
+ private:
+  PhaseTotals before_, sum_;
+  int calls_ = 0;
+};
+
+// Prints and records the mean µs per Run of each phase in `d`.
+void ReportPhases(const PhaseTotals& d, const std::string& key, Results& r) {
+  if (d.empty()) return;
+  std::printf("  server time per Run (mean us):");
+  double runs = 0;
+  for (const char* phase : {"queued", "session", "plan", "launch", "sync", "results", "reply"}) {
+    auto a = d.find(phase);
+    if (a == d.end() || a->second.second <= 0) continue;
+    const auto [sum, n] = a->second;
+    runs = n;
     std::printf(" %s %.1f", phase, sum / n * 1e6);
     r.Add(absl::StrFormat("%s.phase_%s_us", key, phase), sum / n * 1e6);
   }
-  std::printf("\n");
+  std::printf(" (%.0f Runs)\n", runs);
 }
 
 // --- seed: 1024 x `x = x + x` on a (1024,512,4,4) float64 array -------------
@@ -180,35 +208,40 @@ void Seed(int reps, Results& r) {
       std::exit(1);
     }
   };
-  const PhaseTotals eager_before = ScrapePhases();
+  PhaseSampler pe, pp, pl;
   const Stats e = Repeat(reps, [&] {
     Array x = fresh(*eager);
+    pe.Begin();
     const auto t0 = Clock::now();
     for (int i = 0; i < adds; ++i) {
       x = x + x;
       Ok(x.Evaluate(), "seed eager add");
     }
     const double ms = Since(t0);
+    pe.End();
     check(x, "eager");
     return ms;
   });
-  const PhaseTotals eager_after = ScrapePhases();
   const Stats p = Repeat(reps, [&] {
     Array x = fresh(*lazy);
+    pp.Begin();
     const auto t0 = Clock::now();
     for (int i = 0; i < adds; ++i) x = x + x;  // recorded
     Ok(x.Evaluate(), "seed program");          // one request
     const double ms = Since(t0);
+    pp.End();
     check(x, "program");
     return ms;
   });
   const Stats l = Repeat(reps, [&] {
     Array x = fresh(*lazy);
+    pl.Begin();
     const auto t0 = Clock::now();
     std::vector<Array> out = lazy->Loop(
         adds, {x}, [](const std::vector<Array>& c) { return std::vector<Array>{c[0] + c[0]}; });
     Ok(out[0].Evaluate(), "seed loop");
     const double ms = Since(t0);
+    pl.End();
     check(out[0], "loop");
     return ms;
   });
@@ -223,8 +256,12 @@ void Seed(int reps, Results& r) {
   }
   std::printf("  memory floor %.2f ms (%d x %.0f MiB at %.0f GB/s)\n", floor_ms, adds,
               2 * nbytes / (1 << 20), absl::GetFlag(FLAGS_copy_bw_gbs));
-  std::printf("  eager:");  // includes the fresh ones() and the checking sums
-  ReportPhases(eager_before, eager_after, "seed.eager", r);
+  std::printf("  eager:");
+  ReportPhases(pe.sum(), "seed.eager", r);
+  std::printf("  lazy program:");
+  ReportPhases(pp.sum(), "seed.program", r);
+  std::printf("  Client::Loop:");
+  ReportPhases(pl.sum(), "seed.loop", r);
   r.Add("seed.adds", adds);
   r.Add("seed.nbytes", nbytes);
   r.AddStats("seed.eager_ms", e);
@@ -281,7 +318,7 @@ void Roundtrip(Results& r) {
   std::printf("  no-op RPC (RenewSession)             p50 %7.1f us  p99 %7.1f us\n", q.median,
               q.p99);
   std::printf("  ratio p50 %.2f\n", p.median / q.median);
-  ReportPhases(before, ScrapePhases(), "roundtrip", r);
+  ReportPhases(Diff(before, ScrapePhases()), "roundtrip", r);
   r.Add("roundtrip.samples", n);
   r.Add("roundtrip.program_p50_us", p.median);
   r.Add("roundtrip.program_p99_us", p.p99);
@@ -321,18 +358,20 @@ void Dot(int reps, Results& r) {
     Array a = resident::client::ones(*c, {n, n}, dt);
     Array b = resident::client::ones(*c, {n, n}, dt);
     Ok(c->EvaluateAll({a, b}), "dot inputs");
-    const PhaseTotals before = ScrapePhases();
+    PhaseSampler ps;
     const Stats s = Repeat(std::max(reps, 5), [&] {
+      ps.Begin();
       const auto t0 = Clock::now();
       Array p = resident::client::dot(a, b);
       Ok(p.Evaluate(), "dot");
-      return Since(t0);
+      const double ms = Since(t0);
+      ps.End();
+      return ms;
     });
-    const PhaseTotals after = ScrapePhases();
     const double tflops = 2.0 * n * n * n / (s.median / 1e3) / 1e12;
     std::printf("dot %s %lldx%lld: median %.2f ms  min %.2f ms  %.3f TFLOP/s\n", name,
                 static_cast<long long>(n), static_cast<long long>(n), s.median, s.min, tflops);
-    ReportPhases(before, after, absl::StrFormat("dot.%s", name), r);
+    ReportPhases(ps.sum(), absl::StrFormat("dot.%s", name), r);
     r.AddStats(absl::StrFormat("dot.%s_ms", name), s);
     r.Add(absl::StrFormat("dot.%s_tflops", name), tflops);
   }

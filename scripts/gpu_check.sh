@@ -31,6 +31,7 @@ step cpu_backend "$dist/tests/cpu_backend_test"
 [ -x "$dist/tests/cuda_fused_source_test" ] && step fused_source "$dist/tests/cuda_fused_source_test"
 [ -x "$dist/tests/elementwise_literals_test" ] && step elementwise_literals \
   "$dist/tests/elementwise_literals_test"
+[ -x "$dist/tests/cast_literals_test" ] && step cast_literals "$dist/tests/cast_literals_test"
 step memcheck compute-sanitizer --tool memcheck --error-exitcode 1 \
   "$dist/tests/backend_conformance_test" --gtest_filter='*cuda*:-*Huge*:*Large*'
 step racecheck compute-sanitizer --tool racecheck --error-exitcode 1 \
