@@ -55,6 +55,20 @@ __device__ __forceinline__ To Convert(From x) {
   }
 }
 
+// An element into a reduction's accumulator: bool is 0/1; an integer into an
+// integer accumulator sign-extends (then wraps in uint64); anything into a
+// double converts directly (uint64 too: no int64 detour).
+template <typename Acc, typename T>
+__host__ __device__ __forceinline__ Acc Widen(T x) {
+  if constexpr (kIsBool<T>) {
+    return x != 0 ? Acc(1) : Acc(0);
+  } else if constexpr (std::is_integral_v<T> && std::is_integral_v<Acc>) {
+    return static_cast<Acc>(static_cast<int64_t>(x));
+  } else {
+    return static_cast<Acc>(x);
+  }
+}
+
 // --- vector packs ------------------------------------------------------------
 
 // V elements of T, aligned to their total size so a whole pack moves in one

@@ -27,17 +27,6 @@ struct AddOp {
   __device__ __forceinline__ Acc operator()(Acc x, Acc y) const { return x + y; }
 };
 
-template <typename Acc, typename T>
-__device__ __forceinline__ Acc ToAcc(T x) {
-  if constexpr (kIsBool<T>) {
-    return x != 0 ? Acc(1) : Acc(0);
-  } else if constexpr (std::is_integral_v<T> && std::is_integral_v<Acc>) {
-    return static_cast<Acc>(static_cast<int64_t>(x));  // sign-extend, wrap
-  } else {  // a float, or an integer into a double (uint64 too: no int64 detour)
-    return static_cast<Acc>(x);
-  }
-}
-
 template <typename Out, typename Acc>
 __device__ __forceinline__ Out FromAcc(Acc x) {
   return static_cast<Out>(x);  // uint64 -> int64 wraps (C++20); double rounds
@@ -69,7 +58,7 @@ __global__ void __launch_bounds__(kThreads)
       const int64_t begin = c * s.chunk;
       const int64_t end = begin + s.chunk < s.len ? begin + s.chunk : s.len;
       const In* row = in + o * s.len;
-      for (int64_t l = begin + lane; l < end; l += kWidth) acc += ToAcc<Acc>(row[l]);
+      for (int64_t l = begin + lane; l < end; l += kWidth) acc += Widen<Acc>(row[l]);
     }
 #pragma unroll
     for (int offset = 16; offset > 0; offset /= 2) {
@@ -115,7 +104,7 @@ __global__ void __launch_bounds__(kThreads)
     if (i < s.inner) {
       const In* col = in + o * s.len * s.inner + i;
       for (int64_t l = begin + ty; l < end; l += kColLanes) {
-        acc += ToAcc<Acc>(col[l * s.inner]);
+        acc += Widen<Acc>(col[l * s.inner]);
       }
     }
     partial[ty][tx] = acc;

@@ -23,19 +23,6 @@ __host__ __device__ __forceinline__ bool IsNan(T x) {
   }
 }
 
-// An element widened into an integer or double accumulator: bool is 0/1,
-// integers sign-extend (and then wrap in uint64).
-template <typename Acc, typename T>
-__host__ __device__ __forceinline__ Acc Widen(T x) {
-  if constexpr (kIsBool<T>) {
-    return x != 0 ? Acc(1) : Acc(0);
-  } else if constexpr (std::is_integral_v<T> && std::is_integral_v<Acc>) {
-    return static_cast<Acc>(static_cast<int64_t>(x));  // sign-extend, wrap
-  } else {  // a float, or an integer into a double (uint64 too: no int64 detour)
-    return static_cast<Acc>(x);
-  }
-}
-
 template <typename T>
 inline constexpr bool kFloat = std::is_floating_point_v<T>;
 

@@ -33,6 +33,7 @@
 #include "server/device/backend.h"
 #include "server/device/cpu/cpu_backend.h"
 #include "server/device/device.h"
+#include "tests/backend/backend_test_support.h"
 
 namespace resident {
 namespace {
@@ -263,7 +264,7 @@ class BackendConformanceTest : public ::testing::TestWithParam<std::string> {
         } else if (!scale.empty() && std::isfinite(w) && std::isfinite(g)) {
           same = std::fabs(w - g) <= rtol * scale[i] + 1e-300;
         } else if (ulps_ > 0 && std::isfinite(w) && std::isfinite(g)) {
-          same = UlpDistance(w, g, want.dtype) <= ulps_;
+          same = backend_test::UlpDistance(w, g, want.dtype) <= ulps_;
         }
       }
       if (!same) {
@@ -282,45 +283,12 @@ class BackendConformanceTest : public ::testing::TestWithParam<std::string> {
     }
   }
 
-  // Adjacent floats of `dtype` between a and b.
-  static int64_t UlpDistance(double a, double b, DType dtype) {
-    auto ordered = [dtype](double v) -> int64_t {
-      if (dtype == DType::kFloat32) {
-        const float f = static_cast<float>(v);
-        int32_t i;
-        std::memcpy(&i, &f, 4);
-        return i < 0 ? -static_cast<int64_t>(i & 0x7fffffff) : i;
-      }
-      int64_t i;
-      std::memcpy(&i, &v, 8);
-      return i < 0 ? -(i & 0x7fffffffffffffff) : i;
-    };
-    const int64_t d = ordered(a) - ordered(b);
-    return d < 0 ? -d : d;
-  }
-
   std::unique_ptr<Backend> test_backend_, ref_backend_;
   Side test_{nullptr, nullptr}, ref_{nullptr, nullptr};
   int64_t ulps_ = 0;  // > 0: floats may differ by this many ULP (transcendentals)
 };
 
 constexpr int64_t kTranscendentalUlps = 8;
-
-bool Transcendental(ElementwiseKind k) {
-  switch (k) {
-    case ElementwiseKind::kPower:
-    case ElementwiseKind::kExp:
-    case ElementwiseKind::kLog:
-    case ElementwiseKind::kLog1p:
-    case ElementwiseKind::kExpm1:
-    case ElementwiseKind::kSin:
-    case ElementwiseKind::kCos:
-    case ElementwiseKind::kTanh:
-      return true;
-    default:
-      return false;
-  }
-}
 
 const char* OpName(ElementwiseKind op) { return ElementwiseName(op); }
 
@@ -354,7 +322,7 @@ TEST_P(BackendConformanceTest, BinaryEveryOpDtypeAndBroadcast) {
                                                       {{64, 33}, {33}}};
   uint64_t seed = 1;
   for (ElementwiseKind op : kOps) {
-    ulps_ = Transcendental(op) ? kTranscendentalUlps : 0;
+    ulps_ = backend_test::Transcendental(op) ? kTranscendentalUlps : 0;
     for (DType d : kAllDTypes) {
       for (const auto& [sa, sb] : cases) {
         absl::StatusOr<Shape> out = BroadcastShapes(sa, sb);
@@ -376,7 +344,7 @@ TEST_P(BackendConformanceTest, BinaryInPlace) {
   for (DType d : kAllDTypes) {
     for (ElementwiseKind op : kOps) {
       if (!Accepted(op, d)) continue;
-      ulps_ = Transcendental(op) ? kTranscendentalUlps : 0;
+      ulps_ = backend_test::Transcendental(op) ? kTranscendentalUlps : 0;
       const Shape shape = {100003};
       // out aliases a; then out aliases b with b broadcast from a scalar-like a.
       Check(std::string("in-place a = a ") + OpName(op) + " b, " + DTypeName(d),
@@ -403,7 +371,7 @@ TEST_P(BackendConformanceTest, UnaryEveryOpAndDtype) {
   uint64_t seed = 100;
   for (ElementwiseKind op : kAllElementwiseKinds) {
     if (Arity(op) != 1 || op == ElementwiseKind::kNegative) continue;
-    ulps_ = Transcendental(op) ? kTranscendentalUlps : 0;
+    ulps_ = backend_test::Transcendental(op) ? kTranscendentalUlps : 0;
     for (DType d : kAllDTypes) {
       for (const Shape& shape : std::vector<Shape>{{}, {0}, {1000}, {(1 << 17) + 5}}) {
         Check(std::string(OpName(op)) + " " + Describe(d, shape), {Random(d, shape, seed++)}, d,
@@ -993,11 +961,7 @@ TEST_P(BackendConformanceTest, BadArgumentsAreRefused) {
 #include "tests/backend/reduce_shape_conformance.inc"
 
 INSTANTIATE_TEST_SUITE_P(Backends, BackendConformanceTest, ::testing::Values("cpu", "cuda:0"),
-                         [](const ::testing::TestParamInfo<std::string>& info) {
-                           std::string name = info.param;
-                           std::replace(name.begin(), name.end(), ':', '_');
-                           return name;
-                         });
+                         backend_test::BackendName);
 
 }  // namespace
 }  // namespace resident

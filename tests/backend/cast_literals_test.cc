@@ -15,6 +15,7 @@
 #include "gtest/gtest.h"
 #include "server/device/backend.h"
 #include "server/device/device.h"
+#include "tests/backend/backend_test_support.h"
 
 namespace resident {
 namespace {
@@ -27,13 +28,6 @@ struct CastCase {
 };
 
 #include "tests/backend/cast_literals.inc"
-
-std::vector<uint8_t> Bytes(const uint64_t* bits, int n, DType d) {
-  const int64_t item = ItemSize(d);
-  std::vector<uint8_t> out(n * item);
-  for (int i = 0; i < n; ++i) std::memcpy(&out[i * item], &bits[i], item);  // little-endian
-  return out;
-}
 
 bool IsNanBits(const uint8_t* p, DType d) {
   if (d == DType::kFloat32) {
@@ -49,44 +43,14 @@ bool IsNanBits(const uint8_t* p, DType d) {
   return false;
 }
 
-class CastLiteralsTest : public ::testing::TestWithParam<std::string> {
- protected:
-  void SetUp() override {
-    const std::string& spec = GetParam();
-    const bool cuda = spec.rfind("cuda", 0) == 0;
-    if (cuda && !CudaSupportBuilt()) GTEST_SKIP() << spec << ": this build has no CUDA support";
-    absl::StatusOr<std::unique_ptr<Backend>> made = CreateBackend(spec);
-    if (!made.ok()) {
-      if (cuda) GTEST_SKIP() << spec << ": no usable device: " << made.status();
-      FAIL() << spec << ": " << made.status();
-    }
-    backend_ = *std::move(made);
-    stream_ = backend_->NewStream();
-  }
-
-  absl::StatusOr<DeviceArray> Upload(DType d, int n, const std::vector<uint8_t>& bytes) {
-    DeviceArray a;
-    a.dtype = d;
-    a.shape = {n};
-    absl::StatusOr<std::shared_ptr<Buffer>> buf =
-        backend_->Allocate(static_cast<int64_t>(bytes.size()), *stream_);
-    if (!buf.ok()) return buf.status();
-    a.buffer = *buf;
-    absl::Status s =
-        stream_->CopyToDevice(bytes.data(), *a.buffer, 0, static_cast<int64_t>(bytes.size()));
-    if (!s.ok()) return s;
-    return a;
-  }
-
-  std::unique_ptr<Backend> backend_;
-  std::unique_ptr<Stream> stream_;
-};
+using CastLiteralsTest = backend_test::BackendTest;
 
 TEST_P(CastLiteralsTest, EveryPairMatchesNumpy) {
   int checked = 0;
   for (const CastCase& c : kCastCases) {
     SCOPED_TRACE(std::string(DTypeName(c.from)) + " -> " + DTypeName(c.to));
-    absl::StatusOr<DeviceArray> a = Upload(c.from, c.n, Bytes(c.in, c.n, c.from));
+    absl::StatusOr<DeviceArray> a =
+        Upload(c.from, c.n, backend_test::LiteralBytes(c.in, c.n, c.from));
     ASSERT_TRUE(a.ok()) << a.status();
     absl::StatusOr<DeviceArray> out =
         Upload(c.to, c.n, std::vector<uint8_t>(c.n * ItemSize(c.to), 0xAB));
@@ -96,7 +60,7 @@ TEST_P(CastLiteralsTest, EveryPairMatchesNumpy) {
     ASSERT_TRUE(s.ok()) << s;
     std::vector<uint8_t> got(out->nbytes());
     ASSERT_TRUE(stream_->CopyToHost(*out->buffer, 0, got.data(), out->nbytes()).ok());
-    const std::vector<uint8_t> want = Bytes(c.want, c.n, c.to);
+    const std::vector<uint8_t> want = backend_test::LiteralBytes(c.want, c.n, c.to);
     const int64_t item = ItemSize(c.to);
     for (int i = 0; i < c.n; ++i) {
       const uint8_t* g = &got[i * item];
@@ -111,9 +75,7 @@ TEST_P(CastLiteralsTest, EveryPairMatchesNumpy) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, CastLiteralsTest, ::testing::Values("cpu", "cuda:0"),
-                         [](const ::testing::TestParamInfo<std::string>& p) {
-                           return p.param == "cpu" ? std::string("cpu") : std::string("cuda0");
-                         });
+                         backend_test::BackendName);
 
 }  // namespace
 }  // namespace resident

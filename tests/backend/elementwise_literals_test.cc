@@ -25,6 +25,7 @@
 #include "gtest/gtest.h"
 #include "server/device/backend.h"
 #include "server/device/device.h"
+#include "tests/backend/backend_test_support.h"
 
 namespace resident {
 namespace {
@@ -41,42 +42,6 @@ struct LiteralCase {
 
 constexpr int64_t kMaxUlps = 4;
 
-bool Transcendental(ElementwiseKind k) {
-  switch (k) {
-    case ElementwiseKind::kPower:
-    case ElementwiseKind::kExp:
-    case ElementwiseKind::kLog:
-    case ElementwiseKind::kLog1p:
-    case ElementwiseKind::kExpm1:
-    case ElementwiseKind::kSin:
-    case ElementwiseKind::kCos:
-    case ElementwiseKind::kTanh:
-      return true;
-    default:
-      return false;
-  }
-}
-
-std::vector<uint8_t> Bytes(const uint64_t* bits, int n, DType d) {
-  const int64_t item = ItemSize(d);
-  std::vector<uint8_t> out(n * item);
-  for (int i = 0; i < n; ++i) std::memcpy(&out[i * item], &bits[i], item);  // little-endian
-  return out;
-}
-
-// The float's position on a line where adjacent floats differ by 1.
-int64_t Ordered(double v, DType d) {
-  if (d == DType::kFloat32) {
-    const float f = static_cast<float>(v);
-    int32_t i;
-    std::memcpy(&i, &f, 4);
-    return i < 0 ? -static_cast<int64_t>(i & 0x7fffffff) : i;
-  }
-  int64_t i;
-  std::memcpy(&i, &v, 8);
-  return i < 0 ? -(i & 0x7fffffffffffffff) : i;
-}
-
 double AsDouble(const std::vector<uint8_t>& bytes, int i, DType d) {
   if (d == DType::kFloat32) {
     float f;
@@ -88,38 +53,7 @@ double AsDouble(const std::vector<uint8_t>& bytes, int i, DType d) {
   return f;
 }
 
-class ElementwiseLiteralsTest : public ::testing::TestWithParam<std::string> {
- protected:
-  void SetUp() override {
-    const std::string& spec = GetParam();
-    const bool cuda = spec.rfind("cuda", 0) == 0;
-    if (cuda && !CudaSupportBuilt()) GTEST_SKIP() << spec << ": this build has no CUDA support";
-    absl::StatusOr<std::unique_ptr<Backend>> made = CreateBackend(spec);
-    if (!made.ok()) {
-      if (cuda) GTEST_SKIP() << spec << ": no usable device: " << made.status();
-      FAIL() << spec << ": " << made.status();
-    }
-    backend_ = *std::move(made);
-    stream_ = backend_->NewStream();
-  }
-
-  absl::StatusOr<DeviceArray> Upload(DType d, int n, const std::vector<uint8_t>& bytes) {
-    DeviceArray a;
-    a.dtype = d;
-    a.shape = {n};
-    absl::StatusOr<std::shared_ptr<Buffer>> buf =
-        backend_->Allocate(static_cast<int64_t>(bytes.size()), *stream_);
-    if (!buf.ok()) return buf.status();
-    a.buffer = *buf;
-    absl::Status s =
-        stream_->CopyToDevice(bytes.data(), *a.buffer, 0, static_cast<int64_t>(bytes.size()));
-    if (!s.ok()) return s;
-    return a;
-  }
-
-  std::unique_ptr<Backend> backend_;
-  std::unique_ptr<Stream> stream_;
-};
+using ElementwiseLiteralsTest = backend_test::BackendTest;
 
 TEST_P(ElementwiseLiteralsTest, EveryOpAndDtypeMatchesNumpy) {
   int checked = 0;
@@ -128,10 +62,11 @@ TEST_P(ElementwiseLiteralsTest, EveryOpAndDtypeMatchesNumpy) {
     ASSERT_NE(e, nullptr) << c.op;
     SCOPED_TRACE(std::string(c.op) + " " + DTypeName(c.dtype));
     EXPECT_EQ(ElementwiseAccepts(e->kind, c.dtype), c.want != nullptr);
-    absl::StatusOr<DeviceArray> a = Upload(c.dtype, c.n, Bytes(c.a, c.n, c.dtype));
+    absl::StatusOr<DeviceArray> a =
+        Upload(c.dtype, c.n, backend_test::LiteralBytes(c.a, c.n, c.dtype));
     ASSERT_TRUE(a.ok()) << a.status();
     absl::StatusOr<DeviceArray> b = a;
-    if (c.b != nullptr) b = Upload(c.dtype, c.n, Bytes(c.b, c.n, c.dtype));
+    if (c.b != nullptr) b = Upload(c.dtype, c.n, backend_test::LiteralBytes(c.b, c.n, c.dtype));
     ASSERT_TRUE(b.ok()) << b.status();
     absl::StatusOr<DeviceArray> out =
         Upload(c.dtype, c.n, std::vector<uint8_t>(c.n * ItemSize(c.dtype), 0xAB));
@@ -148,7 +83,7 @@ TEST_P(ElementwiseLiteralsTest, EveryOpAndDtypeMatchesNumpy) {
     ASSERT_TRUE(stream_->CopyToHost(*out->buffer, 0, got.data(), out->nbytes()).ok());
     const bool bool_result = e->rule == ElementwiseRule::kBoolResult;
     const DType wd = bool_result ? DType::kBool : c.dtype;
-    const std::vector<uint8_t> want = Bytes(c.want, c.n, wd);
+    const std::vector<uint8_t> want = backend_test::LiteralBytes(c.want, c.n, wd);
     const int64_t item = ItemSize(c.dtype);
     for (int i = 0; i < c.n; ++i) {
       const std::string at = "element " + std::to_string(i) + " (a bits 0x" +
@@ -174,8 +109,8 @@ TEST_P(ElementwiseLiteralsTest, EveryOpAndDtypeMatchesNumpy) {
       const int64_t ulps = e->kind == ElementwiseKind::kPower && c.dtype == DType::kFloat32
                                ? 2 * kMaxUlps
                                : kMaxUlps;
-      const bool close = Transcendental(e->kind) && std::isfinite(g) && std::isfinite(w) &&
-                         std::llabs(Ordered(g, c.dtype) - Ordered(w, c.dtype)) <= ulps;
+      const bool close = backend_test::Transcendental(e->kind) && std::isfinite(g) &&
+                         std::isfinite(w) && backend_test::UlpDistance(g, w, c.dtype) <= ulps;
       EXPECT_TRUE(close) << at << ": got " << g << ", NumPy " << w;
     }
     ++checked;
@@ -184,9 +119,7 @@ TEST_P(ElementwiseLiteralsTest, EveryOpAndDtypeMatchesNumpy) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, ElementwiseLiteralsTest, ::testing::Values("cpu", "cuda:0"),
-                         [](const ::testing::TestParamInfo<std::string>& p) {
-                           return p.param == "cpu" ? std::string("cpu") : std::string("cuda0");
-                         });
+                         backend_test::BackendName);
 
 }  // namespace
 }  // namespace resident
