@@ -3,12 +3,11 @@
 #include <grpcpp/support/client_interceptor.h>
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
 #include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "client/channel.h"
 #include "client/client_core.h"
 #include "client/program_builder.h"
 #include "client/transfer.h"
@@ -32,6 +31,14 @@ void Materialize(Node& n, const v1::ArrayInfo& info) {
   n.ins.Clear();
   std::vector<std::shared_ptr<Node>> drop = std::move(n.inputs);
   n.inputs.clear();
+}
+
+// An Array of a handle this session now owns: released with the Array.
+Array OwnedArray(const std::shared_ptr<ClientCore>& core, const v1::ArrayInfo& info) {
+  auto n = std::make_shared<Node>();
+  n->core = core;
+  Materialize(*n, info);
+  return MakeArray(std::move(n));
 }
 
 std::string Hex(const std::string& raw) {
@@ -68,39 +75,6 @@ class BearerFactory final : public grpc::experimental::ClientInterceptorFactoryI
  private:
   const std::string header_;
 };
-
-absl::StatusOr<std::string> ReadFile(const std::string& path, const char* what) {
-  std::ifstream in(path);
-  std::stringstream text;
-  if (in) text << in.rdbuf();
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", what, " ", path));
-  return text.str();
-}
-
-absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> ChannelCredentials(
-    const ClientOptions& o) {
-  if (o.tls_ca_file.empty() && o.tls_cert_file.empty() && o.tls_key_file.empty()) {
-    return grpc::InsecureChannelCredentials();
-  }
-  if (o.tls_cert_file.empty() != o.tls_key_file.empty()) {
-    return absl::InvalidArgumentError("a client certificate and its key go together");
-  }
-  grpc::SslCredentialsOptions ssl;
-  if (!o.tls_ca_file.empty()) {
-    absl::StatusOr<std::string> ca = ReadFile(o.tls_ca_file, "CA file");
-    if (!ca.ok()) return ca.status();
-    ssl.pem_root_certs = *std::move(ca);
-  }
-  if (!o.tls_cert_file.empty()) {
-    absl::StatusOr<std::string> cert = ReadFile(o.tls_cert_file, "certificate");
-    if (!cert.ok()) return cert.status();
-    absl::StatusOr<std::string> key = ReadFile(o.tls_key_file, "key");
-    if (!key.ok()) return key.status();
-    ssl.pem_cert_chain = *std::move(cert);
-    ssl.pem_private_key = *std::move(key);
-  }
-  return grpc::SslCredentials(ssl);
-}
 
 }  // namespace
 
@@ -422,10 +396,7 @@ absl::StatusOr<std::vector<ArrayListing>> Client::List() {
 absl::StatusOr<Array> Client::Upload(DType dtype, const Shape& shape, std::string_view bytes) {
   absl::StatusOr<v1::ArrayInfo> info = UploadBytes(*core_, dtype, shape, bytes);
   if (!info.ok()) return info.status();
-  auto n = std::make_shared<Node>();
-  n->core = core_;
-  Materialize(*n, *info);
-  return MakeArray(std::move(n));
+  return OwnedArray(core_, *info);
 }
 
 absl::StatusOr<Array> Client::AttachHandle(const std::string& handle_hex) {
@@ -469,10 +440,7 @@ absl::StatusOr<Array> Client::Attach(const std::string& name) {
   v1::ArrayInfo info;
   grpc::ClientContext ctx;
   if (absl::Status s = FromGrpc(core_->stub->Attach(&ctx, req, &info)); !s.ok()) return s;
-  auto n = std::make_shared<Node>();
-  n->core = core_;
-  Materialize(*n, info);  // this session's own handle: released with the Array
-  return MakeArray(std::move(n));
+  return OwnedArray(core_, info);
 }
 
 absl::StatusOr<Array> Client::CopyTo(const Array& array, const std::string& device) {
@@ -485,10 +453,7 @@ absl::StatusOr<Array> Client::CopyTo(const Array& array, const std::string& devi
   v1::ArrayInfo info;
   grpc::ClientContext ctx;
   if (absl::Status s = FromGrpc(core_->stub->Copy(&ctx, req, &info)); !s.ok()) return s;
-  auto n = std::make_shared<Node>();
-  n->core = core_;
-  Materialize(*n, info);  // this session's own handle: released with the Array
-  return MakeArray(std::move(n));
+  return OwnedArray(core_, info);
 }
 
 const std::string& Client::device() const { return core_->device; }

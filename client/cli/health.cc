@@ -3,50 +3,23 @@
 #include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
 
-#include <fstream>
 #include <future>
-#include <sstream>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "client/channel.h"
 #include "core/proto/split_message.h"
 
 namespace resident::cli {
 namespace {
 
-absl::StatusOr<std::string> ReadFile(const std::string& path, const char* what) {
-  std::ifstream in(path);
-  std::stringstream text;
-  if (in) text << in.rdbuf();
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", what, " ", path));
-  return text.str();
-}
-
 absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeChannel(const HealthOptions& o) {
   grpc::ChannelArguments args;
   if (!o.tls_server_name.empty()) args.SetSslTargetNameOverride(o.tls_server_name);
-  const client::ClientOptions& c = o.connection;
-  if (c.tls_ca_file.empty() && c.tls_cert_file.empty() && c.tls_key_file.empty()) {
-    return grpc::CreateCustomChannel(o.server, grpc::InsecureChannelCredentials(), args);
-  }
-  if (c.tls_cert_file.empty() != c.tls_key_file.empty()) {
-    return absl::InvalidArgumentError("a client certificate and its key go together");
-  }
-  grpc::SslCredentialsOptions ssl;
-  if (!c.tls_ca_file.empty()) {
-    absl::StatusOr<std::string> ca = ReadFile(c.tls_ca_file, "CA file");
-    if (!ca.ok()) return ca.status();
-    ssl.pem_root_certs = *std::move(ca);
-  }
-  if (!c.tls_cert_file.empty()) {
-    absl::StatusOr<std::string> cert = ReadFile(c.tls_cert_file, "certificate");
-    if (!cert.ok()) return cert.status();
-    absl::StatusOr<std::string> key = ReadFile(c.tls_key_file, "key");
-    if (!key.ok()) return key.status();
-    ssl.pem_cert_chain = *std::move(cert);
-    ssl.pem_private_key = *std::move(key);
-  }
-  return grpc::CreateCustomChannel(o.server, grpc::SslCredentials(ssl), args);
+  absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials =
+      client::ChannelCredentials(o.connection);
+  if (!credentials.ok()) return credentials.status();
+  return grpc::CreateCustomChannel(o.server, *credentials, args);
 }
 
 // grpc.health.v1 messages by hand (Debian ships no health.proto for
