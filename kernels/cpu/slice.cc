@@ -8,26 +8,7 @@
 namespace resident::cpu {
 
 absl::StatusOr<SliceAxis> NormalizeSlice(const SliceSpec& s, int64_t dim) {
-  if (s.step == 0) return absl::InvalidArgumentError("slice step cannot be zero");
-  if (s.step == INT64_MIN) return absl::InvalidArgumentError("slice step out of range");
-  // CPython's PySlice_AdjustIndices, with the defaults for the step's sign.
-  const bool neg = s.step < 0;
-  auto adjust = [&](std::optional<int64_t> v, int64_t dflt) {
-    if (!v) return dflt;
-    int64_t x = *v;
-    if (x < 0) {
-      x = x < -dim ? (neg ? -1 : 0) : x + dim;
-    } else if (x >= dim) {
-      x = neg ? dim - 1 : dim;
-    }
-    return x;
-  };
-  const int64_t start = adjust(s.start, neg ? dim - 1 : 0);
-  const int64_t stop = adjust(s.stop, neg ? -1 : dim);
-  int64_t length = 0;
-  if (!neg && start < stop) length = (stop - start - 1) / s.step + 1;
-  if (neg && stop < start) length = (start - stop - 1) / (-s.step) + 1;
-  return SliceAxis{start, s.step, length};
+  return SliceIndices(s.start, s.stop, s.step, dim);
 }
 
 absl::Status Slice(ThreadPool* pool, const ConstView& a, const std::vector<SliceSpec>& specs,

@@ -8,6 +8,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "core/slice_indices.h"
 #include "kernels/cpu/array_view.h"
 #include "kernels/cpu/thread_pool.h"
 
@@ -20,12 +21,8 @@ struct SliceSpec {
   int64_t step = 1;
 };
 
-// Python's slice.indices(dim) reduced to (first index, step, length); a step
-// of 0 is INVALID_ARGUMENT (NumPy's ValueError). Bounds of any int64 value
-// are clamped, never overflow.
-struct SliceAxis {
-  int64_t first = 0, step = 1, length = 0;
-};
+// core/slice_indices.h's SliceIndices for one spec.
+using SliceAxis = SliceBounds;
 absl::StatusOr<SliceAxis> NormalizeSlice(const SliceSpec& s, int64_t dim);
 
 // out = a[specs...]; axes past specs.size() are taken whole. out.shape must

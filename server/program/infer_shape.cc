@@ -5,6 +5,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "core/slice_indices.h"
 #include "core/status_macros.h"
 #include "server/program/infer_shape.h"
 
@@ -34,28 +35,10 @@ DType PromoteAll(absl::Span<const ValueType> ops) {
   return t;
 }
 
-// Python's slice.indices for one axis (CPython's PySlice_AdjustIndices).
-absl::StatusOr<std::pair<SliceAxisSpec, int64_t>> SliceIndices(const SliceRange& s, int64_t dim) {
-  int64_t step = s.step.value_or(1);
-  if (step == 0) return Invalid("slice step cannot be zero");
-  if (step == std::numeric_limits<int64_t>::min()) step = -std::numeric_limits<int64_t>::max();
-  const bool neg = step < 0;
-  auto adjust = [&](std::optional<int64_t> v, int64_t dflt) {
-    if (!v) return dflt;
-    int64_t x = *v;
-    if (x < 0) {
-      x = x < -dim ? (neg ? -1 : 0) : x + dim;
-    } else if (x >= dim) {
-      x = neg ? dim - 1 : dim;
-    }
-    return x;
-  };
-  const int64_t start = adjust(s.start, neg ? dim - 1 : 0);
-  const int64_t stop = adjust(s.stop, neg ? -1 : dim);
-  int64_t length = 0;
-  if (!neg && start < stop) length = (stop - start - 1) / step + 1;
-  if (neg && stop < start) length = (start - stop - 1) / (-step) + 1;
-  return std::make_pair(SliceAxisSpec{length > 0 ? start : 0, step}, length);
+// Python's slice.indices for one axis (core/slice_indices.h).
+absl::StatusOr<std::pair<SliceAxisSpec, int64_t>> AxisSlice(const SliceRange& s, int64_t dim) {
+  ASSIGN_OR_RETURN(SliceBounds b, SliceIndices(s.start, s.stop, s.step.value_or(1), dim));
+  return std::make_pair(SliceAxisSpec{b.first, b.step}, b.length);
 }
 
 absl::StatusOr<ValueType> InferConcatenate(const Instruction& ins,
@@ -208,7 +191,7 @@ absl::StatusOr<NormalizedSlice> NormalizeSlices(const Instruction& ins,
       n.shape.push_back(shape[d]);
       continue;
     }
-    ASSIGN_OR_RETURN(auto axis, SliceIndices(ins.slices[d], shape[d]));
+    ASSIGN_OR_RETURN(auto axis, AxisSlice(ins.slices[d], shape[d]));
     n.axes.push_back(axis.first);
     n.shape.push_back(axis.second);
   }

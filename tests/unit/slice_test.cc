@@ -70,7 +70,10 @@ TEST(Slice, NormalizeMatchesSliceIndices) {
                         {{kMin, kMax, 1}, 7, 0, 1, 7},
                         {{kMax, kMin, -3}, 7, 6, -3, 3},
                         {{3, 3, 1}, 7, 3, 1, 0},
-                        {{10, std::nullopt, -4}, 7, 6, -4, 2}};
+                        {{10, std::nullopt, -4}, 7, 6, -4, 2},
+                        // CPython's PySlice_Unpack clamps a step of -2**63 to
+                        // -(2**63 - 1); either way range(6, -1, step) has 1 element.
+                        {{std::nullopt, std::nullopt, kMin}, 7, 6, -kMax, 1}};
   for (const Edge& e : edges) {
     auto n = NormalizeSlice(e.s, e.dim);
     ASSERT_TRUE(n.ok());
