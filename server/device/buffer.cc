@@ -35,4 +35,12 @@ absl::Status CheckCopy(absl::string_view what, const Buffer& buffer, int64_t off
   return absl::OkStatus();
 }
 
+bool Overlaps(const DeviceArray& x, const DeviceArray& y) {
+  const auto* xs = static_cast<const char*>(x.data());
+  const auto* ys = static_cast<const char*>(y.data());
+  const int64_t xn = x.nbytes(), yn = y.nbytes();
+  if (xs == nullptr || ys == nullptr || xn == 0 || yn == 0) return false;
+  return xs < ys + yn && ys < xs + xn;
+}
+
 }  // namespace resident

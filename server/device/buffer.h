@@ -43,6 +43,10 @@ struct DeviceArray {
   void* data() const { return buffer ? buffer->data() : nullptr; }
 };
 
+// Whether the bytes of x and y overlap (an empty or unheld array overlaps
+// nothing).
+bool Overlaps(const DeviceArray& x, const DeviceArray& y);
+
 // OK when `array`'s shape is valid, its byte size fits int64 and its buffer
 // holds all of it (a null buffer holds 0 bytes); else INVALID_ARGUMENT naming
 // `role` ("add operand a"). Every backend checks every operand with this.

@@ -23,6 +23,7 @@
 #include "server/device/cpu/cpu_shape_ops.h"
 #include "server/device/cpu/fused_loop.h"
 #include "server/device/cpu/host_allocator.h"
+#include "server/device/cpu/views.h"
 
 namespace resident {
 namespace {
@@ -60,18 +61,6 @@ int64_t PhysicalBytes(int name) {
   const long pages = sysconf(name);
   const long page_size = sysconf(_SC_PAGESIZE);
   return pages > 0 && page_size > 0 ? int64_t{pages} * page_size : 0;
-}
-
-cpu::ConstView View(const DeviceArray& a) { return {a.data(), a.dtype, a.shape}; }
-cpu::MutView MutableView(const DeviceArray& a) { return {a.data(), a.dtype, a.shape}; }
-
-// Whether the bytes of x and y overlap.
-bool Overlaps(const DeviceArray& x, const DeviceArray& y) {
-  const auto* xs = static_cast<const char*>(x.data());
-  const auto* ys = static_cast<const char*>(y.data());
-  const int64_t xn = x.nbytes(), yn = y.nbytes();
-  if (xs == nullptr || ys == nullptr || xn == 0 || yn == 0) return false;
-  return xs < ys + yn && ys < xs + xn;
 }
 
 // Elementwise ops may write over an input that starts where out starts and

@@ -8,20 +8,10 @@
 #include "kernels/cpu/concat.h"
 #include "kernels/cpu/reduce_axes.h"
 #include "kernels/cpu/slice.h"
+#include "server/device/cpu/views.h"
 
 namespace resident {
 namespace {
-
-cpu::ConstView View(const DeviceArray& a) { return {a.data(), a.dtype, a.shape}; }
-cpu::MutView MutableView(const DeviceArray& a) { return {a.data(), a.dtype, a.shape}; }
-
-bool Overlaps(const DeviceArray& x, const DeviceArray& y) {
-  const auto* xs = static_cast<const char*>(x.data());
-  const auto* ys = static_cast<const char*>(y.data());
-  const int64_t xn = x.nbytes(), yn = y.nbytes();
-  if (xs == nullptr || ys == nullptr || xn == 0 || yn == 0) return false;
-  return xs < ys + yn && ys < xs + xn;
-}
 
 absl::Status RefuseOverlap(const char* what, const DeviceArray& in, const DeviceArray& out) {
   if (!Overlaps(in, out)) return absl::OkStatus();

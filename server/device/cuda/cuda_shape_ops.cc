@@ -27,14 +27,6 @@ std::string Describe(const DeviceArray& a) {
   return absl::StrCat(std::string(DTypeName(a.dtype)), ShapeString(a.shape));
 }
 
-bool Overlaps(const DeviceArray& x, const DeviceArray& y) {
-  const auto* xs = static_cast<const char*>(x.data());
-  const auto* ys = static_cast<const char*>(y.data());
-  const int64_t xn = x.nbytes(), yn = y.nbytes();
-  if (xs == nullptr || ys == nullptr || xn == 0 || yn == 0) return false;
-  return xs < ys + yn && ys < xs + xn;
-}
-
 // The reduction's layout over a C-contiguous input: extent-1 dimensions
 // dropped, neighbours of one class (kept or reduced) merged, which keeps
 // both row-major orders. False when a class needs more than kMaxReduceRank
