@@ -108,9 +108,12 @@ struct Results {
   }
 };
 
-std::unique_ptr<Client> Connect(bool lazy = true) {
+// busy: the client spins on the connection while it waits for a Run
+// (ClientOptions::busy_poll); the figures are given both ways.
+std::unique_ptr<Client> Connect(bool lazy = true, bool busy = false) {
   ClientOptions o;
   o.lazy = lazy;
+  o.busy_poll = busy;
   return Ok(Client::Connect(absl::GetFlag(FLAGS_server), o), "connect");
 }
 
@@ -191,6 +194,7 @@ void Seed(int reps, Results& r) {
   const int adds = 1024;
   const double nbytes = static_cast<double>(resident::NumElements(shape)) * 8;
   auto eager = Connect(false);
+  auto eager_busy = Connect(false, true);
   auto lazy = Connect(true);
 
   // A fresh x of ones, on the server before the clock starts.
@@ -210,8 +214,8 @@ void Seed(int reps, Results& r) {
   };
   PhaseSampler pe, pp, pl;
   std::vector<double> record_us;  // the lazy program's client side: recording the adds
-  const Stats e = Repeat(reps, [&] {
-    Array x = fresh(*eager);
+  auto run_eager = [&](Client& c) {
+    Array x = fresh(c);
     pe.Begin();
     const auto t0 = Clock::now();
     for (int i = 0; i < adds; ++i) {
@@ -222,7 +226,9 @@ void Seed(int reps, Results& r) {
     pe.End();
     check(x, "eager");
     return ms;
-  });
+  };
+  const Stats e = Repeat(reps, [&] { return run_eager(*eager); });
+  const Stats eb = Repeat(reps, [&] { return run_eager(*eager_busy); });
   const Stats p = Repeat(reps, [&] {
     Array x = fresh(*lazy);
     pp.Begin();
@@ -251,8 +257,10 @@ void Seed(int reps, Results& r) {
   const double floor_ms = adds * 2 * nbytes / (absl::GetFlag(FLAGS_copy_bw_gbs) * 1e9) * 1e3;
   std::printf("seed: %d x (x = x + x), x float64 %s (%.0f MiB), result sum = inf (checked)\n", adds,
               resident::ShapeString(shape).c_str(), nbytes / (1 << 20));
-  for (auto [name, s] :
-       {std::pair{"eager (1 request/add)", e}, {"one lazy program", p}, {"Client::Loop", l}}) {
+  for (auto [name, s] : {std::pair{"eager (1 request/add)", e},
+                         {"eager, busy-polled", eb},
+                         {"one lazy program", p},
+                         {"Client::Loop", l}}) {
     std::printf("  %-22s median %9.2f ms  min %9.2f ms  %8.2f us/add  %6.2fx floor\n", name,
                 s.median, s.min, s.median * 1e3 / adds, s.median / floor_ms);
   }
@@ -262,7 +270,7 @@ void Seed(int reps, Results& r) {
   std::printf("  lazy program: recording the %d adds in the client, median %.1f us\n", adds,
               record_us[record_us.size() / 2]);
   r.Add("seed.program_record_us", record_us[record_us.size() / 2]);
-  std::printf("  eager:");
+  std::printf("  eager (both ways):");
   ReportPhases(pe.sum(), "seed.eager", r);
   std::printf("  lazy program:");
   ReportPhases(pp.sum(), "seed.program", r);
@@ -271,6 +279,7 @@ void Seed(int reps, Results& r) {
   r.Add("seed.adds", adds);
   r.Add("seed.nbytes", nbytes);
   r.AddStats("seed.eager_ms", e);
+  r.AddStats("seed.eager_busy_ms", eb);
   r.AddStats("seed.program_ms", p);
   r.AddStats("seed.loop_ms", l);
   r.Add("seed.floor_ms", floor_ms);
@@ -281,8 +290,8 @@ void Seed(int reps, Results& r) {
 
 // --- roundtrip: a tiny program vs a no-op RPC, interleaved -------------------
 
-void Roundtrip(Results& r) {
-  auto c = Connect(true);
+void Roundtrip(bool busy, Results& r) {
+  auto c = Connect(true, busy);
   const Shape s16{16};
   Array a = resident::client::ones(*c, s16, DType::kFloat32);
   Array b = resident::client::ones(*c, s16, DType::kFloat32);
@@ -295,14 +304,34 @@ void Roundtrip(Results& r) {
     Ok(keep.Evaluate(), "roundtrip program");
     return Since(t0) * 1e3;
   };
+  // The reference waits as the program does: blocking, or polled on this
+  // thread as ClientCore::CallRun polls.
   auto noop = [&] {
     resident::v1::RenewSessionRequest req;
     req.set_session(core->session);
     resident::v1::RenewSessionResponse resp;
     grpc::ClientContext ctx;
+    grpc::Status status;
     const auto t0 = Clock::now();
-    Ok(resident::client::FromGrpc(core->stub->RenewSession(&ctx, req, &resp)), "renew");
-    return Since(t0) * 1e3;
+    if (busy) {
+      grpc::CompletionQueue cq;
+      auto call = core->stub->AsyncRenewSession(&ctx, req, &cq);
+      int done = 0;
+      call->Finish(&resp, &status, &done);
+      void* tag = nullptr;
+      bool ok = false;
+      while (cq.AsyncNext(&tag, &ok, gpr_time_0(GPR_CLOCK_MONOTONIC)) !=
+             grpc::CompletionQueue::GOT_EVENT) {
+      }
+      cq.Shutdown();
+      while (cq.Next(&tag, &ok)) {
+      }
+    } else {
+      status = core->stub->RenewSession(&ctx, req, &resp);
+    }
+    const double us = Since(t0) * 1e3;
+    Ok(resident::client::FromGrpc(status), "renew");
+    return us;
   };
   const int n = absl::GetFlag(FLAGS_samples);
   for (int i = 0; i < 200; ++i) program(), noop();  // warm up
@@ -318,19 +347,22 @@ void Roundtrip(Results& r) {
     }
   }
   const Stats p = Summarise(tp), q = Summarise(tn);
-  std::printf("roundtrip (%d samples each, interleaved):\n", n);
+  const std::string key = busy ? "roundtrip_busy" : "roundtrip";
+  std::printf("roundtrip%s (%d samples each, interleaved):\n", busy ? ", client busy-polling" : "",
+              n);
   std::printf("  tiny program (16-elt f32 add, kept)  p50 %7.1f us  p99 %7.1f us\n", p.median,
               p.p99);
   std::printf("  no-op RPC (RenewSession)             p50 %7.1f us  p99 %7.1f us\n", q.median,
               q.p99);
-  std::printf("  ratio p50 %.2f\n", p.median / q.median);
-  ReportPhases(Diff(before, ScrapePhases()), "roundtrip", r);
-  r.Add("roundtrip.samples", n);
-  r.Add("roundtrip.program_p50_us", p.median);
-  r.Add("roundtrip.program_p99_us", p.p99);
-  r.Add("roundtrip.noop_p50_us", q.median);
-  r.Add("roundtrip.noop_p99_us", q.p99);
-  r.Add("roundtrip.ratio_p50", p.median / q.median);
+  std::printf("  ratio p50 %.2f  p99 %.2f\n", p.median / q.median, p.p99 / q.p99);
+  ReportPhases(Diff(before, ScrapePhases()), key, r);
+  r.Add(key + ".samples", n);
+  r.Add(key + ".program_p50_us", p.median);
+  r.Add(key + ".program_p99_us", p.p99);
+  r.Add(key + ".noop_p50_us", q.median);
+  r.Add(key + ".noop_p99_us", q.p99);
+  r.Add(key + ".ratio_p50", p.median / q.median);
+  r.Add(key + ".ratio_p99", p.p99 / q.p99);
 }
 
 // --- tiny_ops: one program of 10,000 chained 16-element adds -----------------
@@ -357,29 +389,33 @@ void TinyOps(int reps, Results& r) {
 // --- dot: n x n float32 / float64, result kept on the server ------------------
 
 void Dot(int reps, Results& r) {
-  auto c = Connect(true);
   const int64_t n = absl::GetFlag(FLAGS_quick) ? 1024 : 8192;
   r.Add("dot.n", static_cast<double>(n));
-  for (auto [dt, name] : {std::pair{DType::kFloat32, "f32"}, {DType::kFloat64, "f64"}}) {
-    Array a = resident::client::ones(*c, {n, n}, dt);
-    Array b = resident::client::ones(*c, {n, n}, dt);
-    Ok(c->EvaluateAll({a, b}), "dot inputs");
-    PhaseSampler ps;
-    const Stats s = Repeat(std::max(reps, 5), [&] {
-      ps.Begin();
-      const auto t0 = Clock::now();
-      Array p = resident::client::dot(a, b);
-      Ok(p.Evaluate(), "dot");
-      const double ms = Since(t0);
-      ps.End();
-      return ms;
-    });
-    const double tflops = 2.0 * n * n * n / (s.median / 1e3) / 1e12;
-    std::printf("dot %s %lldx%lld: median %.2f ms  min %.2f ms  %.3f TFLOP/s\n", name,
-                static_cast<long long>(n), static_cast<long long>(n), s.median, s.min, tflops);
-    ReportPhases(ps.sum(), absl::StrFormat("dot.%s", name), r);
-    r.AddStats(absl::StrFormat("dot.%s_ms", name), s);
-    r.Add(absl::StrFormat("dot.%s_tflops", name), tflops);
+  for (bool busy : {false, true}) {
+    auto c = Connect(true, busy);
+    for (auto [dt, name] : {std::pair{DType::kFloat32, "f32"}, {DType::kFloat64, "f64"}}) {
+      Array a = resident::client::ones(*c, {n, n}, dt);
+      Array b = resident::client::ones(*c, {n, n}, dt);
+      Ok(c->EvaluateAll({a, b}), "dot inputs");
+      PhaseSampler ps;
+      const Stats s = Repeat(std::max(reps, 5), [&] {
+        ps.Begin();
+        const auto t0 = Clock::now();
+        Array p = resident::client::dot(a, b);
+        Ok(p.Evaluate(), "dot");
+        const double ms = Since(t0);
+        ps.End();
+        return ms;
+      });
+      const double tflops = 2.0 * n * n * n / (s.median / 1e3) / 1e12;
+      const std::string key = absl::StrFormat("dot.%s%s", name, busy ? "_busy" : "");
+      std::printf("dot %s %lldx%lld%s: median %.2f ms  min %.2f ms  %.3f TFLOP/s\n", name,
+                  static_cast<long long>(n), static_cast<long long>(n),
+                  busy ? " (client busy-polling)" : "", s.median, s.min, tflops);
+      ReportPhases(ps.sum(), key, r);
+      r.AddStats(key + "_ms", s);
+      r.Add(key + "_tflops", tflops);
+    }
   }
 }
 
@@ -570,7 +606,7 @@ int main(int argc, char** argv) {
               info.device_description.c_str(), absl::GetFlag(FLAGS_quick) ? "quick" : "full", reps);
   Results r;
   if (want("seed")) Seed(reps, r);
-  if (want("roundtrip")) Roundtrip(r);
+  if (want("roundtrip")) Roundtrip(false, r), Roundtrip(true, r);
   if (want("tiny_ops")) TinyOps(reps, r);
   if (want("dot")) Dot(reps, r);
   if (want("transfer")) Transfer(reps, r);

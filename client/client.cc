@@ -125,7 +125,29 @@ absl::Status ClientCore::SendReleases() {
   for (auto& h : handles) req.add_release(std::move(h));
   v1::RunResponse resp;
   grpc::ClientContext ctx;
-  return FromGrpc(stub->Run(&ctx, req, &resp));
+  return FromGrpc(CallRun(&ctx, req, &resp));
+}
+
+grpc::Status ClientCore::CallRun(grpc::ClientContext* ctx, const v1::RunRequest& req,
+                                 v1::RunResponse* resp) {
+  if (!options.busy_poll) return stub->Run(ctx, req, resp);
+  // With a zero deadline AsyncNext polls the socket on this thread and
+  // returns at once; looping on it is the spin.
+  grpc::CompletionQueue cq;
+  grpc::Status status;
+  std::unique_ptr<grpc::ClientAsyncResponseReader<v1::RunResponse>> call =
+      stub->AsyncRun(ctx, req, &cq);
+  int done_tag = 0;
+  call->Finish(resp, &status, &done_tag);
+  void* tag = nullptr;
+  bool ok = false;
+  while (cq.AsyncNext(&tag, &ok, gpr_time_0(GPR_CLOCK_MONOTONIC)) !=
+         grpc::CompletionQueue::GOT_EVENT) {
+  }
+  cq.Shutdown();
+  while (cq.Next(&tag, &ok)) {
+  }
+  return status;
 }
 
 void ClientCore::StartRenewer(int64_t idle_timeout_ms) {
@@ -192,7 +214,7 @@ absl::Status ClientCore::Flush(const std::vector<std::shared_ptr<Node>>& targets
   for (auto& h : TakeReleases()) req.add_release(std::move(h));
   v1::RunResponse resp;
   grpc::ClientContext ctx;
-  absl::Status status = FromGrpc(stub->Run(&ctx, req, &resp));
+  absl::Status status = FromGrpc(CallRun(&ctx, req, &resp));
   if (!status.ok()) return status;
   if (resp.results_size() != static_cast<int>(kept.size())) {
     return absl::InternalError("server returned the wrong number of results");

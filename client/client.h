@@ -54,6 +54,13 @@ struct ClientOptions {
   // loaded, a decimal index into ServerInfo::devices, or a device name
   // ("cuda:1", "cpu#1"). An unknown one fails Connect with INVALID_ARGUMENT.
   std::string device;
+
+  // Wait for a program's reply by polling the connection instead of
+  // sleeping in the kernel: the calling thread keeps a core busy while the
+  // program runs, and sees the reply without a sleeping thread's wake-up
+  // (tens to hundreds of microseconds on an idle host). As CUDA's
+  // cudaDeviceScheduleSpin, for latency-bound scripts; off by default.
+  bool busy_poll = false;
 };
 
 // One device of the server (ServerInfo::devices).

@@ -93,6 +93,8 @@ struct ClientCore : std::enable_shared_from_this<ClientCore> {
   std::vector<std::string> TakeReleases();
   // Sends queued releases now.
   absl::Status SendReleases();
+  // The Run RPC, blocking or busy-polled as options.busy_poll says.
+  grpc::Status CallRun(grpc::ClientContext* ctx, const v1::RunRequest& req, v1::RunResponse* resp);
   void StartRenewer(int64_t idle_timeout_ms);
   void Close();
 

@@ -677,6 +677,33 @@ TEST_F(OpsTest, EagerModeSendsEveryOp) {
   EXPECT_EQ(rpcs.count("Run"), runs);
 }
 
+TEST_F(OpsTest, BusyPollingClientGetsTheSameResultsAndErrors) {
+  // ClientOptions::busy_poll changes how the client waits, nothing else: the
+  // same requests, NumPy's results (np.ones(3) doubled 10 times), the
+  // server's error codes.
+  ClientOptions o;
+  o.lazy = false;
+  o.keep_alive = false;
+  o.busy_poll = true;
+  std::unique_ptr<Client> c = Connect(*server_, o);
+  ASSERT_NE(c, nullptr);
+  RpcCounter rpcs = RpcCounter::Install(*c, Target(*server_));
+  Array x = ones(*c, {3});
+  for (int i = 0; i < 10; ++i) x = x + x;
+  EXPECT_EQ(rpcs.count("Run"), 11);
+  ExpectArray(x, kF64, {3}, {1024, 1024, 1024});
+  // The releases of the dropped intermediates travel busy-polled too.
+  ASSERT_TRUE(c->core()->SendReleases().ok());
+  absl::StatusOr<std::vector<client::ArrayListing>> list = c->List();
+  ASSERT_TRUE(list.ok());
+  EXPECT_EQ(list->size(), 1u);
+  absl::Status s = (-ones(*c, {2}, kB)).Evaluate();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(s.message()), HasSubstr("boolean negative"));
+  Array bad = ones(*c, {2}) + ones(*c, {3});
+  EXPECT_EQ(bad.Evaluate().code(), absl::StatusCode::kInvalidArgument);
+}
+
 // --- transfers -------------------------------------------------------------------
 
 TEST_F(OpsTest, UploadAndDownloadOver64MiBInChunks) {
