@@ -262,19 +262,23 @@ Array arange(Client& c, int64_t stop);
 // scalar, weak in NumPy 2's promotion (NEP 50): a float32 x + 1.0 stays
 // float32, an int32 x + 1 stays int32 (an int that does not fit is an
 // error), an int32 x + 1.5 is float64.
+// A parameter type: an operand that is an Array or a number. It refers to
+// the Array it was made from (no reference counting on the hot path of
+// recording), so it lives no longer than that Array, as a function
+// argument does; don't keep one.
 class ArrayOrScalar {
  public:
-  ArrayOrScalar(const Array& a) : array_(a) {}  // NOLINT(google-explicit-constructor)
+  ArrayOrScalar(const Array& a) : array_(&a) {}  // NOLINT(google-explicit-constructor)
   template <typename T, std::enable_if_t<std::is_arithmetic_v<T>, int> = 0>
   ArrayOrScalar(T v)  // NOLINT(google-explicit-constructor)
       : scalar_(std::is_same_v<T, bool> ? Scalar::Bool(static_cast<bool>(v))
                 : std::is_integral_v<T> ? Scalar::Int(static_cast<int64_t>(v))
                                         : Scalar::Float(static_cast<double>(v))) {}
-  const Array* array() const { return scalar_ ? nullptr : &array_; }
+  const Array* array() const { return scalar_ ? nullptr : array_; }
   const std::optional<Scalar>& scalar() const { return scalar_; }
 
  private:
-  Array array_;
+  const Array* array_ = nullptr;
   std::optional<Scalar> scalar_;
 };
 

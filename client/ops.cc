@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/types/span.h"
 
 #include "client/client.h"
 #include "client/client_core.h"
@@ -13,7 +14,7 @@ namespace resident::client {
 
 namespace {
 
-std::shared_ptr<ClientCore> CoreOf(const Array& a) { return NodeOf(a) ? NodeOf(a)->core : nullptr; }
+ClientCore* CoreOf(const Array& a) { return NodeOf(a) ? NodeOf(a)->core.get() : nullptr; }
 
 Array Creation(Client& c, const char* op, const Shape& shape, std::optional<DType> dtype) {
   auto n = c.core()->NewOp(op, {});
@@ -23,14 +24,14 @@ Array Creation(Client& c, const char* op, const Shape& shape, std::optional<DTyp
 }
 
 Array BinaryOp(const char* op, const Array& a, const Array& b) {
-  auto core = CoreOf(a) ? CoreOf(a) : CoreOf(b);
+  ClientCore* core = CoreOf(a) ? CoreOf(a) : CoreOf(b);
   if (core == nullptr || !NodeOf(a) || !NodeOf(b)) return Array();
   return core->Finish(core->NewOp(op, {NodeOf(a), NodeOf(b)}));
 }
 
 // Whether `n` is a chain of `op` on `side` (a plain op counts as its first
 // step) that one more application with `fixed` as the other operand extends.
-bool Extends(const Node& n, const ClientCore& core, const std::string& op, ChainSide side,
+bool Extends(const Node& n, const ClientCore& core, std::string_view op, ChainSide side,
              const Node* fixed) {
   if (n.kind != Node::Kind::kOp || n.core.get() != &core || !n.error.ok() || n.ins.op() != op) {
     return false;
@@ -52,11 +53,10 @@ bool Extends(const Node& n, const ClientCore& core, const std::string& op, Chain
 
 // `op(a, b)` as one more step of a chain a or b is (see Node::chain), or
 // null when it is none. Only in lazy mode: eager nodes run at once.
-std::shared_ptr<Node> ExtendChain(ClientCore& core, const std::string& op,
+std::shared_ptr<Node> ExtendChain(ClientCore& core, const ElementwiseInfo& e,
                                   const std::shared_ptr<Node>& a, const std::shared_ptr<Node>& b) {
-  if (!core.options.lazy || !a || !b) return nullptr;
-  const ElementwiseInfo* e = FindElementwise(op);
-  if (e == nullptr || e->arity != 2) return nullptr;
+  if (!core.options.lazy || !a || !b || e.arity != 2) return nullptr;
+  const std::string_view op = e.name;
   const std::shared_ptr<Node>* carried = nullptr;
   const std::shared_ptr<Node>* fixed = nullptr;
   ChainSide side = ChainSide::kBoth;
@@ -73,7 +73,7 @@ std::shared_ptr<Node> ExtendChain(ClientCore& core, const std::string& op,
   const Node& c = **carried;
   std::vector<std::shared_ptr<Node>> inputs{c.chain > 0 ? c.inputs[0] : *carried};
   if (fixed != nullptr) inputs.push_back(*fixed);
-  auto n = core.NewOp(op.c_str(), std::move(inputs));
+  auto n = core.NewOp(e.name, std::move(inputs));
   n->chain = c.chain + 1;
   n->chain_side = side;
   return n;
@@ -102,8 +102,15 @@ Array arange(Client& c, Scalar start, Scalar stop, Scalar step, std::optional<DT
 }
 Array arange(Client& c, int64_t stop) { return arange(c, Scalar::Int(0), Scalar::Int(stop)); }
 
-Array Elementwise(const std::string& name, const std::vector<ArrayOrScalar>& operands) {
-  std::shared_ptr<ClientCore> core;
+namespace {
+
+// Elementwise's body, over a span so that the named functions pass their
+// operands without building a vector.
+// `info` is the table's row for `name` (nullptr for where/clip or an unknown
+// name, which the server refuses).
+Array ElementwiseOf(const std::string& name, const ElementwiseInfo* info,
+                    absl::Span<const ArrayOrScalar> operands) {
+  ClientCore* core = nullptr;
   for (const ArrayOrScalar& o : operands) {
     if (o.array() != nullptr && CoreOf(*o.array()) != nullptr) {
       core = CoreOf(*o.array());
@@ -111,13 +118,17 @@ Array Elementwise(const std::string& name, const std::vector<ArrayOrScalar>& ope
     }
   }
   if (core == nullptr) return Array();
-  if (operands.size() == 2 && operands[0].array() != nullptr && operands[1].array() != nullptr) {
+  // The table's own name is sent (an alias resolves to it), so chains of
+  // `mod` and `remainder` compare equal.
+  if (info != nullptr && operands.size() == 2 && operands[0].array() != nullptr &&
+      operands[1].array() != nullptr) {
     if (auto chain =
-            ExtendChain(*core, name, NodeOf(*operands[0].array()), NodeOf(*operands[1].array()))) {
+            ExtendChain(*core, *info, NodeOf(*operands[0].array()), NodeOf(*operands[1].array()))) {
       return core->Finish(std::move(chain));
     }
   }
   std::vector<std::shared_ptr<Node>> inputs;
+  inputs.reserve(operands.size());
   std::vector<std::pair<int, v1::Scalar>> scalars;
   for (size_t i = 0; i < operands.size(); ++i) {
     if (const Array* a = operands[i].array()) {
@@ -129,17 +140,33 @@ Array Elementwise(const std::string& name, const std::vector<ArrayOrScalar>& ope
       scalars.emplace_back(static_cast<int>(i), std::move(s));
     }
   }
-  auto n = core->NewOp(name.c_str(), std::move(inputs));
+  auto n = core->NewOp(info != nullptr ? info->name : name.c_str(), std::move(inputs));
   n->plain_elementwise = scalars.empty();
   n->scalars = std::move(scalars);
   return core->Finish(std::move(n));
 }
 
+}  // namespace
+
+Array Elementwise(const std::string& name, const std::vector<ArrayOrScalar>& operands) {
+  return ElementwiseOf(name, FindElementwise(name), operands);
+}
+
 // The named functions, generated from the op table.
-#define RESIDENT_CLIENT_EW_DEF_1(name) \
-  Array name(const Array& a) { return Elementwise(#name, {a}); }
-#define RESIDENT_CLIENT_EW_DEF_2(name) \
-  Array name(const ArrayOrScalar& a, const ArrayOrScalar& b) { return Elementwise(#name, {a, b}); }
+#define RESIDENT_CLIENT_EW_DEF_1(name)                                  \
+  Array name(const Array& a) {                                          \
+    static const std::string kName = #name;                             \
+    static const ElementwiseInfo* const kInfo = FindElementwise(kName); \
+    const ArrayOrScalar operands[] = {a};                               \
+    return ElementwiseOf(kName, kInfo, operands);                       \
+  }
+#define RESIDENT_CLIENT_EW_DEF_2(name)                                  \
+  Array name(const ArrayOrScalar& a, const ArrayOrScalar& b) {          \
+    static const std::string kName = #name;                             \
+    static const ElementwiseInfo* const kInfo = FindElementwise(kName); \
+    const ArrayOrScalar operands[] = {a, b};                            \
+    return ElementwiseOf(kName, kInfo, operands);                       \
+  }
 #define RESIDENT_CLIENT_EW_DEF(kind, name, arity, rule) RESIDENT_CLIENT_EW_DEF_##arity(name)
 RESIDENT_ELEMENTWISE_OPS(RESIDENT_CLIENT_EW_DEF)
 #undef RESIDENT_CLIENT_EW_DEF
