@@ -40,6 +40,10 @@ const char* CType(DType d) {
       return "float";
     case DType::kFloat64:
       return "double";
+    case DType::kFloat16:
+      return "ResidentFloat16";
+    case DType::kBFloat16:
+      return "ResidentBFloat16";
   }
   return "?";
 }
