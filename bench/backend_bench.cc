@@ -37,6 +37,9 @@ ABSL_FLAG(int, reps, 0, "timed rounds per op (0: 21, or 5 with --quick)");
 ABSL_FLAG(int, batch, 0, "ops queued per round (0: 10, or 3 with --quick)");
 ABSL_FLAG(std::string, json, "", "also write the results to this file");
 ABSL_FLAG(int, matmul_n, 0, "float matmuls' size n (n^3; 0: 4096, or 512 with --quick)");
+ABSL_FLAG(bool, latency, false,
+          "instead: one op at a time, each waited for; the host's time to queue it (launch) "
+          "and to wait for it (sync): where a single call's time goes below the server");
 
 namespace resident {
 namespace {
@@ -98,6 +101,33 @@ class Bench {
     if (flops > 0) std::printf("  %8.3f TFLOP/s", res.tflops);
     std::printf("\n");
     results_.push_back(res);
+  }
+
+  // One op at a time: `prepare` (untimed), then `op` queued (launch, timed on
+  // the host) and waited for (sync). Medians of --reps calls after one warm-up.
+  void Latency(const std::string& label, const std::function<void()>& op) {
+    if (!Selected(label)) return;
+    std::vector<double> launch, sync;
+    for (int r = 0; r <= reps_; ++r) {
+      const Clock::time_point t0 = Clock::now();
+      op();
+      const Clock::time_point t1 = Clock::now();
+      Check(stream_->Synchronize(), label);
+      const Clock::time_point t2 = Clock::now();
+      if (r == 0) continue;  // warm-up
+      launch.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+      sync.push_back(std::chrono::duration<double, std::micro>(t2 - t1).count());
+    }
+    std::sort(launch.begin(), launch.end());
+    std::sort(sync.begin(), sync.end());
+    std::printf("%-46s launch %9.1f us  sync %9.1f us  (medians, min launch %.1f)\n", label.c_str(),
+                launch[launch.size() / 2], sync[sync.size() / 2], launch[0]);
+  }
+  void Run(const DeviceOp& op, const std::string& what) { Check(backend_.Run(*stream_, op), what); }
+  std::shared_ptr<Buffer> Allocate(int64_t bytes) {
+    absl::StatusOr<std::shared_ptr<Buffer>> buf = backend_.Allocate(bytes, *stream_);
+    if (!buf.ok()) Die("allocate", buf.status());
+    return *std::move(buf);
   }
 
   const std::vector<Result>& results() const { return results_; }
@@ -193,6 +223,56 @@ void RunAll(Bench& b, bool quick) {
          MatmulOp{MatmulShape{1, mi, mi, mi, 0, 0}, &xi, &yi, &zi});
 }
 
+// Single calls, each waited for: what one small request pays below the
+// server (allocation, launch, synchronisation), and the fused seed loop's
+// rounds, so the server's Run phases can be split further.
+void RunLatency(Bench& b, bool quick) {
+  using E = ElementwiseKind;
+  const DType f32 = DType::kFloat32, f64 = DType::kFloat64;
+  b.Latency("empty stream sync", [] {});
+  b.Latency("allocate 64 B + free", [&] { b.Allocate(64); });
+  b.Latency("allocate 256 MiB + free", [&] { b.Allocate(int64_t{256} << 20); });
+  DeviceArray x = b.Array(f32, {16}, 1.0), y = b.Array(f32, {16}, 2.0);
+  DeviceArray z = b.Array(f32, {16}, 0.0);
+  b.Latency("add f32 16 (into an existing array)", [&] {
+    b.Run(ElementwiseOp{E::kAdd, {&x, &y}, &z}, "add");
+  });
+  b.Latency("add f32 16 (allocate the result)", [&] {
+    DeviceArray out{b.Allocate(64), f32, {16}};
+    b.Run(ElementwiseOp{E::kAdd, {&x, &y}, &out}, "add");
+  });
+  // The seed loop (x = x + x) fused, as the executor's rounds run it.
+  const Shape seed = quick ? Shape{16, 512, 4, 4} : Shape{1024, 512, 4, 4};
+  DeviceArray s = b.Array(f64, seed, 1.0);
+  FusedLoopSpec spec;
+  spec.num_carried = 1;
+  spec.param_dtypes = {f64};
+  spec.param_scalar = {false};
+  spec.steps = {FusedLoopSpec::Step::Of(E::kAdd, 0, 0, f64)};
+  spec.yields = {1};
+  for (int64_t trips : {int64_t{1}, int64_t{16}, int64_t{1024}}) {
+    FusedLoopSpec t = spec;
+    t.trip_count = trips;
+    b.Latency(absl::StrFormat("fused seed loop, %d trips, in place", trips), [&] {
+      b.Run(FusedLoopOp{&t, absl::MakeConstSpan(&s, 1), absl::MakeConstSpan(&s, 1)}, "fused");
+    });
+  }
+  const int64_t m = absl::GetFlag(FLAGS_matmul_n) > 0 ? absl::GetFlag(FLAGS_matmul_n)
+                    : quick                           ? 512
+                                                      : 8192;
+  for (DType d : {f32, f64}) {
+    DeviceArray p = b.Array(d, {m, m}, 0.5), q = b.Array(d, {m, m}, 0.25);
+    DeviceArray r = b.Array(d, {m, m}, 0.0);
+    b.Latency(absl::StrFormat("matmul %s %d^3 (into an existing array)", DTypeName(d), m), [&] {
+      b.Run(MatmulOp{MatmulShape{1, m, m, m, 0, 0}, &p, &q, &r}, "matmul");
+    });
+    b.Latency(absl::StrFormat("matmul %s %d^3 (allocate the result)", DTypeName(d), m), [&] {
+      DeviceArray out{b.Allocate(r.nbytes()), d, {m, m}};
+      b.Run(MatmulOp{MatmulShape{1, m, m, m, 0, 0}, &p, &q, &out}, "matmul");
+    });
+  }
+}
+
 void WriteJson(const std::string& path, const Backend& backend,
                const std::vector<Result>& results) {
   FILE* f = std::fopen(path.c_str(), "w");
@@ -215,7 +295,8 @@ int main(int argc, char** argv) {
   using namespace resident;
   absl::SetProgramUsageMessage(
       "Times each device op through the Backend interface.\n"
-      "  resident-backend-bench [--device cpu|cuda:0] [--quick] [--only add,sum] [--json FILE]");
+      "  resident-backend-bench [--device cpu|cuda:0] [--quick] [--only add,sum] [--json FILE]\n"
+      "  resident-backend-bench --latency [--device cuda:0] [--quick]");
   absl::ParseCommandLine(argc, argv);
   const bool quick = absl::GetFlag(FLAGS_quick);
   int reps = absl::GetFlag(FLAGS_reps), batch = absl::GetFlag(FLAGS_batch);
@@ -232,7 +313,11 @@ int main(int argc, char** argv) {
               backend.name().c_str(), backend.description().c_str(), quick ? "quick" : "full", reps,
               batch);
   Bench bench(backend, reps, batch, std::move(only));
-  RunAll(bench, quick);
+  if (absl::GetFlag(FLAGS_latency)) {
+    RunLatency(bench, quick);
+  } else {
+    RunAll(bench, quick);
+  }
   if (!absl::GetFlag(FLAGS_json).empty()) {
     WriteJson(absl::GetFlag(FLAGS_json), backend, bench.results());
   }

@@ -70,6 +70,15 @@ class DeviceInfo {
   // to hand to a worker: about as long as the two thread hops it saves
   // (tens of microseconds of this device's work).
   virtual int64_t inline_program_bytes() const { return int64_t{1} << 19; }
+  // The element-ops (each op's elements, a loop's body once per trip) a
+  // program of such arrays may run and still stay on the receiving thread:
+  // a few milliseconds of this device's work at most, so that a loop or a
+  // long chain that runs fused in well under that skips the hop too.
+  virtual int64_t inline_program_work() const { return int64_t{1} << 22; }
+  // The element-steps of a fused loop's first round (the executor sizes
+  // later rounds by time): short enough that a deadline or a cancel stops
+  // a loop promptly, long enough that a fast loop runs in one round.
+  virtual int64_t fused_round_work() const { return int64_t{1} << 28; }
 };
 
 // The device's memory (ggml's buffer type).

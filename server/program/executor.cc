@@ -14,13 +14,13 @@
 namespace resident {
 namespace {
 
-// Element-steps of a fused loop's first round (tens of microseconds on a
-// GPU, tens of milliseconds on two CPU cores). Each later round is sized from
-// the last one's time to take about kFusedRoundTime (growing at most
-// kMaxRoundGrowth-fold), so a GPU runs a long loop in two or three passes
-// over memory, each round costing a launch and a synchronisation, while a
-// deadline or a close still stops the loop within about that time.
-constexpr int64_t kFusedWorkPerRound = int64_t{1} << 28;
+// A fused loop's first round does the device's fused_round_work()
+// element-steps (about a millisecond on a GPU, tens of milliseconds on two
+// CPU cores). Each later round is sized from the last one's time to take
+// about kFusedRoundTime (growing at most kMaxRoundGrowth-fold), so a GPU
+// runs a long loop in one to three passes over memory, each round costing a
+// launch and a synchronisation, while a deadline or a close still stops the
+// loop within about that time.
 constexpr std::chrono::microseconds kFusedRoundTime{10000};
 constexpr double kMaxRoundGrowth = 64;
 
@@ -139,7 +139,7 @@ absl::Status Executor::RunLoop(const Instruction& ins, const PlannedScope& body,
       // the carried values are read back from the outs, in place.
       const int64_t per_trip = std::max<int64_t>(
           1, args[0].num_elements() * static_cast<int64_t>(fused->spec.steps.size() + 1));
-      const int64_t round = std::max<int64_t>(1, kFusedWorkPerRound / per_trip);
+      const int64_t round = std::max<int64_t>(1, backend.fused_round_work() / per_trip);
       FusedLoopSpec spec = fused->spec;
       int64_t round_trips = round;
       for (int64_t done = 0; done < ins.trip_count; done += spec.trip_count) {

@@ -56,30 +56,69 @@ DecodedRun DecodeRun(const v1::RunRequest& req, int max_loop_depth) {
   return d;
 }
 
-// Few elementwise or creation ops on at most `small_bytes` each (the
-// device's inline_program_bytes): cheaper to run on the gRPC thread than to
-// hand to a worker (when the tenant is idle).
-bool IsSmallProgram(const Program& program, int64_t small_bytes,
-                    const std::function<int64_t(const HandleId&)>& bytes_of) {
-  if (program.instructions.size() > 8) return false;
-  for (const Instruction& ins : program.instructions) {
-    switch (ins.op) {
-      case OpKind::kLoop:
-      case OpKind::kDot:
-      case OpKind::kMatmul:
-      case OpKind::kArange:
-        return false;
-      default:
-        break;
-    }
-    absl::StatusOr<int64_t> n = CheckedNumElements(ins.shape);
-    if (!n.ok() || *n > small_bytes / 8) return false;
-    for (const Operand& o : ins.operands) {
-      if (o.is_handle && bytes_of(o.handle) > small_bytes) return false;
-    }
+// Elementwise, creation and loop instructions on arrays of at most
+// `small_bytes` each (the device's inline_program_bytes), at most
+// `small_work` element-ops in all (its inline_program_work: each executed
+// instruction counted at the largest array's size, a loop's body once per
+// trip): cheaper to run on the gRPC thread than to hand to a worker (when
+// the tenant is idle). A fused loop or a folded chain is one kernel, so
+// the seed loop on a GPU takes well under the bound's time.
+class SmallProgramCheck {
+ public:
+  SmallProgramCheck(int64_t small_bytes, int64_t small_work,
+                    std::function<int64_t(const HandleId&)> bytes_of)
+      : small_bytes_(small_bytes), small_work_(small_work), bytes_of_(std::move(bytes_of)) {}
+
+  bool Small(const Program& program) {
+    int64_t executed = 0;
+    if (!Walk(program, 1, executed)) return false;
+    // The largest array an op reads or makes, in elements (8 bytes each at most).
+    const int64_t elements = std::max<int64_t>(1, largest_bytes_ / 8);
+    return executed <= kMaxExecuted && executed <= small_work_ / elements;
   }
-  return true;
-}
+
+ private:
+  // Instructions a small program may execute: each costs a launch.
+  static constexpr int64_t kMaxExecuted = int64_t{1} << 14;
+
+  // Adds the instructions `program` executes `times` times to `executed`;
+  // false as soon as one is not small.
+  bool Walk(const Program& program, int64_t times, int64_t& executed) {
+    for (const Instruction& ins : program.instructions) {
+      switch (ins.op) {
+        case OpKind::kDot:
+        case OpKind::kMatmul:
+        case OpKind::kArange:
+          return false;
+        case OpKind::kLoop:
+          if (ins.body == nullptr || ins.trip_count < 0 ||
+              ins.trip_count > kMaxExecuted / std::max<int64_t>(1, times)) {
+            return false;
+          }
+          if (!Walk(*ins.body, times * ins.trip_count, executed)) return false;
+          break;
+        default:
+          break;
+      }
+      absl::StatusOr<int64_t> n = CheckedNumElements(ins.shape);
+      if (!n.ok() || *n > small_bytes_ / 8) return false;
+      largest_bytes_ = std::max(largest_bytes_, *n * 8);
+      for (const Operand& o : ins.operands) {
+        if (!o.is_handle) continue;
+        const int64_t bytes = bytes_of_(o.handle);
+        if (bytes > small_bytes_) return false;
+        largest_bytes_ = std::max(largest_bytes_, bytes);
+      }
+      executed += times;
+      if (executed > kMaxExecuted) return false;
+    }
+    return true;
+  }
+
+  const int64_t small_bytes_, small_work_;
+  const std::function<int64_t(const HandleId&)> bytes_of_;
+  int64_t largest_bytes_ = 0;
+};
 
 // The prologue of a call that needs the device: authenticate (one user
 // identity for the call) and check the device is serving; on failure the
@@ -113,9 +152,11 @@ ResidentService::ResidentService(SessionManager& sessions, Scheduler& scheduler,
   // Every device of a server is of one kind; the smallest bound keeps
   // the rule safe anyway.
   small_program_bytes_ = sessions_.device().backend().inline_program_bytes();
+  small_program_work_ = sessions_.device().backend().inline_program_work();
   for (int i = 0; i < sessions_.devices().size(); ++i) {
-    small_program_bytes_ =
-        std::min(small_program_bytes_, sessions_.devices().at(i).backend().inline_program_bytes());
+    const Backend& b = sessions_.devices().at(i).backend();
+    small_program_bytes_ = std::min(small_program_bytes_, b.inline_program_bytes());
+    small_program_work_ = std::min(small_program_work_, b.inline_program_work());
   }
 }
 
@@ -289,9 +330,9 @@ grpc::ServerUnaryReactor* ResidentService::Run(grpc::CallbackServerContext* ctx,
   Scheduler::Task task = [this, call, run](bool expired) { call->Finish(Observe(run(expired))); };
   const bool small =
       decoded->session.ok() && decoded->program.ok() &&
-      IsSmallProgram(**decoded->program, small_program_bytes_, [&](const HandleId& h) {
+      SmallProgramCheck(small_program_bytes_, small_program_work_, [&](const HandleId& h) {
         return sessions_.ArrayBytes(tenant, h).value_or(0);
-      });
+      }).Small(**decoded->program);
   if (small && scheduler_.RunInlineIfIdle(tenant, task)) return call;
   // Queued per tenant and served round-robin (scheduler.h); a program whose
   // deadline passes while it waits never runs.

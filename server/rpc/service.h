@@ -80,7 +80,9 @@ class ResidentService final : public RawResidentService {
   std::function<void()> on_poisoned_;
   const Authenticator& auth_;
   Metrics& metrics_;
-  int64_t small_program_bytes_;  // IsSmallProgram's bound, from the devices
+  // IsSmallProgram's bounds, the smallest of the devices'.
+  int64_t small_program_bytes_;
+  int64_t small_program_work_;
 };
 
 // The session a request names; INVALID_ARGUMENT for none or a malformed id.

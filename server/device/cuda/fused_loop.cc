@@ -101,9 +101,9 @@ absl::Status Nvrtc(nvrtcResult r, const char* where) {
 
 }  // namespace
 
-std::string FusedLoopSource(const FusedLoopSpec& spec) {
+std::string FusedLoopKernel(const FusedLoopSpec& spec) {
   const int params = static_cast<int>(spec.param_dtypes.size());
-  std::string src = ElementwiseExprText();
+  std::string src;
   absl::StrAppend(&src, "extern \"C\" __global__ void resident_fused(");
   for (int p = 0; p < params; ++p) {
     absl::StrAppend(&src, "const ", CType(spec.param_dtypes[p]), "* __restrict__ in", p, ", ");
@@ -142,13 +142,18 @@ std::string FusedLoopSource(const FusedLoopSpec& spec) {
   return src;
 }
 
+std::string FusedLoopSource(const FusedLoopSpec& spec) {
+  return absl::StrCat(ElementwiseExprText(), FusedLoopKernel(spec));
+}
+
 FusedKernelCache::~FusedKernelCache() {
   for (auto& [src, lk] : kernels_) (void)cudaLibraryUnload(lk.first);
 }
 
-absl::StatusOr<cudaKernel_t> FusedKernelCache::Get(const std::string& source) {
+absl::StatusOr<cudaKernel_t> FusedKernelCache::Get(const std::string& kernel) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (auto it = kernels_.find(source); it != kernels_.end()) return it->second.second;
+  if (auto it = kernels_.find(kernel); it != kernels_.end()) return it->second.second;
+  const std::string source = absl::StrCat(ElementwiseExprText(), kernel);
   nvrtcProgram prog = nullptr;
   RETURN_IF_ERROR(
       Nvrtc(nvrtcCreateProgram(&prog, source.c_str(), "resident_fused.cu", 0, nullptr, nullptr),
@@ -183,15 +188,15 @@ absl::StatusOr<cudaKernel_t> FusedKernelCache::Get(const std::string& source) {
     (void)cudaGetLastError();
     return absl::InternalError(absl::StrCat("cudaLibraryLoadData: ", cudaGetErrorString(e)));
   }
-  cudaKernel_t kernel = nullptr;
-  e = cudaLibraryGetKernel(&kernel, library, "resident_fused");
+  cudaKernel_t compiled_kernel = nullptr;
+  e = cudaLibraryGetKernel(&compiled_kernel, library, "resident_fused");
   if (e != cudaSuccess) {
     (void)cudaGetLastError();
     (void)cudaLibraryUnload(library);
     return absl::InternalError(absl::StrCat("cudaLibraryGetKernel: ", cudaGetErrorString(e)));
   }
-  kernels_.emplace(source, std::make_pair(library, kernel));
-  return kernel;
+  kernels_.emplace(kernel, std::make_pair(library, compiled_kernel));
+  return compiled_kernel;
 }
 
 // --- CudaBackend::Do(FusedLoopOp) ----------------------------------------------
@@ -220,7 +225,7 @@ absl::Status CudaBackend::Do(const StreamRef& s, const FusedLoopOp& op) {
     }
   }
   if (n == 0) return absl::OkStatus();
-  ASSIGN_OR_RETURN(cudaKernel_t kernel, fused_kernels_->Get(FusedLoopSource(spec)));
+  ASSIGN_OR_RETURN(cudaKernel_t kernel, fused_kernels_->Get(FusedLoopKernel(spec)));
   std::vector<const void*> pointers;
   for (const DeviceArray& a : params) pointers.push_back(a.data());
   for (const DeviceArray& a : outs) pointers.push_back(a.data());

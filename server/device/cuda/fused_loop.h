@@ -1,17 +1,17 @@
 // Fused elementwise loops for the CUDA backend: CUDA source generated from a
 // FusedLoopSpec, compiled once by NVRTC (with --fmad=false, so results stay
-// bit-identical to the op-by-op kernels), cached by source, and launched
+// bit-identical to the op-by-op kernels), cached by kernel text, and launched
 // through the runtime's library API (no link-time dependency on the driver).
 #ifndef RESIDENT_SERVER_DEVICE_CUDA_FUSED_LOOP_H_
 #define RESIDENT_SERVER_DEVICE_CUDA_FUSED_LOOP_H_
 
 #include <cuda_runtime_api.h>
 
-#include <map>
 #include <mutex>
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "server/device/device_op.h"
 
@@ -20,19 +20,23 @@ namespace resident::cuda_internal {
 // The kernel's CUDA source for `spec` (public for tests and logs). The
 // kernel is `resident_fused(p0, ..., o0, ..., trips, n)`.
 std::string FusedLoopSource(const FusedLoopSpec& spec);
+// The kernel alone, after the op table's functions (ElementwiseExprText())
+// that FusedLoopSource puts first: what the cache is keyed by.
+std::string FusedLoopKernel(const FusedLoopSpec& spec);
 
-// Compiled kernels by source, for one device.
+// Compiled kernels by kernel text, for one device.
 class FusedKernelCache {
  public:
   explicit FusedKernelCache(int major, int minor) : major_(major), minor_(minor) {}
   ~FusedKernelCache();
-  // The kernel for `source`, compiling it on first use.
-  absl::StatusOr<cudaKernel_t> Get(const std::string& source);
+  // The kernel of FusedLoopKernel's text `kernel`, compiling it (after the
+  // op table's functions) on first use.
+  absl::StatusOr<cudaKernel_t> Get(const std::string& kernel);
 
  private:
   const int major_, minor_;
   std::mutex mu_;
-  std::map<std::string, std::pair<cudaLibrary_t, cudaKernel_t>> kernels_;
+  absl::flat_hash_map<std::string, std::pair<cudaLibrary_t, cudaKernel_t>> kernels_;
 };
 
 }  // namespace resident::cuda_internal
