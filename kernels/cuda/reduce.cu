@@ -172,12 +172,14 @@ cudaError_t SumAxisTyped(const LaunchContext& ctx, const T* in, int64_t outer, i
   using Acc = typename SumTraits<T>::Acc;
   using Out = typename SumTraits<T>::Out;
   Out* out = static_cast<Out*>(out_v);
-  if (outer == 1 && inner == 1 && len > 0 && !kIsHalfStorage<T>) {
+  if constexpr (!kIsHalfStorage<T>) {
     // All elements: CUB's device-wide reduction (a null temp is its query).
     // Halves, which CUB cannot add, take the split-axis passes below.
-    if (!run) temp = nullptr;
-    return cub::DeviceReduce::Reduce(temp, *temp_bytes, in, out, len, AddOp<Acc>{}, Acc(0),
-                                     ctx.stream);
+    if (outer == 1 && inner == 1 && len > 0) {
+      if (!run) temp = nullptr;
+      return cub::DeviceReduce::Reduce(temp, *temp_bytes, in, out, len, AddOp<Acc>{}, Acc(0),
+                                       ctx.stream);
+    }
   }
   const int64_t chunks = ChunksFor(ctx, outer, len, inner);
   if (chunks == 1) {
