@@ -362,6 +362,15 @@ RESIDENT_HD T resident_ew_sign(T a) {
   return a;  // NaN
 }
 
+// sign as ml_dtypes computes it for bfloat16 (in float): -0 stays -0, where
+// NumPy's float16 and float32 sign give +0. The kernels and the fused loop
+// call it for bfloat16 in place of resident_ew_sign.
+RESIDENT_HD float resident_ew_sign_bf16(float a) {
+  if (a > 0) return 1.0f;
+  if (a < 0) return -1.0f;
+  return a;  // +-0 and NaN as they are
+}
+
 // The transcendentals and sqrt: floats only (the program layer computes
 // integers in float64, as NumPy does).
 #define RESIDENT_EW_LIBM(name)                                                    \

@@ -47,6 +47,12 @@ T Store(R r) {
 RESIDENT_ELEMENTWISE_OPS(RESIDENT_EW_FUNCTOR)
 #undef RESIDENT_EW_FUNCTOR
 
+// ml_dtypes' bfloat16 sign keeps -0 (core/elementwise_expr.h).
+template <>
+BFloat16 kSignOp::Apply<BFloat16>(BFloat16 x, BFloat16) {
+  return resident_store<BFloat16>(resident_ew_sign_bf16(resident_load(x)));
+}
+
 // One run of elements. Contiguous operands use blocks of 8 computed into a
 // temporary before storing, which the compiler vectorises and which stays
 // correct when out is exactly a or b (every load of a block precedes its

@@ -56,6 +56,14 @@ struct BinaryFn {
   }
 };
 
+// ml_dtypes' bfloat16 sign keeps -0 (core/elementwise_expr.h).
+template <>
+struct BinaryFn<BFloat16, ElementwiseKind::kSign> {
+  __device__ __forceinline__ BFloat16 operator()(BFloat16 x, BFloat16) const {
+    return resident_store<BFloat16>(resident_ew_sign_bf16(resident_load(x)));
+  }
+};
+
 // How the two operands of a contiguous launch are read.
 enum class Mode { kBoth, kSelf, kScalarRight, kScalarLeft };
 

@@ -114,8 +114,9 @@ std::string StepExpr(const FusedLoopSpec& spec, const FusedLoopSpec::Step& st,
   if (e->arity == 2) absl::StrAppend(&args, ", ", reg(st.b));
   if (IsHalf(st.dtype)) {
     // Computed in float and rounded once per op, as the op-by-op kernels.
-    return absl::StrCat("resident_store<", CType(st.dtype), ">((float)", e->function, "(", args,
-                        "))");
+    const bool bf16_sign = *st.op == ElementwiseKind::kSign && st.dtype == DType::kBFloat16;
+    return absl::StrCat("resident_store<", CType(st.dtype), ">((float)",
+                        bf16_sign ? "resident_ew_sign_bf16" : e->function, "(", args, "))");
   }
   return absl::StrCat("((", CType(st.dtype), ")", e->function, "(", args, "))");
 }
