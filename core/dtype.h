@@ -37,9 +37,9 @@ enum class DType : uint8_t {
 };
 
 inline constexpr DType kAllDTypes[] = {
-    DType::kBool,   DType::kInt8,   DType::kInt16,  DType::kInt32,   DType::kInt64,  DType::kUint8,
-    DType::kUint16, DType::kUint32, DType::kUint64, DType::kFloat32, DType::kFloat64,
-    DType::kFloat16, DType::kBFloat16};
+    DType::kBool,    DType::kInt8,    DType::kInt16,   DType::kInt32,  DType::kInt64,
+    DType::kUint8,   DType::kUint16,  DType::kUint32,  DType::kUint64, DType::kFloat32,
+    DType::kFloat64, DType::kFloat16, DType::kBFloat16};
 
 // The 16-bit float storage types (core/half.h): structs, not C++
 // arithmetic; kernels compute in ComputeType (float) and round on store.

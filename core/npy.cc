@@ -43,7 +43,8 @@ constexpr int64_t kMaxHeaderBytes = int64_t{1} << 20;
 constexpr size_t kIoChunkBytes = size_t{64} << 20;
 
 constexpr absl::string_view kSupportedDTypes =
-    "supported: bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, float32, float64, "
+    "supported: bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, float32, "
+    "float64, "
     "bfloat16 (as '<V2', which numpy.save writes for ml_dtypes.bfloat16)";
 
 // --- Preamble: magic, version, header length ---------------------------------

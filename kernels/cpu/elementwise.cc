@@ -33,16 +33,16 @@ T Store(R r) {
   }
 }
 
-#define RESIDENT_EW_FUNCTOR(kind, name, arity, rule)                \
-  struct kind##Op {                                                 \
-    template <typename T>                                           \
-    static T Apply(T x, [[maybe_unused]] T y) {                     \
-      if constexpr ((arity) == 1) {                                 \
-        return Store<T>(resident_ew_##name(Reg(x)));                \
-      } else {                                                      \
-        return Store<T>(resident_ew_##name(Reg(x), Reg(y)));        \
-      }                                                             \
-    }                                                               \
+#define RESIDENT_EW_FUNCTOR(kind, name, arity, rule)         \
+  struct kind##Op {                                          \
+    template <typename T>                                    \
+    static T Apply(T x, [[maybe_unused]] T y) {              \
+      if constexpr ((arity) == 1) {                          \
+        return Store<T>(resident_ew_##name(Reg(x)));         \
+      } else {                                               \
+        return Store<T>(resident_ew_##name(Reg(x), Reg(y))); \
+      }                                                      \
+    }                                                        \
   };
 RESIDENT_ELEMENTWISE_OPS(RESIDENT_EW_FUNCTOR)
 #undef RESIDENT_EW_FUNCTOR

@@ -42,13 +42,13 @@ __device__ __forceinline__ T Store(R r) {
 template <typename T, ElementwiseKind kOp>
 struct BinaryFn {
   __device__ __forceinline__ T operator()(T x, [[maybe_unused]] T y) const {
-#define RESIDENT_EW_BINARY(kind, name, arity, rule)         \
-  if constexpr (kOp == ElementwiseKind::kind) {             \
-    if constexpr ((arity) == 2) {                           \
-      return Store<T>(resident_ew_##name(Reg(x), Reg(y)));  \
-    } else {                                                \
-      return Store<T>(resident_ew_##name(Reg(x)));          \
-    }                                                       \
+#define RESIDENT_EW_BINARY(kind, name, arity, rule)        \
+  if constexpr (kOp == ElementwiseKind::kind) {            \
+    if constexpr ((arity) == 2) {                          \
+      return Store<T>(resident_ew_##name(Reg(x), Reg(y))); \
+    } else {                                               \
+      return Store<T>(resident_ew_##name(Reg(x)));         \
+    }                                                      \
   }
     RESIDENT_ELEMENTWISE_OPS(RESIDENT_EW_BINARY)
 #undef RESIDENT_EW_BINARY

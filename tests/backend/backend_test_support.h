@@ -29,8 +29,8 @@ inline std::vector<uint8_t> LiteralBytes(const uint64_t* bits, int n, DType d) {
 // The float's position on a line where adjacent floats of `d` differ by 1.
 inline int64_t OrderedFloat(double v, DType d) {
   if (IsHalf(d)) {
-    const uint16_t u = d == DType::kFloat16 ? resident_double_to_half(v).bits
-                                            : resident_double_to_bf16(v).bits;
+    const uint16_t u =
+        d == DType::kFloat16 ? resident_double_to_half(v).bits : resident_double_to_bf16(v).bits;
     return (u & 0x8000) ? -static_cast<int64_t>(u & 0x7fff) : u;
   }
   if (d == DType::kFloat32) {

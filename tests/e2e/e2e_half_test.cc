@@ -37,8 +37,8 @@ class HalfDtypesTest : public SharedServerTest<HalfDtypesTest> {
 TEST_F(HalfDtypesTest, UploadRoundsOnceAndRoundTripsEveryBit) {
   ExpectArray(a_, DType::kFloat16, {6},
               {1, 0.0999755859375, 65504, -2.5, 1.1920928955078125e-07, kInf}, "a");
-  ExpectArray(b_, DType::kFloat16, {6},
-              {2048, 0.199951171875, 1, 3, 1.1920928955078125e-07, -kInf}, "b (2049 ties to even)");
+  ExpectArray(b_, DType::kFloat16, {6}, {2048, 0.199951171875, 1, 3, 1.1920928955078125e-07, -kInf},
+              "b (2049 ties to even)");
   ExpectArray(x_, DType::kBFloat16, {4}, {1, 3.140625, -0.5, 256}, "x");
   std::vector<Float16> bits;
   for (uint32_t u = 0; u < 65536; u += 7) bits.push_back(Float16{static_cast<uint16_t>(u)});
@@ -67,7 +67,8 @@ TEST_F(HalfDtypesTest, ElementwiseIsNumpysBitForBit) {
               "a / b");
   ExpectArray(a_ + 1, DType::kFloat16, {6}, {2, 1.099609375, 65504, -1.5, 1, kInf},
               "a + 1 (NEP 50: stays float16)");
-  ExpectArray(x_ * y_, DType::kBFloat16, {4}, {0.333984375, 6.28125, -0.050048828125, 256}, "x * y");
+  ExpectArray(x_ * y_, DType::kBFloat16, {4}, {0.333984375, 6.28125, -0.050048828125, 256},
+              "x * y");
   ExpectArray(x_ + y_, DType::kBFloat16, {4}, {1.3359375, 5.125, -0.400390625, 256}, "x + y");
 }
 
@@ -88,9 +89,9 @@ TEST_F(HalfDtypesTest, PromotionIsNumpysAndMlDtypes) {
 TEST_F(HalfDtypesTest, MatmulAccumulatesInFloat32) {
   // m = np.array([[1, 2, 3], [4, 5, 6]], np.float16) * np.float16(0.1)
   // n = np.array([[1, 0.5], [0.25, 2], [3, -1]], np.float16); m @ n
-  Array m = UploadAs(*c_, DType::kFloat16, {2, 3},
-                     {0.0999755859375, 0.199951171875, 0.2998046875, 0.39990234375, 0.5,
-                      0.599609375});
+  Array m =
+      UploadAs(*c_, DType::kFloat16, {2, 3},
+               {0.0999755859375, 0.199951171875, 0.2998046875, 0.39990234375, 0.5, 0.599609375});
   Array n = UploadAs(*c_, DType::kFloat16, {3, 2}, {1, 0.5, 0.25, 2, 3, -1});
   ExpectArray(client::matmul(m, n), DType::kFloat16, {2, 2},
               {1.0498046875, 0.150146484375, 2.32421875, 0.6005859375}, "m @ n");

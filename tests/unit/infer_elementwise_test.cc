@@ -42,10 +42,9 @@ std::vector<std::string> Split(const char* s) {
 
 // The spelling of d in the generated rows: "kInt32", ...
 std::string Name(DType d) {
-  static const char* const kNames[] = {"kBool",   "kInt8",    "kInt16",  "kInt32",
-                                       "kInt64",  "kUint8",   "kUint16", "kUint32",
-                                       "kUint64", "kFloat32", "kFloat64", "kFloat16",
-                                       "kBFloat16"};
+  static const char* const kNames[] = {"kBool",    "kInt8",    "kInt16",   "kInt32",  "kInt64",
+                                       "kUint8",   "kUint16",  "kUint32",  "kUint64", "kFloat32",
+                                       "kFloat64", "kFloat16", "kBFloat16"};
   static_assert(std::size(kNames) == std::size(kAllDTypes));
   for (size_t i = 0; i < std::size(kAllDTypes); ++i) {
     if (kAllDTypes[i] == d) return kNames[i];

@@ -70,8 +70,9 @@ std::string CastExpr(const std::string& x, DType from, DType to) {
     const std::string f = absl::StrCat("resident_load(", x, ")");
     if (to == DType::kBool) return absl::StrCat("((char)(", f, " != 0.0f))");
     if (IsInteger(to)) {
-      return absl::StrCat(from == DType::kFloat16 ? "resident_half_to_int<" : "resident_bf16_to_int<",
-                          CType(to), ">(", f, ")");
+      return absl::StrCat(
+          from == DType::kFloat16 ? "resident_half_to_int<" : "resident_bf16_to_int<", CType(to),
+          ">(", f, ")");
     }
     if (IsHalf(to)) return absl::StrCat("resident_store<", CType(to), ">(", f, ")");
     return absl::StrCat("((", CType(to), ")", f, ")");
