@@ -133,6 +133,10 @@ RESIDENT_CLIENT_DTYPE(uint32_t, kUint32)
 RESIDENT_CLIENT_DTYPE(uint64_t, kUint64)
 RESIDENT_CLIENT_DTYPE(float, kFloat32)
 RESIDENT_CLIENT_DTYPE(double, kFloat64)
+// float16 / bfloat16 elements are their storage structs (core/half.h):
+// resident::Float16{bits}; resident_load / resident_store convert.
+RESIDENT_CLIENT_DTYPE(Float16, kFloat16)
+RESIDENT_CLIENT_DTYPE(BFloat16, kBFloat16)
 #undef RESIDENT_CLIENT_DTYPE
 
 // An array on the server, or one recorded and not yet computed. Copies

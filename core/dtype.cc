@@ -26,6 +26,10 @@ const char* DTypeName(DType dtype) {
       return "float32";
     case DType::kFloat64:
       return "float64";
+    case DType::kFloat16:
+      return "float16";
+    case DType::kBFloat16:
+      return "bfloat16";
   }
   return "?";
 }
@@ -40,10 +44,24 @@ std::optional<DType> ParseDType(std::string_view name) {
 namespace {
 
 // The smallest float dtype that holds every value of integer dtype d, as
-// NumPy's promotion picks it (int8/uint8 would be float16, which we lack).
-DType FloatHolding(DType d) { return ItemSize(d) <= 2 ? DType::kFloat32 : DType::kFloat64; }
+// NumPy's promotion picks it: float16 for 1-byte integers, float32 for
+// 2-byte ones, float64 for wider.
+DType FloatHolding(DType d) {
+  return ItemSize(d) == 1 ? DType::kFloat16 : ItemSize(d) == 2 ? DType::kFloat32 : DType::kFloat64;
+}
 
-DType WiderFloat(DType a, DType b) { return ItemSize(a) >= ItemSize(b) ? a : b; }
+// Two float dtypes: the wider; float16 with bfloat16 is float32.
+DType WiderFloat(DType a, DType b) {
+  if (a == b) return a;
+  if (IsHalf(a) && IsHalf(b)) return DType::kFloat32;
+  return ItemSize(a) >= ItemSize(b) ? a : b;
+}
+
+// Float f with integer i: bfloat16 holds a 1-byte integer (ml_dtypes).
+DType FloatWithInteger(DType f, DType i) {
+  if (f == DType::kBFloat16 && ItemSize(i) == 1) return f;
+  return WiderFloat(f, FloatHolding(i));
+}
 
 }  // namespace
 
@@ -53,8 +71,8 @@ DType PromoteTypes(DType a, DType b) {
   if (b == DType::kBool) return a;
   const bool fa = IsFloating(a), fb = IsFloating(b);
   if (fa && fb) return WiderFloat(a, b);
-  if (fa) return WiderFloat(a, FloatHolding(b));
-  if (fb) return WiderFloat(b, FloatHolding(a));
+  if (fa) return FloatWithInteger(a, b);
+  if (fb) return FloatWithInteger(b, a);
   // Two integers.
   if (IsSignedInteger(a) == IsSignedInteger(b)) return ItemSize(a) >= ItemSize(b) ? a : b;
   const DType s = IsSignedInteger(a) ? a : b;

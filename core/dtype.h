@@ -16,6 +16,8 @@
 #include <string_view>
 #include <type_traits>
 
+#include "core/half.h"
+
 namespace resident {
 
 enum class DType : uint8_t {
@@ -30,11 +32,19 @@ enum class DType : uint8_t {
   kUint64,
   kFloat32,
   kFloat64,
+  kFloat16,   // IEEE binary16, NumPy's float16
+  kBFloat16,  // ml_dtypes' bfloat16: the top 16 bits of a float32
 };
 
 inline constexpr DType kAllDTypes[] = {
-    DType::kBool,   DType::kInt8,   DType::kInt16,  DType::kInt32,   DType::kInt64,  DType::kUint8,
-    DType::kUint16, DType::kUint32, DType::kUint64, DType::kFloat32, DType::kFloat64};
+    DType::kBool,    DType::kInt8,    DType::kInt16,   DType::kInt32,  DType::kInt64,
+    DType::kUint8,   DType::kUint16,  DType::kUint32,  DType::kUint64, DType::kFloat32,
+    DType::kFloat64, DType::kFloat16, DType::kBFloat16};
+
+// The 16-bit float storage types (core/half.h): structs, not C++
+// arithmetic; kernels compute in ComputeType (float) and round on store.
+using Float16 = ResidentFloat16;
+using BFloat16 = ResidentBFloat16;
 
 // The C++ type one element of a buffer of dtype D is stored as. Bool is
 // NumPy's layout, one byte holding 0 or 1, stored as `char`: a one-byte type
@@ -57,12 +67,22 @@ template <> struct DTypeTraits<DType::kUint32> { using Storage = uint32_t; };
 template <> struct DTypeTraits<DType::kUint64> { using Storage = uint64_t; };
 template <> struct DTypeTraits<DType::kFloat32> { using Storage = float; };
 template <> struct DTypeTraits<DType::kFloat64> { using Storage = double; };
+template <> struct DTypeTraits<DType::kFloat16> { using Storage = Float16; };
+template <> struct DTypeTraits<DType::kBFloat16> { using Storage = BFloat16; };
 // clang-format on
 template <DType D>
 using StorageType = typename DTypeTraits<D>::Storage;
 // Whether T is bool's storage type: how kernels recognise a bool element.
 template <typename T>
 inline constexpr bool kIsBoolStorage = std::is_same_v<T, StorageType<DType::kBool>>;
+// Whether T is float16's or bfloat16's storage type.
+template <typename T>
+inline constexpr bool kIsHalfStorage = ResidentIsHalf<T>::value;
+// The type kernels compute in for storage type T: float for the halves
+// (NumPy's float16 loops and ml_dtypes' compute in float32 and round back),
+// T itself for every other dtype.
+template <typename T>
+using ComputeType = typename ResidentCompute<T>::type;
 
 // Calls fn(StorageType<D>{}) for the dtype D that `dtype` names and returns
 // its result; returns unknown() for a value that names no dtype (only a
@@ -86,6 +106,8 @@ constexpr decltype(auto) VisitDType(DType dtype, Fn&& fn, Unknown&& unknown) {
     RESIDENT_DTYPE_CASE(kUint64)
     RESIDENT_DTYPE_CASE(kFloat32)
     RESIDENT_DTYPE_CASE(kFloat64)
+    RESIDENT_DTYPE_CASE(kFloat16)
+    RESIDENT_DTYPE_CASE(kBFloat16)
 #undef RESIDENT_DTYPE_CASE
   }
   return unknown();
@@ -133,23 +155,30 @@ static_assert(
         StorageType<DType::kBool>, StorageType<DType::kInt8>, StorageType<DType::kInt16>,
         StorageType<DType::kInt32>, StorageType<DType::kInt64>, StorageType<DType::kUint8>,
         StorageType<DType::kUint16>, StorageType<DType::kUint32>, StorageType<DType::kUint64>,
-        StorageType<DType::kFloat32>, StorageType<DType::kFloat64>>::value,
+        StorageType<DType::kFloat32>, StorageType<DType::kFloat64>, StorageType<DType::kFloat16>,
+        StorageType<DType::kBFloat16>>::value,
     "each dtype needs a storage type of its own");
 static_assert(dtype_internal::StorageRoundTrips(), "kAllDTypes lists every dtype once");
 static_assert(ItemSize(DType::kBool) == 1, "NumPy's bool is one byte");
 static_assert(ItemSize(DType::kInt8) == 1 && ItemSize(DType::kUint8) == 1);
-static_assert(ItemSize(DType::kInt16) == 2 && ItemSize(DType::kUint16) == 2);
+static_assert(ItemSize(DType::kInt16) == 2 && ItemSize(DType::kUint16) == 2 &&
+              ItemSize(DType::kFloat16) == 2 && ItemSize(DType::kBFloat16) == 2);
+static_assert(std::is_trivially_copyable_v<Float16> && std::is_trivially_copyable_v<BFloat16>);
 static_assert(ItemSize(DType::kInt32) == 4 && ItemSize(DType::kUint32) == 4 &&
               ItemSize(DType::kFloat32) == 4);
 static_assert(ItemSize(DType::kInt64) == 8 && ItemSize(DType::kUint64) == 8 &&
               ItemSize(DType::kFloat64) == 8);
 
-// NumPy's name: "bool", "int8", ..., "uint64", "float32", "float64".
+// NumPy's name: "bool", "int8", ..., "uint64", "float32", "float64",
+// "float16", and ml_dtypes' "bfloat16".
 const char* DTypeName(DType dtype);
 // Inverse of DTypeName; nullopt for anything else.
 std::optional<DType> ParseDType(std::string_view name);
 
-constexpr bool IsFloating(DType d) { return d == DType::kFloat32 || d == DType::kFloat64; }
+constexpr bool IsHalf(DType d) { return d == DType::kFloat16 || d == DType::kBFloat16; }
+constexpr bool IsFloating(DType d) {
+  return d == DType::kFloat32 || d == DType::kFloat64 || IsHalf(d);
+}
 constexpr bool IsSignedInteger(DType d) {
   return d == DType::kInt8 || d == DType::kInt16 || d == DType::kInt32 || d == DType::kInt64;
 }
@@ -171,7 +200,10 @@ constexpr DType SignedIntegerOfSize(int64_t bytes) {
 // a signed and an unsigned one the smallest signed type holding both
 // (int8 + uint8 -> int16, int64 + uint64 -> float64); an integer and a
 // float the smallest float at least as wide as both that holds the
-// integer (int32 + float32 -> float64).
+// integer (int8 + float16 -> float16, int32 + float32 -> float64).
+// bfloat16 as ml_dtypes registers it: with bool or a 1-byte integer it
+// stays bfloat16, with a wider integer it is float16's answer (int16 ->
+// float32), and float16 + bfloat16 is float32 (neither holds the other).
 DType PromoteTypes(DType a, DType b);
 
 // The dtype numpy.sum and numpy.prod give: bool and signed integers below

@@ -18,6 +18,12 @@
 #ifndef RESIDENT_CORE_ELEMENTWISE_EXPR_H_
 #define RESIDENT_CORE_ELEMENTWISE_EXPR_H_
 
+// The 16-bit float storage types; NVRTC gets this header's text after
+// core/half.h's (server/device/cuda/CMakeLists.txt), so no include there.
+#ifndef __CUDACC_RTC__
+#include "core/half.h"
+#endif
+
 #if defined(__CUDACC__) || defined(__CUDACC_RTC__)
 #define RESIDENT_HD __host__ __device__ __forceinline__
 #else
@@ -134,6 +140,36 @@ RESIDENT_HD T resident_float_to_int(double d) {
           0x8000000000000000ULL);
     }
     return static_cast<T>(static_cast<unsigned long long>(resident_f2i64(d)));
+  }
+}
+
+// float16 -> integer as NumPy casts it: the float32 value through the
+// rules above, except uint32, which NumPy's float16 loop reaches through
+// int64 (so NaN and -inf give 0, not 2^31).
+template <typename T>
+RESIDENT_HD T resident_half_to_int(float f) {
+  if constexpr (sizeof(T) == 4 && !ResidentIsSigned<T>::value) {
+    return static_cast<T>(static_cast<unsigned long long>(resident_f2i64(f)));
+  } else {
+    return resident_float_to_int<T>(f);
+  }
+}
+
+// bfloat16 -> integer as ml_dtypes casts it: truncation toward zero; NaN,
+// inf and values whose truncation T cannot hold give 0.
+template <typename T>
+RESIDENT_HD T resident_bf16_to_int(float f) {
+  const double d = f;
+  constexpr int kBits = static_cast<int>(sizeof(T)) * 8;
+  if constexpr (ResidentIsSigned<T>::value) {
+    const double top = static_cast<double>(1ULL << (kBits - 1));  // 2^(bits-1)
+    // Above -2^(bits-1) - 1 (for 64 bits that double is -2^63 itself).
+    const bool in = kBits == 64 ? (d >= -top && d < top) : (d > -top - 1.0 && d < top);
+    return in ? static_cast<T>(static_cast<long long>(d)) : static_cast<T>(0);
+  } else {
+    const double top = kBits == 64 ? 18446744073709551616.0 : static_cast<double>(1ULL << kBits);
+    const bool in = d > -1.0 && d < top;
+    return in ? static_cast<T>(static_cast<unsigned long long>(d)) : static_cast<T>(0);
   }
 }
 
@@ -324,6 +360,15 @@ RESIDENT_HD T resident_ew_sign(T a) {
   }
   if (a == 0) return static_cast<T>(0);
   return a;  // NaN
+}
+
+// sign as ml_dtypes computes it for bfloat16 (in float): -0 stays -0, where
+// NumPy's float16 and float32 sign give +0. The kernels and the fused loop
+// call it for bfloat16 in place of resident_ew_sign.
+RESIDENT_HD float resident_ew_sign_bf16(float a) {
+  if (a > 0) return 1.0f;
+  if (a < 0) return -1.0f;
+  return a;  // +-0 and NaN as they are
 }
 
 // The transcendentals and sqrt: floats only (the program layer computes

@@ -176,10 +176,11 @@ constexpr ElementwiseTypes ResolveElementwise(ElementwiseKind kind, DType promot
       return IsFloating(promoted) ? same : to_double;
     case ElementwiseRule::kFloatMath: {
       if (IsFloating(promoted)) return same;
-      // NumPy's loops: bool, int8 and uint8 in float16 (which we lack),
-      // int16 and uint16 in float32, wider integers in float64.
-      if (ItemSize(promoted) == 1) return {false, promoted, promoted, "float16"};
-      const DType f = ItemSize(promoted) == 2 ? DType::kFloat32 : DType::kFloat64;
+      // NumPy's loops: bool, int8 and uint8 in float16, int16 and uint16
+      // in float32, wider integers in float64.
+      const DType f = ItemSize(promoted) == 1   ? DType::kFloat16
+                      : ItemSize(promoted) == 2 ? DType::kFloat32
+                                                : DType::kFloat64;
       return {true, f, f, nullptr};
     }
     case ElementwiseRule::kNoBoolPair:

@@ -43,7 +43,9 @@ constexpr int64_t kMaxHeaderBytes = int64_t{1} << 20;
 constexpr size_t kIoChunkBytes = size_t{64} << 20;
 
 constexpr absl::string_view kSupportedDTypes =
-    "supported: bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float32, float64";
+    "supported: bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, float32, "
+    "float64, "
+    "bfloat16 (as '<V2', which numpy.save writes for ml_dtypes.bfloat16)";
 
 // --- Preamble: magic, version, header length ---------------------------------
 
@@ -334,8 +336,12 @@ absl::StatusOr<DType> DTypeFromDescr(absl::string_view descr) {
   if (code == "u2") dtype = DType::kUint16;
   if (code == "u4") dtype = DType::kUint32;
   if (code == "u8") dtype = DType::kUint64;
+  if (code == "f2") dtype = DType::kFloat16;
   if (code == "f4") dtype = DType::kFloat32;
   if (code == "f8") dtype = DType::kFloat64;
+  // ml_dtypes.bfloat16 has no type code of its own: numpy.save writes its
+  // descr as '<V2'. A two-byte void has no other meaning here.
+  if (code == "V2" && order != '|') dtype = DType::kBFloat16;
   if (!dtype) {
     return absl::InvalidArgumentError(absl::StrCat("dtype '", descr, "' (", NumPyTypeName(code),
                                                    ") is not supported; ", kSupportedDTypes));
@@ -427,6 +433,10 @@ absl::string_view Descr(DType dtype) {
       return "<f4";
     case DType::kFloat64:
       return "<f8";
+    case DType::kFloat16:
+      return "<f2";
+    case DType::kBFloat16:
+      return "<V2";  // what numpy.save writes for ml_dtypes.bfloat16
   }
   return "";
 }

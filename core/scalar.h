@@ -47,6 +47,8 @@ template <typename T>
 T ScalarAs(const Scalar& value) {
   if constexpr (kIsBoolStorage<T>) {
     return static_cast<T>(value.as_bool());
+  } else if constexpr (kIsHalfStorage<T>) {
+    return resident_store_double<T>(value.as_double());  // one rounding, to nearest even
   } else if constexpr (std::is_floating_point_v<T>) {
     return static_cast<T>(value.as_double());
   } else if (value.is_float()) {

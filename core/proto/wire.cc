@@ -42,6 +42,10 @@ absl::StatusOr<DType> DecodeDType(int wire) {
       return DType::kFloat32;
     case v1::DTYPE_FLOAT64:
       return DType::kFloat64;
+    case v1::DTYPE_FLOAT16:
+      return DType::kFloat16;
+    case v1::DTYPE_BFLOAT16:
+      return DType::kBFloat16;
     case v1::DTYPE_UNSPECIFIED:
       return absl::InvalidArgumentError("dtype is unspecified");
     default:
@@ -74,6 +78,10 @@ v1::DType EncodeDType(DType dtype) {
       return v1::DTYPE_FLOAT32;
     case DType::kFloat64:
       return v1::DTYPE_FLOAT64;
+    case DType::kFloat16:
+      return v1::DTYPE_FLOAT16;
+    case DType::kBFloat16:
+      return v1::DTYPE_BFLOAT16;
   }
   return v1::DTYPE_UNSPECIFIED;
 }

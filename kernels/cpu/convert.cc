@@ -72,7 +72,16 @@ absl::Status Arange(ThreadPool* pool, const Scalar& start, const Scalar& delta,
   return DispatchDType(out.dtype, [&](auto zero) {
     using T = decltype(zero);
     T* p = static_cast<T*>(out.data);
-    if constexpr (std::is_floating_point_v<T>) {
+    if constexpr (kIsHalfStorage<T>) {
+      // NumPy's HALF_fill: start and delta in float, each element rounded.
+      const float s = static_cast<float>(start.as_double());
+      const float d = static_cast<float>(delta.as_double());
+      ParallelFor(pool, out.size(), kParallelGrain, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) {
+          p[i] = resident_store<T>(s + static_cast<float>(i) * d);
+        }
+      });
+    } else if constexpr (std::is_floating_point_v<T>) {
       const T s = static_cast<T>(start.as_double());
       const T d = static_cast<T>(delta.as_double());
       ParallelFor(pool, out.size(), kParallelGrain, [&](int64_t begin, int64_t end) {

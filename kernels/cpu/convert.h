@@ -20,10 +20,36 @@ namespace resident::cpu {
 // float -> integer is NumPy's x86 conversion (resident_float_to_int in
 // core/elementwise_expr.h: truncation toward zero, NaN and out of range as
 // NumPy gives them); integer narrowing wraps; the rest is C++'s
-// round-to-nearest conversion.
+// round-to-nearest conversion. float16 and bfloat16 convert through float
+// and round to nearest even (core/half.h).
 template <typename To, typename From>
 To ConvertElement(From x) {
-  if constexpr (kIsBoolStorage<To>) {
+  if constexpr (std::is_same_v<To, From>) {
+    return x;
+  } else if constexpr (kIsHalfStorage<From>) {
+    // float16 and bfloat16 go through their exact float value; to an
+    // integer by NumPy's (float16) or ml_dtypes' (bfloat16) own rules.
+    const float f = resident_load(x);
+    if constexpr (kIsBoolStorage<To>) {
+      return static_cast<To>(f != 0.0f);
+    } else if constexpr (std::is_integral_v<To> && std::is_same_v<From, Float16>) {
+      return resident_half_to_int<To>(f);
+    } else if constexpr (std::is_integral_v<To>) {
+      return resident_bf16_to_int<To>(f);
+    } else if constexpr (kIsHalfStorage<To>) {
+      return resident_store<To>(f);  // float16 <-> bfloat16: one rounding
+    } else {
+      return static_cast<To>(f);
+    }
+  } else if constexpr (kIsHalfStorage<To>) {
+    // Everything else rounds once, from its double value (exact for all but
+    // 64-bit integers beyond 2^53, which NumPy rounds through double too).
+    if constexpr (kIsBoolStorage<From>) {
+      return resident_store<To>(x != 0 ? 1.0f : 0.0f);
+    } else {
+      return resident_store_double<To>(static_cast<double>(x));
+    }
+  } else if constexpr (kIsBoolStorage<To>) {
     return static_cast<To>(x != 0);
   } else if constexpr (kIsBoolStorage<From>) {
     return static_cast<To>(x != 0 ? 1 : 0);

@@ -13,29 +13,45 @@ namespace resident::cpu {
 namespace {
 
 // The op's expression from core/elementwise_expr.h over the register type:
-// a bool element is loaded as `x != 0` and stored as 0/1.
+// a bool element is loaded as `x != 0` and stored as 0/1; a float16 or
+// bfloat16 one is loaded as its float and the result rounded back
+// (NumPy's float16 loops compute in float32 so).
 template <typename T>
 auto Reg(T x) {
   if constexpr (kIsBoolStorage<T>) {
     return x != 0;
   } else {
-    return x;
+    return resident_load(x);
+  }
+}
+template <typename T, typename R>
+T Store(R r) {
+  if constexpr (kIsHalfStorage<T>) {
+    return resident_store<T>(static_cast<float>(r));
+  } else {
+    return static_cast<T>(r);
   }
 }
 
-#define RESIDENT_EW_FUNCTOR(kind, name, arity, rule)               \
-  struct kind##Op {                                                \
-    template <typename T>                                          \
-    static T Apply(T x, [[maybe_unused]] T y) {                    \
-      if constexpr ((arity) == 1) {                                \
-        return static_cast<T>(resident_ew_##name(Reg(x)));         \
-      } else {                                                     \
-        return static_cast<T>(resident_ew_##name(Reg(x), Reg(y))); \
-      }                                                            \
-    }                                                              \
+#define RESIDENT_EW_FUNCTOR(kind, name, arity, rule)         \
+  struct kind##Op {                                          \
+    template <typename T>                                    \
+    static T Apply(T x, [[maybe_unused]] T y) {              \
+      if constexpr ((arity) == 1) {                          \
+        return Store<T>(resident_ew_##name(Reg(x)));         \
+      } else {                                               \
+        return Store<T>(resident_ew_##name(Reg(x), Reg(y))); \
+      }                                                      \
+    }                                                        \
   };
 RESIDENT_ELEMENTWISE_OPS(RESIDENT_EW_FUNCTOR)
 #undef RESIDENT_EW_FUNCTOR
+
+// ml_dtypes' bfloat16 sign keeps -0 (core/elementwise_expr.h).
+template <>
+BFloat16 kSignOp::Apply<BFloat16>(BFloat16 x, BFloat16) {
+  return resident_store<BFloat16>(resident_ew_sign_bf16(resident_load(x)));
+}
 
 // One run of elements. Contiguous operands use blocks of 8 computed into a
 // temporary before storing, which the compiler vectorises and which stays

@@ -6,6 +6,7 @@
 #include <climits>
 #include <cstring>
 #include <type_traits>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "kernels/cpu/array_view.h"
@@ -78,6 +79,26 @@ void BlasMatmul(const MatmulDims& d, const T* a, const T* b, T* out) {
   }
 }
 
+// float16 / bfloat16: a and b widened to float32 (exactly), OpenBLAS's
+// sgemm, each result rounded back once, as NumPy's float16 matmul does.
+template <typename T>
+void HalfMatmul(ThreadPool* pool, const MatmulDims& d, const MatmulExtent& extent, const T* a,
+                const T* b, T* out) {
+  auto widen = [&](const T* src, int64_t n) {
+    std::vector<float> w(n);
+    ParallelFor(pool, n, kParallelGrain, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) w[i] = resident_load(src[i]);
+    });
+    return w;
+  };
+  const std::vector<float> wa = widen(a, extent.a), wb = widen(b, extent.b);
+  std::vector<float> wo(extent.out);
+  BlasMatmul(d, wa.data(), wb.data(), wo.data());
+  ParallelFor(pool, extent.out, kParallelGrain, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) out[i] = resident_store<T>(wo[i]);
+  });
+}
+
 }  // namespace
 
 absl::Status CheckMatmulDims(const MatmulDims& d, MatmulExtent* extent) {
@@ -119,7 +140,9 @@ absl::Status Matmul(ThreadPool* pool, DType dtype, const MatmulDims& d, const vo
     using T = decltype(zero);
     const T* ta = static_cast<const T*>(a);
     const T* tb = static_cast<const T*>(b);
-    if constexpr (std::is_floating_point_v<T>) {
+    if constexpr (kIsHalfStorage<T>) {
+      HalfMatmul(pool, d, extent, ta, tb, static_cast<T*>(out));
+    } else if constexpr (std::is_floating_point_v<T>) {
       BlasMatmul(d, ta, tb, static_cast<T*>(out));
     } else {  // bool (or of ands) and integers (wrapping)
       IntegerMatmul(pool, d, ta, tb, static_cast<T*>(out));

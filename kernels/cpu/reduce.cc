@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/shape.h"
+#include "kernels/cpu/convert.h"
 
 namespace resident::cpu {
 namespace {
@@ -227,9 +228,21 @@ absl::Status Sum(ThreadPool* pool, const ConstView& a, std::optional<int> axis,
                                                    ShapeString(out.shape)));
   }
   if (outer == 0 || inner == 0) return absl::OkStatus();  // empty output
+  if (IsHalf(a.dtype)) {
+    // Summed as float32 (NumPy's float16 pairwise sum accumulates in
+    // float32), rounded back once.
+    std::vector<float> wide(a.size()), r(out.size());
+    const MutView wide_view{wide.data(), DType::kFloat32, a.shape};
+    const MutView r_view{r.data(), DType::kFloat32, out.shape};
+    if (absl::Status s = Cast(pool, a, wide_view); !s.ok()) return s;
+    if (absl::Status s = Sum(pool, wide_view.as_const(), axis, r_view); !s.ok()) return s;
+    return Cast(pool, r_view.as_const(), out);
+  }
   return DispatchDType(a.dtype, [&](auto zero) {
     using T = decltype(zero);
-    SumTyped<T>(pool, static_cast<const T*>(a.data), outer, len, inner, out.data);
+    if constexpr (!kIsHalfStorage<T>) {  // halves were widened above
+      SumTyped<T>(pool, static_cast<const T*>(a.data), outer, len, inner, out.data);
+    }
     return absl::OkStatus();
   });
 }

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "kernels/cpu/convert.h"
 #include "kernels/cpu/reduce.h"
 
 namespace resident::cpu {
@@ -214,6 +215,27 @@ void ReduceTyped(ThreadPool* pool, AxesReduceKind kind, const T* a, absl::Span<c
   });
 }
 
+// float16 and bfloat16: reduced as float32 (NumPy sums float16 in float32
+// and takes its mean in float32; max, min and the arg reductions see the
+// same values), the result rounded back to the half dtype once.
+absl::Status ReduceHalf(ThreadPool* pool, AxesReduceKind kind, const ConstView& a,
+                        const std::optional<std::vector<int>>& axes, bool keepdims,
+                        const MutView& out) {
+  std::vector<float> wide(a.size());
+  const MutView wide_view{wide.data(), DType::kFloat32, a.shape};
+  if (absl::Status s = Cast(pool, a, wide_view); !s.ok()) return s;
+  if (ReduceResultType(kind, DType::kFloat32) != DType::kFloat32) {
+    return ReduceAxes(pool, kind, wide_view.as_const(), axes, keepdims, out);  // int64, bool
+  }
+  std::vector<float> r(out.size());
+  const MutView r_view{r.data(), DType::kFloat32, out.shape};
+  if (absl::Status s = ReduceAxes(pool, kind, wide_view.as_const(), axes, keepdims, r_view);
+      !s.ok()) {
+    return s;
+  }
+  return Cast(pool, r_view.as_const(), out);
+}
+
 }  // namespace
 
 DType ReduceResultType(AxesReduceKind kind, DType in) {
@@ -295,6 +317,7 @@ absl::Status ReduceAxes(ThreadPool* pool, AxesReduceKind kind, const ConstView& 
                                                    " gives ", ShapeString(expected), ", not ",
                                                    ShapeString(out.shape)));
   }
+  if (IsHalf(a.dtype)) return ReduceHalf(pool, kind, a, axes, keepdims, out);
   int64_t m = 1;
   for (int ax : *sorted) m *= a.shape[ax];
   if (NumElements(expected) == 0) return absl::OkStatus();
@@ -313,7 +336,9 @@ absl::Status ReduceAxes(ThreadPool* pool, AxesReduceKind kind, const ConstView& 
   }
   return DispatchDType(a.dtype, [&](auto zero) {
     using T = decltype(zero);
-    ReduceTyped<T>(pool, kind, static_cast<const T*>(a.data), a.shape, *sorted, out.data);
+    if constexpr (!kIsHalfStorage<T>) {  // halves were widened above
+      ReduceTyped<T>(pool, kind, static_cast<const T*>(a.data), a.shape, *sorted, out.data);
+    }
     return absl::OkStatus();
   });
 }

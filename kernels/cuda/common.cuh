@@ -42,6 +42,30 @@ template <typename To, typename From>
 __device__ __forceinline__ To Convert(From x) {
   if constexpr (std::is_same_v<To, From>) {
     return x;
+  } else if constexpr (kIsHalfStorage<From>) {
+    // float16 / bfloat16 through their exact float value; to integers by
+    // NumPy's (float16) and ml_dtypes' (bfloat16) rules, as the CPU's.
+    const float f = resident_load(x);
+    if constexpr (kIsBool<To>) {
+      return static_cast<To>(f != 0.0f);
+    } else if constexpr (std::is_integral_v<To> && std::is_same_v<From, Float16>) {
+      return resident_half_to_int<To>(f);
+    } else if constexpr (std::is_integral_v<To>) {
+      return resident_bf16_to_int<To>(f);
+    } else if constexpr (kIsHalfStorage<To>) {
+      return resident_store<To>(f);
+    } else {
+      return static_cast<To>(f);
+    }
+  } else if constexpr (kIsHalfStorage<To>) {
+    // One rounding from the double value, as the CPU's ConvertElement.
+    if constexpr (kIsBool<From>) {
+      return resident_store<To>(x != 0 ? 1.0f : 0.0f);
+    } else if constexpr (std::is_same_v<From, float>) {
+      return resident_store<To>(x);
+    } else {
+      return resident_store_double<To>(static_cast<double>(x));
+    }
   } else if constexpr (kIsBool<To>) {
     return static_cast<To>(x != From(0));  // NaN != 0 is true, as in NumPy
   } else if constexpr (kIsBool<From>) {
@@ -60,7 +84,9 @@ __device__ __forceinline__ To Convert(From x) {
 // double converts directly (uint64 too: no int64 detour).
 template <typename Acc, typename T>
 __host__ __device__ __forceinline__ Acc Widen(T x) {
-  if constexpr (kIsBool<T>) {
+  if constexpr (kIsHalfStorage<T>) {
+    return static_cast<Acc>(resident_load(x));
+  } else if constexpr (kIsBool<T>) {
     return x != 0 ? Acc(1) : Acc(0);
   } else if constexpr (std::is_integral_v<T> && std::is_integral_v<Acc>) {
     return static_cast<Acc>(static_cast<int64_t>(x));

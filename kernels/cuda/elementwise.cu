@@ -17,13 +17,22 @@ namespace resident::cuda_kernels {
 namespace {
 
 // A bool element is computed as C++'s bool (the shared expressions'
-// register type) and stored as its byte.
+// register type) and stored as its byte; a float16 / bfloat16 one as its
+// float, the result rounded back to nearest even (NumPy's float16 loops).
 template <typename T>
 __device__ __forceinline__ auto Reg(T x) {
   if constexpr (kIsBool<T>) {
     return x != 0;
   } else {
-    return x;
+    return resident_load(x);
+  }
+}
+template <typename T, typename R>
+__device__ __forceinline__ T Store(R r) {
+  if constexpr (kIsHalfStorage<T>) {
+    return resident_store<T>(static_cast<float>(r));
+  } else {
+    return static_cast<T>(r);
   }
 }
 
@@ -33,17 +42,25 @@ __device__ __forceinline__ auto Reg(T x) {
 template <typename T, ElementwiseKind kOp>
 struct BinaryFn {
   __device__ __forceinline__ T operator()(T x, [[maybe_unused]] T y) const {
-#define RESIDENT_EW_BINARY(kind, name, arity, rule)              \
-  if constexpr (kOp == ElementwiseKind::kind) {                  \
-    if constexpr ((arity) == 2) {                                \
-      return static_cast<T>(resident_ew_##name(Reg(x), Reg(y))); \
-    } else {                                                     \
-      return static_cast<T>(resident_ew_##name(Reg(x)));         \
-    }                                                            \
+#define RESIDENT_EW_BINARY(kind, name, arity, rule)        \
+  if constexpr (kOp == ElementwiseKind::kind) {            \
+    if constexpr ((arity) == 2) {                          \
+      return Store<T>(resident_ew_##name(Reg(x), Reg(y))); \
+    } else {                                               \
+      return Store<T>(resident_ew_##name(Reg(x)));         \
+    }                                                      \
   }
     RESIDENT_ELEMENTWISE_OPS(RESIDENT_EW_BINARY)
 #undef RESIDENT_EW_BINARY
     return T{};  // unreached: every kind is a row of the table
+  }
+};
+
+// ml_dtypes' bfloat16 sign keeps -0 (core/elementwise_expr.h).
+template <>
+struct BinaryFn<BFloat16, ElementwiseKind::kSign> {
+  __device__ __forceinline__ BFloat16 operator()(BFloat16 x, BFloat16) const {
+    return resident_store<BFloat16>(resident_ew_sign_bf16(resident_load(x)));
   }
 };
 
@@ -167,8 +184,10 @@ __global__ void __launch_bounds__(kThreads) NegateKernel(const T* a, T* out, int
     if constexpr (std::is_integral_v<T>) {
       out[i] = static_cast<T>(UnsignedT<T>(0) - static_cast<UnsignedT<T>>(a[i]));
     } else {
-      // Flip the sign bit, as x86's xorps/xorpd do (NaNs included).
-      using U = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
+      // Flip the sign bit, as x86's xorps/xorpd and NumPy's float16 loop
+      // do (NaNs included).
+      using U = std::conditional_t<sizeof(T) == 2, uint16_t,
+                                   std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>>;
       U bits;
       memcpy(&bits, &a[i], sizeof(T));
       bits ^= U(1) << (8 * sizeof(T) - 1);

@@ -54,6 +54,16 @@ __global__ void __launch_bounds__(kThreads) ArangeFloatKernel(T* out, T start, T
   }
 }
 
+// float16 / bfloat16: NumPy's HALF_fill, in float, each element rounded.
+template <typename T>
+__global__ void __launch_bounds__(kThreads)
+    ArangeHalfKernel(T* out, float start, float delta, int64_t n) {
+  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step) {
+    out[i] = resident_store<T>(start + static_cast<float>(i) * delta);
+  }
+}
+
 }  // namespace
 
 cudaError_t FillBits(const LaunchContext& ctx, void* out, int item_size, uint64_t bits, int64_t n) {
@@ -79,7 +89,7 @@ cudaError_t ArangeInt(const LaunchContext& ctx, DType t, int64_t start, int64_t 
   if (n <= 0) return cudaSuccess;
   return DispatchType(t, [&](auto tag) -> cudaError_t {
     using T = decltype(tag);
-    if constexpr (std::is_floating_point_v<T> || kIsBool<T>) {
+    if constexpr (std::is_floating_point_v<T> || kIsBool<T> || kIsHalfStorage<T>) {
       return cudaErrorInvalidValue;
     } else {
       ArangeIntKernel<T><<<GridFor(ctx, n, kThreads), kThreads, 0, ctx.stream>>>(
@@ -94,7 +104,11 @@ cudaError_t ArangeFloat(const LaunchContext& ctx, DType t, double start, double 
   if (n <= 0) return cudaSuccess;
   return DispatchType(t, [&](auto tag) -> cudaError_t {
     using T = decltype(tag);
-    if constexpr (!std::is_floating_point_v<T>) {
+    if constexpr (kIsHalfStorage<T>) {
+      ArangeHalfKernel<T><<<GridFor(ctx, n, kThreads), kThreads, 0, ctx.stream>>>(
+          static_cast<T*>(out), static_cast<float>(start), static_cast<float>(delta), n);
+      return cudaGetLastError();
+    } else if constexpr (!std::is_floating_point_v<T>) {
       return cudaErrorInvalidValue;
     } else {
       ArangeFloatKernel<T><<<GridFor(ctx, n, kThreads), kThreads, 0, ctx.stream>>>(

@@ -99,8 +99,8 @@ cudaError_t MatmulInt(const LaunchContext& ctx, DType t, const void* a, const vo
   if (batch <= 0 || m <= 0 || n <= 0) return cudaSuccess;
   return DispatchType(t, [&](auto tag) -> cudaError_t {
     using T = decltype(tag);
-    if constexpr (std::is_floating_point_v<T>) {
-      return cudaErrorInvalidValue;
+    if constexpr (std::is_floating_point_v<T> || kIsHalfStorage<T>) {
+      return cudaErrorInvalidValue;  // cuBLAS's
     } else {
       const int64_t tiles = batch * ((m + kTile - 1) / kTile) * ((n + kTile - 1) / kTile);
       MatmulIntKernel<T><<<GridFor(ctx, tiles, 1, 32), kThreads, 0, ctx.stream>>>(

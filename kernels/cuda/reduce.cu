@@ -16,10 +16,12 @@
 namespace resident::cuda_kernels {
 namespace {
 
+// float16 / bfloat16 accumulate in double too, rounded once into T.
 template <typename T>
 struct SumTraits {
-  using Acc = std::conditional_t<std::is_floating_point_v<T>, double, uint64_t>;
-  using Out = std::conditional_t<std::is_floating_point_v<T>, T, int64_t>;
+  static constexpr bool kFloat = std::is_floating_point_v<T> || kIsHalfStorage<T>;
+  using Acc = std::conditional_t<kFloat, double, uint64_t>;
+  using Out = std::conditional_t<kFloat, T, int64_t>;
 };
 
 template <typename Acc>
@@ -29,7 +31,11 @@ struct AddOp {
 
 template <typename Out, typename Acc>
 __device__ __forceinline__ Out FromAcc(Acc x) {
-  return static_cast<Out>(x);  // uint64 -> int64 wraps (C++20); double rounds
+  if constexpr (kIsHalfStorage<Out>) {
+    return resident_store_double<Out>(x);  // one rounding to nearest even
+  } else {
+    return static_cast<Out>(x);  // uint64 -> int64 wraps (C++20); double rounds
+  }
 }
 
 // A split of the axis into `chunks` pieces of `chunk` elements (the last may
@@ -166,11 +172,14 @@ cudaError_t SumAxisTyped(const LaunchContext& ctx, const T* in, int64_t outer, i
   using Acc = typename SumTraits<T>::Acc;
   using Out = typename SumTraits<T>::Out;
   Out* out = static_cast<Out*>(out_v);
-  if (outer == 1 && inner == 1 && len > 0) {
+  if constexpr (!kIsHalfStorage<T>) {
     // All elements: CUB's device-wide reduction (a null temp is its query).
-    if (!run) temp = nullptr;
-    return cub::DeviceReduce::Reduce(temp, *temp_bytes, in, out, len, AddOp<Acc>{}, Acc(0),
-                                     ctx.stream);
+    // Halves, which CUB cannot add, take the split-axis passes below.
+    if (outer == 1 && inner == 1 && len > 0) {
+      if (!run) temp = nullptr;
+      return cub::DeviceReduce::Reduce(temp, *temp_bytes, in, out, len, AddOp<Acc>{}, Acc(0),
+                                       ctx.stream);
+    }
   }
   const int64_t chunks = ChunksFor(ctx, outer, len, inner);
   if (chunks == 1) {

@@ -23,16 +23,32 @@ __host__ __device__ __forceinline__ bool IsNan(T x) {
   }
 }
 
+// Floats, float16 and bfloat16 included (they reduce in float, CT).
 template <typename T>
-inline constexpr bool kFloat = std::is_floating_point_v<T>;
+inline constexpr bool kFloat = std::is_floating_point_v<T> || kIsHalfStorage<T>;
+template <typename T>
+using CT = ComputeType<T>;
 
-// An element as its value: a bool byte reads as 0 or 1 (nonzero is true).
+// An element as its value: a bool byte reads as 0 or 1 (nonzero is true);
+// a float16 / bfloat16 one as its float.
 template <typename T>
-__host__ __device__ __forceinline__ T Value(T x) {
+__host__ __device__ __forceinline__ CT<T> Value(T x) {
   if constexpr (kIsBool<T>) {
     return static_cast<T>(x != 0);
   } else {
-    return x;
+    return resident_load(x);
+  }
+}
+
+// An accumulator into the output type: halves round once to nearest even.
+template <typename Out, typename A>
+__device__ __forceinline__ Out ToOut(A a) {
+  if constexpr (kIsHalfStorage<Out> && std::is_same_v<A, double>) {
+    return resident_store_double<Out>(a);
+  } else if constexpr (kIsHalfStorage<Out>) {
+    return resident_store<Out>(a);
+  } else {
+    return static_cast<Out>(a);
   }
 }
 
@@ -46,17 +62,17 @@ struct Traits<AxesReduce::kSum, T> {
   static __host__ __device__ Acc Identity() { return Acc(0); }
   static __host__ __device__ Acc Load(T x, int64_t) { return Widen<Acc>(x); }
   __host__ __device__ Acc operator()(Acc a, Acc b) const { return a + b; }
-  static __device__ Out Finalize(Acc a, int64_t) { return static_cast<Out>(a); }
+  static __device__ Out Finalize(Acc a, int64_t) { return ToOut<Out>(a); }
 };
 
 template <typename T>
 struct Traits<AxesReduce::kProd, T> {
-  using Acc = std::conditional_t<kFloat<T>, T, uint64_t>;
+  using Acc = std::conditional_t<kFloat<T>, CT<T>, uint64_t>;
   using Out = std::conditional_t<kFloat<T>, T, int64_t>;
   static __host__ __device__ Acc Identity() { return Acc(1); }
   static __host__ __device__ Acc Load(T x, int64_t) { return Widen<Acc>(x); }
   __host__ __device__ Acc operator()(Acc a, Acc b) const { return a * b; }
-  static __device__ Out Finalize(Acc a, int64_t) { return static_cast<Out>(a); }
+  static __device__ Out Finalize(Acc a, int64_t) { return ToOut<Out>(a); }
 };
 
 template <typename T>
@@ -68,18 +84,18 @@ struct Traits<AxesReduce::kMean, T> {
   __host__ __device__ Acc operator()(Acc a, Acc b) const { return a + b; }
   // m == 0: 0 / 0 is NaN, NumPy's mean of nothing.
   static __device__ Out Finalize(Acc a, int64_t m) {
-    return static_cast<Out>(a / static_cast<double>(m));
+    return ToOut<Out>(a / static_cast<double>(m));
   }
 };
 
 // max/min: NaN absorbs (NumPy propagates it).
 template <typename T, bool kMax>
 struct Extreme {
-  using Acc = T;
+  using Acc = CT<T>;
   using Out = T;
   static __host__ __device__ Acc Identity() {
     if constexpr (kFloat<T>) {
-      return kMax ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::infinity();
+      return kMax ? -std::numeric_limits<Acc>::infinity() : std::numeric_limits<Acc>::infinity();
     } else if constexpr (kIsBool<T>) {
       return kMax ? T(0) : T(1);
     } else {
@@ -96,7 +112,7 @@ struct Extreme {
       return a < b ? a : b;
     }
   }
-  static __device__ Out Finalize(Acc a, int64_t) { return a; }
+  static __device__ Out Finalize(Acc a, int64_t) { return ToOut<Out>(a); }  // exact
 };
 template <typename T>
 struct Traits<AxesReduce::kMax, T> : Extreme<T, true> {};
@@ -114,9 +130,9 @@ struct ArgPair {
 // position, so the order CUB combines in does not matter).
 template <typename T, bool kMax>
 struct ArgExtreme {
-  using Acc = ArgPair<T>;
+  using Acc = ArgPair<CT<T>>;
   using Out = int64_t;
-  static __host__ __device__ Acc Identity() { return {T(0), -1}; }
+  static __host__ __device__ Acc Identity() { return {CT<T>(0), -1}; }
   static __host__ __device__ Acc Load(T x, int64_t r) { return {Value(x), r}; }
   __host__ __device__ Acc operator()(Acc a, Acc b) const {
     if (a.i < 0) return b;
@@ -145,7 +161,9 @@ struct Truth {
   using Acc = uint32_t;
   using Out = StorageType<DType::kBool>;
   static __host__ __device__ Acc Identity() { return kAnyOf ? 0u : 1u; }
-  static __host__ __device__ Acc Load(T x, int64_t) { return x != T(0) ? 1u : 0u; }
+  static __host__ __device__ Acc Load(T x, int64_t) {
+    return resident_load(x) != CT<T>(0) ? 1u : 0u;
+  }
   __host__ __device__ Acc operator()(Acc a, Acc b) const { return kAnyOf ? (a | b) : (a & b); }
   static __device__ Out Finalize(Acc a, int64_t) { return static_cast<Out>(a); }
 };

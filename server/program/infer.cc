@@ -184,6 +184,22 @@ absl::StatusOr<ArangeParams> ComputeArange(const Scalar& start, const Scalar& st
       p.delta = Scalar::Float(static_cast<double>(b - a));
       break;
     }
+    case DType::kFloat16:
+    case DType::kBFloat16: {
+      // NumPy's HALF_fill (and ml_dtypes'): both stored as the dtype, their
+      // difference taken in float.
+      auto round = [&](double v) {
+        return dtype == DType::kFloat16 ? resident_load(resident_double_to_half(v))
+                                        : resident_load(resident_double_to_bf16(v));
+      };
+      const float a = round(start.as_double());
+      const double next = all_int ? static_cast<double>(IntegerNext(start, step))
+                                  : start.as_double() + step.as_double();
+      const float b = round(next);
+      p.start = Scalar::Float(a);
+      p.delta = Scalar::Float(static_cast<double>(b - a));
+      break;
+    }
     case DType::kInt8:
     case DType::kInt16:
     case DType::kInt32:

@@ -61,8 +61,12 @@ Scalar FillFor(const Scalar& v, DType dtype) {
       dtype,
       [&](auto zero) {
         using T = decltype(zero);
-        // uint64 values past int64 travel as their bit pattern.
-        return Scalar::Int(static_cast<int64_t>(ScalarAs<T>(v)));
+        if constexpr (kIsHalfStorage<T>) {
+          return v;  // floating, handled above
+        } else {
+          // uint64 values past int64 travel as their bit pattern.
+          return Scalar::Int(static_cast<int64_t>(ScalarAs<T>(v)));
+        }
       },
       [&] { return v; });
 }

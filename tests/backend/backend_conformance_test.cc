@@ -61,7 +61,11 @@ struct HostArray {
         dtype,
         [&](auto zero) {
           using T = decltype(zero);
-          return static_cast<double>(at<T>(i));
+          if constexpr (kIsHalfStorage<T>) {
+            return static_cast<double>(resident_load(at<T>(i)));
+          } else {
+            return static_cast<double>(at<T>(i));
+          }
         },
         [] { return 0.0; });
   }
@@ -96,6 +100,12 @@ struct HostArray {
       case DType::kFloat64: {
         uint64_t u = at<uint64_t>(i);
         os << at<double>(i) << " (0x" << std::hex << u << ")";
+        break;
+      }
+      case DType::kFloat16:
+      case DType::kBFloat16: {
+        uint16_t u = at<uint16_t>(i);
+        os << value(i) << " (0x" << std::hex << u << ")";
         break;
       }
     }
@@ -134,14 +144,21 @@ HostArray Random(DType dtype, Shape shape, uint64_t seed, bool specials = true) 
         break;
       }
       case DType::kFloat32:
-      case DType::kFloat64: {
+      case DType::kFloat64:
+      case DType::kFloat16:
+      case DType::kBFloat16: {
         double v;
         if (specials && r % 16 == 0) {
           v = special[(r >> 8) % std::size(special)];
         } else {
           v = (static_cast<double>(r >> 11) / 9007199254740992.0 - 0.5) * 200.0;
         }
-        if (dtype == DType::kFloat32) {
+        if (dtype == DType::kFloat16 || dtype == DType::kBFloat16) {
+          // Rounded once (float16's range is +-65504: 3e9 and 1e20 are inf).
+          const uint16_t u = dtype == DType::kFloat16 ? resident_double_to_half(v).bits
+                                                      : resident_double_to_bf16(v).bits;
+          std::memcpy(&h.bytes[i * 2], &u, 2);
+        } else if (dtype == DType::kFloat32) {
           float f = static_cast<float>(v);
           std::memcpy(&h.bytes[i * 4], &f, 4);
         } else {
@@ -252,7 +269,12 @@ class BackendConformanceTest : public ::testing::TestWithParam<std::string> {
     ASSERT_EQ(want.dtype, got.dtype);
     ASSERT_EQ(want.bytes.size(), got.bytes.size());
     const bool is_float = IsFloating(want.dtype);
-    const double rtol = want.dtype == DType::kFloat32 ? 1e-5 : 1e-12;
+    // float16 / bfloat16 results are rounded to 11 / 8 significant bits
+    // once, so two accumulation orders may differ by one of their ULPs.
+    const double rtol = want.dtype == DType::kFloat16    ? 2e-3
+                        : want.dtype == DType::kBFloat16 ? 1.6e-2
+                        : want.dtype == DType::kFloat32  ? 1e-5
+                                                         : 1e-12;
     const int64_t item = ItemSize(want.dtype);
     int64_t mismatches = 0, first = -1;
     for (int64_t i = 0; i < want.size(); ++i) {

@@ -28,6 +28,11 @@ inline std::vector<uint8_t> LiteralBytes(const uint64_t* bits, int n, DType d) {
 
 // The float's position on a line where adjacent floats of `d` differ by 1.
 inline int64_t OrderedFloat(double v, DType d) {
+  if (IsHalf(d)) {
+    const uint16_t u =
+        d == DType::kFloat16 ? resident_double_to_half(v).bits : resident_double_to_bf16(v).bits;
+    return (u & 0x8000) ? -static_cast<int64_t>(u & 0x7fff) : u;
+  }
   if (d == DType::kFloat32) {
     const float f = static_cast<float>(v);
     int32_t i;
@@ -37,6 +42,24 @@ inline int64_t OrderedFloat(double v, DType d) {
   int64_t i;
   std::memcpy(&i, &v, 8);
   return i < 0 ? -(i & 0x7fffffffffffffff) : i;
+}
+
+// Element i of host bytes of float dtype d, as a double.
+inline double FloatAt(const std::vector<uint8_t>& bytes, int i, DType d) {
+  if (IsHalf(d)) {
+    uint16_t u;
+    std::memcpy(&u, &bytes[i * 2], 2);
+    return d == DType::kFloat16 ? resident_half_to_float(ResidentFloat16{u})
+                                : resident_bf16_to_float(ResidentBFloat16{u});
+  }
+  if (d == DType::kFloat32) {
+    float f;
+    std::memcpy(&f, &bytes[i * 4], 4);
+    return f;
+  }
+  double f;
+  std::memcpy(&f, &bytes[i * 8], 8);
+  return f;
 }
 
 // Adjacent floats of `d` between a and b.

@@ -3,8 +3,9 @@
 // make_cast_literals.py with NumPy 2 on x86-64): integer limits, NaN, inf,
 // and floats out of every integer's range, whose conversion C leaves
 // undefined and x86 NumPy answers in its own way (core/elementwise_expr.h's
-// resident_float_to_int reproduces it). Bit-identical; any NaN matches any
-// NaN.
+// resident_float_to_int reproduces it); float16 (NumPy) and bfloat16
+// (ml_dtypes, whose casts to integers give 0 out of range) included.
+// Bit-identical; any NaN matches any NaN.
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -30,17 +31,8 @@ struct CastCase {
 #include "tests/backend/cast_literals.inc"
 
 bool IsNanBits(const uint8_t* p, DType d) {
-  if (d == DType::kFloat32) {
-    float f;
-    std::memcpy(&f, p, 4);
-    return std::isnan(f);
-  }
-  if (d == DType::kFloat64) {
-    double f;
-    std::memcpy(&f, p, 8);
-    return std::isnan(f);
-  }
-  return false;
+  if (!IsFloating(d)) return false;
+  return std::isnan(backend_test::FloatAt(std::vector<uint8_t>(p, p + ItemSize(d)), 0, d));
 }
 
 using CastLiteralsTest = backend_test::BackendTest;
@@ -71,7 +63,7 @@ TEST_P(CastLiteralsTest, EveryPairMatchesNumpy) {
     }
     ++checked;
   }
-  EXPECT_EQ(checked, 121);  // 11 x 11 dtype pairs
+  EXPECT_EQ(checked, 169);  // 13 x 13 dtype pairs
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, CastLiteralsTest, ::testing::Values("cpu", "cuda:0"),

@@ -2,20 +2,23 @@
 """Writes cast_literals.inc: NumPy's astype for every (from, to) dtype pair
 over edge values (integer limits, NaN, inf, out-of-range floats).
 
-Run with NumPy 2 (the oracle) on x86-64: python3 make_cast_literals.py > cast_literals.inc
+Run with NumPy 2 and ml_dtypes (the oracles; bfloat16's casts are
+ml_dtypes') on x86-64: python3 make_cast_literals.py > cast_literals.inc
 C leaves NaN and out-of-range float -> integer conversions undefined; these
 literals are what x86 NumPy gives, which the backends reproduce.
 """
 import sys
 import warnings
 
+import ml_dtypes
 import numpy as np
 
 warnings.simplefilter("ignore")
 
 DTYPES = {"kBool": np.bool_, "kInt8": np.int8, "kInt16": np.int16, "kInt32": np.int32,
           "kInt64": np.int64, "kUint8": np.uint8, "kUint16": np.uint16, "kUint32": np.uint32,
-          "kUint64": np.uint64, "kFloat32": np.float32, "kFloat64": np.float64}
+          "kUint64": np.uint64, "kFloat32": np.float32, "kFloat64": np.float64,
+          "kFloat16": np.float16, "kBFloat16": ml_dtypes.bfloat16}
 
 
 def values(dt):
@@ -32,7 +35,11 @@ def values(dt):
     f = [0.0, -0.0, 0.5, -0.5, 1.5, -2.5, 127.9, 128.0, 255.5, 256.0, -128.9, -129.0, 65535.9,
          65536.0, -32769.0, 2147483647.0, 2147483648.0, 4294967295.0, 4294967296.0,
          -2147483648.0, -2147483649.0, 9223372036854775807.0, 9.3e18, 1.8446744073709552e19,
-         2e19, -9.3e18, 16777217.0, 1e300, -1e300, np.inf, -np.inf, np.nan, 1e-45, 3.4e38]
+         2e19, -9.3e18, 16777217.0, 1e300, -1e300, np.inf, -np.inf, np.nan, 1e-45, 3.4e38,
+         # float16 / bfloat16 edges: largest finite, ties, subnormals, overflow
+         65504.0, 65519.0, 65520.0, -65520.0, 300.7, -3.5, 2.0**-24, 2.0**-25, 3 * 2.0**-25,
+         1.0 + 2.0**-11, 1.0 + 3 * 2.0**-11, 1.0 + 2.0**-8, 1.0 + 2.0**-8 + 2.0**-30,
+         3.3895e38, 3.3896e38, 9.2e-41, 39936.0, -32768.5]
     return np.array(f, np.float64).astype(dt)
 
 

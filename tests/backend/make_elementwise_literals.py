@@ -2,7 +2,8 @@
 """Writes elementwise_literals.inc: NumPy's results for every elementwise op
 of the table over special and random inputs, in the op's compute dtype.
 
-Run with NumPy 2 (the oracle): python3 make_elementwise_literals.py > elementwise_literals.inc
+Run with NumPy 2 and ml_dtypes (the oracles; bfloat16's loops are
+ml_dtypes'): python3 make_elementwise_literals.py > elementwise_literals.inc
 Each case is one op, one dtype (NumPy's same-dtype loop), inputs and NumPy's
 outputs as bit patterns (uint64 per element); want == nullptr means NumPy
 has no such loop and the backend must refuse it.
@@ -10,6 +11,7 @@ has no such loop and the backend must refuse it.
 import sys
 import warnings
 
+import ml_dtypes
 import numpy as np
 
 warnings.simplefilter("ignore")
@@ -21,7 +23,8 @@ UNARY = ["negative", "absolute", "sign", "sqrt", "exp", "log", "log1p", "expm1",
          "tanh", "floor", "ceil", "logical_not", "isnan", "isfinite"]
 DTYPES = {"kBool": np.bool_, "kInt8": np.int8, "kInt16": np.int16, "kInt32": np.int32,
           "kInt64": np.int64, "kUint8": np.uint8, "kUint16": np.uint16, "kUint32": np.uint32,
-          "kUint64": np.uint64, "kFloat32": np.float32, "kFloat64": np.float64}
+          "kUint64": np.uint64, "kFloat32": np.float32, "kFloat64": np.float64,
+          "kFloat16": np.float16, "kBFloat16": ml_dtypes.bfloat16}
 
 
 def values(dt, unary):
@@ -37,7 +40,7 @@ def values(dt, unary):
         return [0, 1, -1, 2, -2, 3, 7, -7, 100, -100, 2**31 - 1, -2**31]
     if dt == np.int64:
         return [0, 1, -1, 2, -2, 3, 7, -7, 100, -100, 2**40, 2**63 - 1, -2**63]
-    fi = np.finfo(dt)
+    fi = ml_dtypes.finfo(dt) if dt == ml_dtypes.bfloat16 else np.finfo(dt)
     v = [0.0, -0.0, 1.0, -1.0, 0.5, -2.5, 2.5, 3.0, -7.25, 0.1, float(fi.smallest_subnormal),
          float(fi.max), np.inf, -np.inf, np.nan]
     if unary:  # random inputs over a wide range, both signs
@@ -80,6 +83,12 @@ def main():
             unary = name in UNARY
             vs = values(dt, unary)
             has_loop = any(t.startswith(np.dtype(dt).char * uf.nin + "->") for t in uf.types)
+            if dt == ml_dtypes.bfloat16:  # ml_dtypes' loops are not in uf.types
+                try:
+                    probe = uf(*([np.ones(1, dt)] * uf.nin))
+                    has_loop = probe.dtype in (np.dtype(dt), np.dtype(np.bool_))
+                except TypeError:
+                    has_loop = False
             if unary:
                 a = np.array(vs, dt)
                 want = uf(a) if has_loop else None

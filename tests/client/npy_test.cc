@@ -259,7 +259,7 @@ TEST(ReadNpyTest, UnsupportedFilesNameFileAndReason) {
       {"bigendian_f64.npy", {"big-endian dtype '>f8'", "astype('<f8')"}},
       {"complex128.npy",
        {"dtype '<c16' (complex128) is not supported; supported: bool, int8, int16, int32, "
-        "int64, uint8, uint16, uint32, uint64, float32, float64"}},
+        "int64, uint8, uint16, uint32, uint64, float16, float32, float64, bfloat16"}},
       {"object.npy", {"object arrays", "'|O'"}},
       {"structured.npy", {"structured dtypes"}},
       {"truncated_data.npy", {"truncated .npy data", "needs 32 bytes", "only 28"}},
@@ -312,11 +312,28 @@ TEST(ParseNpyTest, BadDTypes) {
   ExpectInvalid(with_descr(">i8"), {"big-endian dtype '>i8'"});
   ExpectInvalid(with_descr(">f4"), {"big-endian"});
   ExpectInvalid(with_descr("|f8"), {"no byte order"});
-  ExpectInvalid(with_descr("<f2"), {"'<f2' (float16) is not supported"});
+  ExpectInvalid(with_descr("<c8"), {"'<c8' (complex64) is not supported"});
+  ExpectInvalid(with_descr("<V4"), {"is not supported"});
   ExpectInvalid(with_descr("<U5"), {"'<U5' (str) is not supported"});
   ExpectInvalid(with_descr("|O"), {"object arrays"});
   ExpectInvalid(with_descr("<M8[ns]"), {"datetime64"});
   ExpectInvalid(with_descr(""), {"is not supported"});
+}
+
+// numpy.save(f, np.zeros(0, np.float16)) and (..., ml_dtypes.bfloat16).
+TEST(ParseNpyTest, HalfDTypes) {
+  auto with_descr = [](std::string_view descr) {
+    return ParseNpy(MakeNpy(absl::StrCat("{'descr': '", std::string(descr),
+                                         "', 'fortran_order': False, "
+                                         "'shape': (0,), }"),
+                            ""));
+  };
+  auto f16 = with_descr("<f2");
+  ASSERT_TRUE(f16.ok()) << f16.status();
+  EXPECT_EQ(f16->dtype, DType::kFloat16);
+  auto bf16 = with_descr("<V2");
+  ASSERT_TRUE(bf16.ok()) << bf16.status();
+  EXPECT_EQ(bf16->dtype, DType::kBFloat16);
 }
 
 TEST(ParseNpyTest, BadShapes) {

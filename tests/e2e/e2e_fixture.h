@@ -143,6 +143,8 @@ inline std::string Bytes(DType dtype, const std::vector<double>& values) {
           T v;
           if constexpr (kIsBoolStorage<T>) {
             v = static_cast<T>(x != 0);
+          } else if constexpr (kIsHalfStorage<T>) {
+            v = resident_store_double<T>(x);  // one rounding to nearest even
           } else if constexpr (std::is_floating_point_v<T>) {
             v = static_cast<T>(x);
           } else if (x >= 9223372036854775808.0) {
@@ -189,6 +191,8 @@ inline absl::StatusOr<Values> Fetch(const Array& a) {
           std::memcpy(&v, p + i * static_cast<int64_t>(sizeof(T)), sizeof(T));
           if constexpr (kIsBoolStorage<T>) {
             return v != 0 ? 1.0 : 0.0;
+          } else if constexpr (kIsHalfStorage<T>) {
+            return static_cast<double>(resident_load(v));
           } else {
             return static_cast<double>(v);
           }

@@ -69,6 +69,14 @@ inline std::string EdgeValues(DType dtype, int64_t n) {
                               L::max(), L::lowest(), L::denorm_min(), 1e19, -2.0});
       break;
     }
+    case DType::kFloat16:  // 1.5, 0, -0, inf, -inf, NaN, max, lowest, denorm_min, -2
+      FillCycle<uint16_t>(
+          out, {0x3e00, 0x0000, 0x8000, 0x7c00, 0xfc00, 0x7e00, 0x7bff, 0xfbff, 0x0001, 0xc000});
+      break;
+    case DType::kBFloat16:  // the same values as bfloat16 has them, and 3e9
+      FillCycle<uint16_t>(out, {0x3fc0, 0x0000, 0x8000, 0x7f80, 0xff80, 0x7fc0, 0x7f7f, 0xff7f,
+                                0x0001, 0x4f33, 0xc000});
+      break;
   }
   return out;
 }

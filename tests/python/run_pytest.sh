@@ -10,7 +10,7 @@ shift 3
 # shellcheck source=venv.sh
 source "$root/tests/python/venv.sh"
 cd "$root"
-ensure_venv "$venv" client/python proto/resident/v1/resident.proto -- ./client/python "pytest>=7"
+ensure_venv "$venv" client/python proto/resident/v1/resident.proto -- "./client/python[bfloat16]" "pytest>=7"
 export RESIDENT_SERVER_BINARY=$server RESIDENT_CLI_BINARY=$cli
 cd "$root/tests/python"
 exec "$venv/bin/python" -m pytest -p no:cacheprovider -q "$@"

@@ -18,49 +18,50 @@ namespace {
 struct NumpyUfunc {
   const char* name;
   int nin;
-  const char* loops;  // NumPy type chars of its same-dtype loops: ? b h i l B H I L f d
+  const char* loops;  // NumPy type chars of its same-dtype loops: ? b h i l B H I L f d e (E)
 };
-// numpy.<ufunc>.types reduced to our dtypes, NumPy 2.4 (a kBoolResult op
+// numpy.<ufunc>.types reduced to our dtypes, NumPy 2.4, and E for bfloat16
+// wherever ml_dtypes 0.7 registers the ufunc (every float loop; a kBoolResult op
 // such as less has loops 'ii->?': it computes in int32).
 constexpr NumpyUfunc kNumpy[] = {
-    {"add", 2, "?bhilBHILfd"},
-    {"subtract", 2, "bhilBHILfd"},
-    {"multiply", 2, "?bhilBHILfd"},
-    {"divide", 2, "fd"},
-    {"negative", 1, "bhilBHILfd"},
-    {"maximum", 2, "?bhilBHILfd"},
-    {"minimum", 2, "?bhilBHILfd"},
-    {"power", 2, "bhilBHILfd"},
-    {"remainder", 2, "bhilBHILfd"},
-    {"floor_divide", 2, "bhilBHILfd"},
-    {"absolute", 1, "?bhilBHILfd"},
-    {"sign", 1, "bhilBHILfd"},
-    {"sqrt", 1, "fd"},
-    {"exp", 1, "fd"},
-    {"log", 1, "fd"},
-    {"log1p", 1, "fd"},
-    {"expm1", 1, "fd"},
-    {"sin", 1, "fd"},
-    {"cos", 1, "fd"},
-    {"tanh", 1, "fd"},
-    {"floor", 1, "?bhilBHILfd"},
-    {"ceil", 1, "?bhilBHILfd"},
-    {"equal", 2, "?bhilBHILfd"},
-    {"not_equal", 2, "?bhilBHILfd"},
-    {"less", 2, "?bhilBHILfd"},
-    {"less_equal", 2, "?bhilBHILfd"},
-    {"greater", 2, "?bhilBHILfd"},
-    {"greater_equal", 2, "?bhilBHILfd"},
-    {"logical_and", 2, "?bhilBHILfd"},
-    {"logical_or", 2, "?bhilBHILfd"},
-    {"logical_not", 1, "?bhilBHILfd"},
-    {"isnan", 1, "?bhilBHILfd"},
-    {"isfinite", 1, "?bhilBHILfd"},
+    {"add", 2, "?bhilBHILfdeE"},
+    {"subtract", 2, "bhilBHILfdeE"},
+    {"multiply", 2, "?bhilBHILfdeE"},
+    {"divide", 2, "fdeE"},
+    {"negative", 1, "bhilBHILfdeE"},
+    {"maximum", 2, "?bhilBHILfdeE"},
+    {"minimum", 2, "?bhilBHILfdeE"},
+    {"power", 2, "bhilBHILfdeE"},
+    {"remainder", 2, "bhilBHILfdeE"},
+    {"floor_divide", 2, "bhilBHILfdeE"},
+    {"absolute", 1, "?bhilBHILfdeE"},
+    {"sign", 1, "bhilBHILfdeE"},
+    {"sqrt", 1, "fdeE"},
+    {"exp", 1, "fdeE"},
+    {"log", 1, "fdeE"},
+    {"log1p", 1, "fdeE"},
+    {"expm1", 1, "fdeE"},
+    {"sin", 1, "fdeE"},
+    {"cos", 1, "fdeE"},
+    {"tanh", 1, "fdeE"},
+    {"floor", 1, "?bhilBHILfdeE"},
+    {"ceil", 1, "?bhilBHILfdeE"},
+    {"equal", 2, "?bhilBHILfdeE"},
+    {"not_equal", 2, "?bhilBHILfdeE"},
+    {"less", 2, "?bhilBHILfdeE"},
+    {"less_equal", 2, "?bhilBHILfdeE"},
+    {"greater", 2, "?bhilBHILfdeE"},
+    {"greater_equal", 2, "?bhilBHILfdeE"},
+    {"logical_and", 2, "?bhilBHILfdeE"},
+    {"logical_or", 2, "?bhilBHILfdeE"},
+    {"logical_not", 1, "?bhilBHILfdeE"},
+    {"isnan", 1, "?bhilBHILfdeE"},
+    {"isfinite", 1, "?bhilBHILfdeE"},
 };
 
 // NumPy's type character of d (kAllDTypes order).
 char TypeChar(DType d) {
-  constexpr char kChars[] = "?bhilBHILfd";
+  constexpr char kChars[] = "?bhilBHILfdeE";  // E: ml_dtypes' bfloat16
   static_assert(sizeof(kChars) - 1 == std::size(kAllDTypes));
   for (size_t i = 0; i < std::size(kAllDTypes); ++i) {
     if (kAllDTypes[i] == d) return kChars[i];

@@ -17,7 +17,7 @@ using ::testing::HasSubstr;
 constexpr DType kB = DType::kBool, kI8 = DType::kInt8, kI16 = DType::kInt16, kI32 = DType::kInt32,
                 kI64 = DType::kInt64, kU8 = DType::kUint8, kU16 = DType::kUint16,
                 kU32 = DType::kUint32, kU64 = DType::kUint64, kF32 = DType::kFloat32,
-                kF64 = DType::kFloat64;
+                kF64 = DType::kFloat64, kF16 = DType::kFloat16, kBF16 = DType::kBFloat16;
 
 Instruction Op(OpKind op) {
   Instruction ins;
@@ -47,7 +47,9 @@ TEST(InferReduction, ResultDtypesAreNumPys) {
                            {kU64, kU64, kF64, kU32, kU32, kI64, kI64, kB, kB},
                            {kU64, kU64, kF64, kU64, kU64, kI64, kI64, kB, kB},
                            {kF32, kF32, kF32, kF32, kF32, kI64, kI64, kB, kB},
-                           {kF64, kF64, kF64, kF64, kF64, kI64, kI64, kB, kB}};
+                           {kF64, kF64, kF64, kF64, kF64, kI64, kI64, kB, kB},
+                           {kF16, kF16, kF16, kF16, kF16, kI64, kI64, kB, kB},
+                           {kBF16, kBF16, kBF16, kBF16, kBF16, kI64, kI64, kB, kB}};
   static_assert(std::size(want) == std::size(kAllDTypes));
   for (int d = 0; d < static_cast<int>(std::size(want)); ++d) {
     for (int k = 0; k < 9; ++k) {

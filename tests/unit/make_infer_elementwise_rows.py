@@ -3,12 +3,14 @@
 elementwise op of the table and every dtype (pair), numpy.result_type for
 every pair, and NEP 50's weak Python scalars with every dtype.
 
-Run with NumPy 2 (the oracle): python3 make_infer_elementwise_rows.py
+Run with NumPy 2 and ml_dtypes (the oracles; bfloat16's rules are
+ml_dtypes'): python3 make_infer_elementwise_rows.py
 "ERR" is a dtype NumPy refuses, or one it gives that Resident lacks.
 """
 import os
 import warnings
 
+import ml_dtypes
 import numpy as np
 
 warnings.simplefilter("ignore")
@@ -17,7 +19,7 @@ warnings.simplefilter("ignore")
 DTYPES = [("kBool", np.bool_), ("kInt8", np.int8), ("kInt16", np.int16), ("kInt32", np.int32),
           ("kInt64", np.int64), ("kUint8", np.uint8), ("kUint16", np.uint16),
           ("kUint32", np.uint32), ("kUint64", np.uint64), ("kFloat32", np.float32),
-          ("kFloat64", np.float64)]
+          ("kFloat64", np.float64), ("kFloat16", np.float16), ("kBFloat16", ml_dtypes.bfloat16)]
 NAME = {np.dtype(t): n for n, t in DTYPES}
 OPS = ["add", "subtract", "multiply", "divide", "negative", "maximum", "minimum", "power",
        "remainder", "floor_divide", "absolute", "sign", "sqrt", "exp", "log", "log1p", "expm1",

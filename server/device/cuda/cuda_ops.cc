@@ -262,6 +262,36 @@ cublasStatus_t Gemm(cublasHandle_t handle, const MatmulShape& shape, const Devic
                        a_stride, &zero, pc, n, m * n, batch);
 }
 
+// float16 / bfloat16: cublasGemmEx with the half type in and out and float
+// accumulation (CUBLAS_COMPUTE_32F), each result rounded once: what
+// NumPy's float16 matmul computes (in float32, rounded back). Same operand
+// order as Gemm above.
+static cublasStatus_t HalfGemm(cublasHandle_t handle, const MatmulShape& shape,
+                               const DeviceArray& a, const DeviceArray& b, const DeviceArray& out,
+                               bool narrow) {
+  const auto& [batch, m, kk, n, a_stride, b_stride] = shape;
+  const cudaDataType_t t = out.dtype == DType::kFloat16 ? CUDA_R_16F : CUDA_R_16BF;
+  const float one = 1.0f, zero = 0.0f;
+  const void* pa = a.data();
+  const void* pb = b.data();
+  void* pc = out.data();
+  constexpr cublasOperation_t kN = CUBLAS_OP_N;
+  if (narrow) {
+    const int in = static_cast<int>(n), im = static_cast<int>(m), ik = static_cast<int>(kk);
+    return batch == 1 ? cublasGemmEx(handle, kN, kN, in, im, ik, &one, pb, t, in, pa, t, ik, &zero,
+                                     pc, t, in, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT)
+                      : cublasGemmStridedBatchedEx(handle, kN, kN, in, im, ik, &one, pb, t, in,
+                                                   b_stride, pa, t, ik, a_stride, &zero, pc, t, in,
+                                                   m * n, static_cast<int>(batch),
+                                                   CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+  }
+  return batch == 1 ? cublasGemmEx_64(handle, kN, kN, n, m, kk, &one, pb, t, n, pa, t, kk, &zero,
+                                      pc, t, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT)
+                    : cublasGemmStridedBatchedEx_64(
+                          handle, kN, kN, n, m, kk, &one, pb, t, n, b_stride, pa, t, kk, a_stride,
+                          &zero, pc, t, n, m * n, batch, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+}
+
 absl::Status CudaBackend::MatmulFloat(const StreamRef& s, const MatmulShape& shape,
                                       const DeviceArray& a, const DeviceArray& b,
                                       const DeviceArray& out) {
@@ -277,7 +307,9 @@ absl::Status CudaBackend::MatmulFloat(const StreamRef& s, const MatmulShape& sha
     };
   };
   cublasStatus_t st;
-  if (out.dtype == DType::kFloat32) {
+  if (IsHalf(out.dtype)) {
+    st = HalfGemm(handle, shape, a, b, out, narrow);
+  } else if (out.dtype == DType::kFloat32) {
     st = narrow
              ? Gemm<float>(handle, shape, a, b, out, as_int(cublasSgemm),
                            as_int(cublasSgemmStridedBatched))

@@ -40,6 +40,10 @@ const char* CType(DType d) {
       return "float";
     case DType::kFloat64:
       return "double";
+    case DType::kFloat16:
+      return "ResidentFloat16";
+    case DType::kBFloat16:
+      return "ResidentBFloat16";
   }
   return "?";
 }
@@ -54,11 +58,32 @@ static_assert(sizeof(long long) == ItemSize(DType::kInt64) &&
               sizeof(unsigned long long) == ItemSize(DType::kUint64));
 static_assert(std::is_same_v<StorageType<DType::kFloat32>, float> &&
               std::is_same_v<StorageType<DType::kFloat64>, double>);
+static_assert(std::is_same_v<StorageType<DType::kFloat16>, ResidentFloat16> &&
+              std::is_same_v<StorageType<DType::kBFloat16>, ResidentBFloat16>);
 
-// The same conversions as the Cast kernel (kernels/cuda/common.cuh), through
-// the shared float -> integer function of core/elementwise_expr.h.
+// The same conversions as the Cast kernel (kernels/cuda/common.cuh's
+// Convert), through the shared functions of core/elementwise_expr.h (float
+// -> integer) and core/half.h (float16 / bfloat16 through their float).
 std::string CastExpr(const std::string& x, DType from, DType to) {
   if (from == to) return x;
+  if (IsHalf(from)) {
+    const std::string f = absl::StrCat("resident_load(", x, ")");
+    if (to == DType::kBool) return absl::StrCat("((char)(", f, " != 0.0f))");
+    if (IsInteger(to)) {
+      return absl::StrCat(
+          from == DType::kFloat16 ? "resident_half_to_int<" : "resident_bf16_to_int<", CType(to),
+          ">(", f, ")");
+    }
+    if (IsHalf(to)) return absl::StrCat("resident_store<", CType(to), ">(", f, ")");
+    return absl::StrCat("((", CType(to), ")", f, ")");
+  }
+  if (IsHalf(to)) {
+    if (from == DType::kBool) {
+      return absl::StrCat("resident_store<", CType(to), ">(", x, " != 0 ? 1.0f : 0.0f)");
+    }
+    if (from == DType::kFloat32) return absl::StrCat("resident_store<", CType(to), ">(", x, ")");
+    return absl::StrCat("resident_store_double<", CType(to), ">((double)", x, ")");
+  }
   if (to == DType::kBool) return absl::StrCat("((char)(", x, " != 0))");
   if (from == DType::kBool)
     return absl::StrCat("(", x, " ? (", CType(to), ")1 : (", CType(to), ")0)");
@@ -82,11 +107,18 @@ std::string StepExpr(const FusedLoopSpec& spec, const FusedLoopSpec::Step& st,
   const ElementwiseInfo* e = FindElementwise(*st.op);
   if (e == nullptr) return "0";
   auto reg = [&](int slot) {
-    return dtypes[slot] == DType::kBool ? absl::StrCat("(", Slot(spec, slot), " != 0)")
-                                        : Slot(spec, slot);
+    if (dtypes[slot] == DType::kBool) return absl::StrCat("(", Slot(spec, slot), " != 0)");
+    if (IsHalf(dtypes[slot])) return absl::StrCat("resident_load(", Slot(spec, slot), ")");
+    return Slot(spec, slot);
   };
   std::string args = reg(st.a);
   if (e->arity == 2) absl::StrAppend(&args, ", ", reg(st.b));
+  if (IsHalf(st.dtype)) {
+    // Computed in float and rounded once per op, as the op-by-op kernels.
+    const bool bf16_sign = *st.op == ElementwiseKind::kSign && st.dtype == DType::kBFloat16;
+    return absl::StrCat("resident_store<", CType(st.dtype), ">((float)",
+                        bf16_sign ? "resident_ew_sign_bf16" : e->function, "(", args, "))");
+  }
   return absl::StrCat("((", CType(st.dtype), ")", e->function, "(", args, "))");
 }
 

@@ -9,10 +9,16 @@ import numpy as np
 
 from .v1 import resident_pb2 as pb
 
-#: The dtypes the server stores, as NumPy names them.
+try:  # bfloat16 is ml_dtypes' NumPy dtype (pip install ml_dtypes, or resident[bfloat16])
+    import ml_dtypes as _ml_dtypes
+    BFLOAT16: Any = np.dtype(_ml_dtypes.bfloat16)
+except ImportError:  # without it, bfloat16 arrays download as their raw uint16 bits
+    BFLOAT16 = None
+
+#: The dtypes the server stores, as NumPy names them (bfloat16 only with ml_dtypes).
 SUPPORTED = tuple(np.dtype(t) for t in (
     np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
-    np.float32, np.float64))
+    np.float32, np.float64, np.float16)) + ((BFLOAT16,) if BFLOAT16 is not None else ())
 
 _TO_WIRE: Dict[np.dtype, Any] = {
     np.dtype(np.bool_): pb.DTYPE_BOOL,
@@ -26,8 +32,15 @@ _TO_WIRE: Dict[np.dtype, Any] = {
     np.dtype(np.uint64): pb.DTYPE_UINT64,
     np.dtype(np.float32): pb.DTYPE_FLOAT32,
     np.dtype(np.float64): pb.DTYPE_FLOAT64,
+    np.dtype(np.float16): pb.DTYPE_FLOAT16,
 }
+if BFLOAT16 is not None:
+    _TO_WIRE[BFLOAT16] = pb.DTYPE_BFLOAT16
 _FROM_WIRE: Dict[Any, np.dtype] = {v: k for k, v in _TO_WIRE.items()}
+if BFLOAT16 is None:
+    # A server's bfloat16 array still downloads: as uint16 holding its bits
+    # (view them with ml_dtypes.bfloat16, or shift them into float32's top half).
+    _FROM_WIRE[pb.DTYPE_BFLOAT16] = np.dtype(np.uint16)
 
 DTypeLike = Union[np.dtype, type, str]
 
@@ -41,6 +54,8 @@ def normalize(dtype: Any) -> np.dtype:
     try:
         dt = np.dtype(dtype)
     except TypeError as e:
+        if BFLOAT16 is None and str(dtype) == "bfloat16":
+            raise TypeError("bfloat16 needs ml_dtypes (pip install ml_dtypes)") from e
         raise TypeError(f"not a dtype: {dtype!r}") from e
     dt = dt.newbyteorder("=") if dt.byteorder not in ("=", "|") else dt
     if dt not in _TO_WIRE:
