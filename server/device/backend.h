@@ -79,6 +79,11 @@ class DeviceInfo {
   // later rounds by time): short enough that a deadline or a cancel stops
   // a loop promptly, long enough that a fast loop runs in one round.
   virtual int64_t fused_round_work() const { return int64_t{1} << 28; }
+  // The elements below which a straight-line run of elementwise ops
+  // (server/program/fusion.h) runs op by op rather than as one fused op:
+  // where a new fused kernel costs a compile, small arrays gain too little
+  // per run to pay for it.
+  virtual int64_t fused_region_min_elements() const { return 1; }
 };
 
 // The device's memory (ggml's buffer type).

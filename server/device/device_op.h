@@ -182,6 +182,12 @@ struct FusedLoopSpec {
 // invariants, full-shape or one element) into outs (one per carried value,
 // the carried shape; an out may share a carried input's buffer). Results
 // equal running the body op by op, bit for bit.
+//
+// A spec with no carried values (num_carried 0, trip_count 1) is a
+// straight-line region (server/program/fusion.h): its steps run once and
+// outs[k] (the outs' common shape, slot yields[k]'s dtype, sharing no
+// param's buffer) gets slot yields[k]; every param is of that shape or one
+// element.
 struct FusedLoopOp {
   const FusedLoopSpec* spec = nullptr;
   absl::Span<const DeviceArray> params;

@@ -58,6 +58,13 @@ class Executor {
   absl::Status RunLoop(const Instruction& ins, const PlannedScope& body,
                        std::vector<DeviceArray> args, std::vector<DeviceArray>& values,
                        int first_output);
+  // Runs `region` as one fused op and frees what died in it; false (nothing
+  // done) when the backend does not take it.
+  absl::StatusOr<bool> RunRegion(const FusedRegion& region, const PlannedScope& scope,
+                                 std::vector<DeviceArray>& values);
+  // One-element params holding the scalar operands of a fused spec.
+  absl::Status FillScalars(absl::Span<const FusedLoopPlan::ScalarParam> scalars,
+                           std::vector<DeviceArray>& args);
 
   const Plan& plan_;
   OpContext ctx_;
@@ -70,6 +77,13 @@ absl::Status Executor::RunScope(const PlannedScope& scope, std::vector<DeviceArr
   for (size_t i = 0; i < program.instructions.size(); ++i) {
     const Instruction& ins = program.instructions[i];
     if (options_.check_continue) RETURN_IF_ERROR(options_.check_continue());
+    if (i < scope.region_at.size() && scope.region_at[i] != nullptr) {
+      ASSIGN_OR_RETURN(bool fused, RunRegion(*scope.region_at[i], scope, values));
+      if (fused) {
+        i = static_cast<size_t>(scope.region_at[i]->end) - 1;
+        continue;
+      }
+    }
     std::vector<DeviceArray> args;
     args.reserve(ins.operands.size());
     for (const Operand& o : ins.operands) args.push_back(Lookup(o, values));
@@ -110,13 +124,7 @@ absl::Status Executor::RunLoop(const Instruction& ins, const PlannedScope& body,
     if (fused && ShouldFuse(backend, fused->spec)) {
       if (options_.check_continue) RETURN_IF_ERROR(options_.check_continue());
       for (const HandleId& h : fused->handle_params) args.push_back(plan_.inputs.at(h));
-      for (const FusedLoopPlan::ScalarParam& sp : fused->scalar_params) {
-        DeviceArray s{nullptr, sp.dtype, {}};
-        ASSIGN_OR_RETURN(s.buffer,
-                         ctx_.device.Allocate(ItemSize(sp.dtype), ctx_.stream, ctx_.reservation));
-        RETURN_IF_ERROR(backend.Run(ctx_.stream, FillOp{sp.value, &s}));
-        args.push_back(std::move(s));
-      }
+      RETURN_IF_ERROR(FillScalars(fused->scalar_params, args));
       std::vector<DeviceArray> outs(carried);
       for (size_t c = 0; c < carried; ++c) {
         // In place when only this loop holds the carried value: the fused
@@ -159,6 +167,7 @@ absl::Status Executor::RunLoop(const Instruction& ins, const PlannedScope& body,
         }
       }
       for (size_t c = 0; c < carried; ++c) values[first_output + c] = std::move(outs[c]);
+      if (options_.fused != nullptr) ++options_.fused->loops;
       return absl::OkStatus();
     }
   }
@@ -179,6 +188,55 @@ absl::Status Executor::RunLoop(const Instruction& ins, const PlannedScope& body,
   }
   for (size_t c = 0; c < carried; ++c) values[first_output + c] = std::move(current[c]);
   return absl::OkStatus();
+}
+
+absl::Status Executor::FillScalars(absl::Span<const FusedLoopPlan::ScalarParam> scalars,
+                                   std::vector<DeviceArray>& args) {
+  for (const FusedLoopPlan::ScalarParam& sp : scalars) {
+    DeviceArray s{nullptr, sp.dtype, {}};
+    ASSIGN_OR_RETURN(s.buffer,
+                     ctx_.device.Allocate(ItemSize(sp.dtype), ctx_.stream, ctx_.reservation));
+    RETURN_IF_ERROR(ctx_.device.backend().Run(ctx_.stream, FillOp{sp.value, &s}));
+    args.push_back(std::move(s));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<bool> Executor::RunRegion(const FusedRegion& region, const PlannedScope& scope,
+                                         std::vector<DeviceArray>& values) {
+  Backend& backend = ctx_.device.backend();
+  if (NumElements(region.shape) < backend.fused_region_min_elements() ||
+      !ShouldFuse(backend, region.plan.spec)) {
+    return false;
+  }
+  auto failed = [&](const absl::Status& s) {
+    return Annotate(s, absl::StrCat("instructions ", region.begin, " to ", region.end - 1,
+                                    " (fused elementwise)"));
+  };
+  std::vector<DeviceArray> args;
+  args.reserve(region.plan.spec.param_dtypes.size());
+  for (const Operand& o : region.params) args.push_back(Lookup(o, values));
+  if (absl::Status s = FillScalars(region.plan.scalar_params, args); !s.ok()) return failed(s);
+  std::vector<DeviceArray> outs(region.outputs.size());
+  for (size_t k = 0; k < outs.size(); ++k) {
+    outs[k].dtype = scope.types[region.outputs[k]].dtype;
+    outs[k].shape = region.shape;
+    absl::StatusOr<std::shared_ptr<Buffer>> b =
+        ctx_.device.Allocate(outs[k].nbytes(), ctx_.stream, ctx_.reservation);
+    if (!b.ok()) return failed(b.status());
+    outs[k].buffer = *std::move(b);
+  }
+  if (absl::Status s = backend.Run(ctx_.stream, FusedLoopOp{&region.plan.spec, args, outs});
+      !s.ok()) {
+    return failed(s);
+  }
+  args.clear();
+  for (size_t k = 0; k < outs.size(); ++k) values[region.outputs[k]] = std::move(outs[k]);
+  for (int i = region.begin; i < region.end; ++i) {
+    for (int v : scope.dies_after[i]) values[v] = DeviceArray();
+  }
+  if (options_.fused != nullptr) ++options_.fused->regions;
+  return true;
 }
 
 }  // namespace

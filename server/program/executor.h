@@ -27,12 +27,20 @@ struct RunPhases {
   double results = 0;  // describing outputs, inline data, registering handles
 };
 
+// The fused ops a run made: loops whose body ran as one op, and
+// straight-line regions of elementwise ops (fusion.h) run as one.
+struct FusionCounts {
+  int64_t loops = 0;
+  int64_t regions = 0;
+};
+
 struct ExecOptions {
   // Called before every op; a non-OK status (deadline passed, cancelled,
   // server draining) stops the program there and is returned.
   std::function<absl::Status()> check_continue;
   // Filled when set.
   RunPhases* phases = nullptr;
+  FusionCounts* fused = nullptr;  // added to when set
 };
 
 // The arrays of plan.outputs, in order, once the device has finished them.

@@ -8,6 +8,119 @@ namespace {
 
 using Step = FusedLoopSpec::Step;
 
+// Builds a FusedLoopSpec over arrays of one shape: every param first (full
+// shape or one element, broadcast without changing the shape), then the
+// steps of each instruction, so that every param slot precedes every step
+// slot. Shared by loop bodies and straight-line regions.
+class SpecBuilder {
+ public:
+  SpecBuilder(FusedLoopPlan& plan, const Shape& shape) : plan_(plan), shape_(shape) {}
+
+  // Whether an array of `s` can be a param: the shape itself, or one
+  // element (`*scalar` then true).
+  bool Fits(const Shape& s, bool* scalar) const {
+    if (s == shape_) {
+      *scalar = false;
+      return true;
+    }
+    *scalar = true;
+    return NumElements(s) == 1 && s.size() <= shape_.size();
+  }
+
+  // A param of `t`; its slot, or -1 when it does not fit (or is one element
+  // where `allow_scalar` is false).
+  int AddParam(const ValueType& t, bool allow_scalar = true) {
+    bool scalar = false;
+    if (!Fits(t.shape, &scalar) || (scalar && !allow_scalar)) return -1;
+    plan_.spec.param_dtypes.push_back(t.dtype);
+    plan_.spec.param_scalar.push_back(scalar);
+    return static_cast<int>(plan_.spec.param_dtypes.size()) - 1;
+  }
+
+  // The scalar operands of instruction `i` (its array operands of `dtypes`)
+  // as one-element params of its compute dtype; false if it cannot fuse.
+  bool AddScalars(size_t i, const Instruction& ins, absl::Span<const DType> dtypes) {
+    if (ins.scalars.empty()) return true;
+    if (ins.op != OpKind::kElementwise) return false;
+    absl::StatusOr<ElementwiseTypes> t = ResolveElementwiseTypes(ins, dtypes);
+    if (!t.ok()) return false;
+    Scalars& s = scalars_[i];
+    s.types = *t;
+    for (const ScalarOperand& so : ins.scalars) {
+      s.slots.push_back(static_cast<int>(plan_.spec.param_dtypes.size()));
+      plan_.spec.param_dtypes.push_back(t->compute);
+      plan_.spec.param_scalar.push_back(true);
+      plan_.scalar_params.push_back({so.value, t->compute});
+    }
+    return true;
+  }
+
+  // Emits instruction `i` (elementwise or astype; `slots` are its array
+  // operands' slots) with its result of `type`; the result's slot, or -1
+  // when it does not fuse. Call only after every param is added.
+  int Emit(size_t i, const Instruction& ins, absl::Span<const int> slots, const ValueType& type) {
+    if (slot_dtype_.empty()) slot_dtype_ = plan_.spec.param_dtypes;
+    const std::optional<ElementwiseKind> kind = ElementwiseKindOf(ins);
+    // Only elementwise ops and astype fuse: not creation, dot, sum,
+    // reshape, transpose or loops.
+    if (!kind && ins.op != OpKind::kAstype) return -1;
+    bool scalar = false;
+    if (!Fits(type.shape, &scalar)) return -1;
+    if (kind && !ins.scalars.empty()) {
+      auto it = scalars_.find(i);
+      if (it == scalars_.end()) return -1;
+      // Operands by position: scalars' params, arrays cast to the compute dtype.
+      const Scalars& s = it->second;
+      const DType ct = s.types.compute;
+      int args[2] = {-1, -1};
+      size_t next_array = 0, next_scalar = 0;
+      for (int pos = 0; pos < Arity(*kind); ++pos) {
+        if (next_scalar < ins.scalars.size() && ins.scalars[next_scalar].position == pos) {
+          args[pos] = s.slots[next_scalar++];
+        } else {
+          if (next_array >= slots.size()) return -1;
+          args[pos] = CastTo(slots[next_array++], ct);
+        }
+      }
+      return CastTo(Push(Step::Of(*kind, args[0], args[1], ct)), type.dtype);
+    }
+    if (kind && Arity(*kind) == 2) {
+      if (slots.size() != 2) return -1;
+      const DType ct = ArithmeticType(*kind, slot_dtype_[slots[0]], slot_dtype_[slots[1]]);
+      // A bool-valued op computes 0/1 in ct and is cast, as op by op.
+      const int r = Push(Step::Of(*kind, CastTo(slots[0], ct), CastTo(slots[1], ct), ct));
+      return CastTo(r, type.dtype);
+    }
+    if (slots.size() != 1) return -1;
+    if (kind) {
+      const ElementwiseTypes t = ResolveElementwise(*kind, slot_dtype_[slots[0]]);
+      if (!t.ok || t.result != type.dtype) return -1;
+      return CastTo(Push(Step::Of(*kind, CastTo(slots[0], t.compute), -1, t.compute)), type.dtype);
+    }
+    return CastTo(slots[0], type.dtype);  // astype
+  }
+
+ private:
+  struct Scalars {
+    ElementwiseTypes types;
+    std::vector<int> slots;
+  };
+
+  int Push(const Step& step) {
+    plan_.spec.steps.push_back(step);
+    slot_dtype_.push_back(step.dtype);
+    return static_cast<int>(slot_dtype_.size()) - 1;
+  }
+  int CastTo(int slot, DType dtype) {
+    return slot_dtype_[slot] == dtype ? slot : Push(Step::Cast(slot, dtype));
+  }
+
+  FusedLoopPlan& plan_;
+  const Shape& shape_;
+  std::vector<DType> slot_dtype_;  // per slot: params, then steps
+  absl::flat_hash_map<size_t, Scalars> scalars_;
+};
+
 }  // namespace
 
 std::optional<FusedLoopPlan> PlanFusedLoop(
@@ -16,37 +129,21 @@ std::optional<FusedLoopPlan> PlanFusedLoop(
   const Program& prog = *loop.body;
   const size_t carried = prog.yields.size();
   if (carried == 0 || loop.trip_count == 0) return std::nullopt;
-  const Shape& shape = operand_types[0].shape;
-  auto same_or_scalar = [&](const Shape& s, bool* scalar) {
-    if (s == shape) {
-      *scalar = false;
-      return true;
-    }
-    *scalar = true;  // one element, broadcast without changing the shape
-    return NumElements(s) == 1 && s.size() <= shape.size();
-  };
-
   FusedLoopPlan plan;
-  FusedLoopSpec& spec = plan.spec;
-  spec.trip_count = loop.trip_count;
-  spec.num_carried = static_cast<int>(carried);
+  SpecBuilder b(plan, operand_types[0].shape);
+  plan.spec.trip_count = loop.trip_count;
+  plan.spec.num_carried = static_cast<int>(carried);
   for (size_t p = 0; p < operand_types.size(); ++p) {
-    bool scalar = false;
-    if (!same_or_scalar(operand_types[p].shape, &scalar)) return std::nullopt;
-    if (p < carried && scalar) return std::nullopt;
-    spec.param_dtypes.push_back(operand_types[p].dtype);
-    spec.param_scalar.push_back(scalar);
+    if (b.AddParam(operand_types[p], /*allow_scalar=*/p >= carried) < 0) return std::nullopt;
   }
   // Handles named inside the body become extra params.
   absl::flat_hash_map<HandleId, int> handle_slot;
   auto note_handle = [&](const Operand& o) {
     if (!o.is_handle || handle_slot.contains(o.handle)) return true;
     const DeviceArray& a = inputs.at(o.handle);
-    bool scalar = false;
-    if (!same_or_scalar(a.shape, &scalar)) return false;
-    handle_slot[o.handle] = static_cast<int>(spec.param_dtypes.size());
-    spec.param_dtypes.push_back(a.dtype);
-    spec.param_scalar.push_back(scalar);
+    const int slot = b.AddParam({a.dtype, a.shape});
+    if (slot < 0) return false;
+    handle_slot[o.handle] = slot;
     plan.handle_params.push_back(o.handle);
     return true;
   };
@@ -58,86 +155,181 @@ std::optional<FusedLoopPlan> PlanFusedLoop(
   for (const Operand& y : prog.yields) {
     if (!note_handle(y)) return std::nullopt;
   }
-  // Scalar operands become one-element params of their op's compute dtype.
-  std::vector<std::vector<int>> scalar_slots(prog.instructions.size());
-  std::vector<ElementwiseTypes> scalar_types(prog.instructions.size());
+  std::vector<DType> dtypes;
   for (size_t i = 0; i < prog.instructions.size(); ++i) {
     const Instruction& ins = prog.instructions[i];
-    if (ins.scalars.empty()) continue;
-    if (ins.op != OpKind::kElementwise) return std::nullopt;
-    std::vector<DType> dtypes;
+    dtypes.clear();
     for (const Operand& o : ins.operands) {
       dtypes.push_back(o.is_handle ? inputs.at(o.handle).dtype : body.types[o.value].dtype);
     }
-    absl::StatusOr<ElementwiseTypes> t = ResolveElementwiseTypes(ins, dtypes);
-    if (!t.ok()) return std::nullopt;
-    scalar_types[i] = *t;
-    for (const ScalarOperand& s : ins.scalars) {
-      scalar_slots[i].push_back(static_cast<int>(spec.param_dtypes.size()));
-      spec.param_dtypes.push_back(t->compute);
-      spec.param_scalar.push_back(true);
-      plan.scalar_params.push_back({s.value, t->compute});
-    }
+    if (!b.AddScalars(i, ins, dtypes)) return std::nullopt;
   }
 
   std::vector<int> value_slot(body.types.size(), -1);
   for (int p = 0; p < body.num_params; ++p) value_slot[p] = p;
-  std::vector<DType> slot_dtype = spec.param_dtypes;
   auto slot_of = [&](const Operand& o) {
     return o.is_handle ? handle_slot.at(o.handle) : value_slot[o.value];
   };
-  auto emit = [&](const Step& step) {
-    spec.steps.push_back(step);
-    slot_dtype.push_back(step.dtype);
-    return static_cast<int>(slot_dtype.size()) - 1;
-  };
-  auto cast_to = [&](int slot, DType dtype) {
-    return slot_dtype[slot] == dtype ? slot : emit(Step::Cast(slot, dtype));
-  };
-
+  std::vector<int> slots;
   for (size_t i = 0; i < prog.instructions.size(); ++i) {
     const Instruction& ins = prog.instructions[i];
-    const std::optional<ElementwiseKind> kind = ElementwiseKindOf(ins);
-    // Only elementwise ops of arrays and astype fuse: not creation, dot,
-    // sum, reshape, transpose or loops (which need not define any value to
-    // look at here), nor scalar operands (the spec has no constants yet).
-    if (!kind && ins.op != OpKind::kAstype) return std::nullopt;
+    slots.clear();
+    for (const Operand& o : ins.operands) slots.push_back(slot_of(o));
     const int out = body.first_output[i];
-    const ValueType& type = body.types[out];
-    bool scalar = false;
-    if (!same_or_scalar(type.shape, &scalar)) return std::nullopt;
-    if (kind && !ins.scalars.empty()) {
-      // Operands by position: scalars' params, arrays cast to the compute dtype.
-      const DType ct = scalar_types[i].compute;
-      int slots[2] = {-1, -1};
-      size_t next_array = 0, next_scalar = 0;
-      for (int pos = 0; pos < Arity(*kind); ++pos) {
-        if (next_scalar < ins.scalars.size() && ins.scalars[next_scalar].position == pos) {
-          slots[pos] = scalar_slots[i][next_scalar++];
-        } else {
-          slots[pos] = cast_to(slot_of(ins.operands[next_array++]), ct);
-        }
+    const int r = b.Emit(i, ins, slots, body.types[out]);
+    if (r < 0) return std::nullopt;
+    value_slot[out] = r;
+  }
+  for (const Operand& y : prog.yields) plan.spec.yields.push_back(slot_of(y));
+  return plan;
+}
+
+std::optional<FusedRegion> PlanFusedRegion(
+    const PlannedScope& scope, int begin, int end, absl::Span<const int> live_outs,
+    const absl::flat_hash_map<HandleId, DeviceArray>& inputs) {
+  const Program& prog = *scope.program;
+  if (begin < 0 || end > static_cast<int>(prog.instructions.size()) || end - begin < 2 ||
+      live_outs.empty()) {
+    return std::nullopt;
+  }
+  FusedRegion region;
+  region.begin = begin;
+  region.end = end;
+  const int first_value = scope.first_output[begin];
+  const Shape& shape = scope.types[first_value].shape;
+  region.shape = shape;
+  FusedLoopPlan& plan = region.plan;
+  SpecBuilder b(plan, shape);
+  plan.spec.trip_count = 1;
+  plan.spec.num_carried = 0;
+  // Params: every array the region reads from outside it (values defined
+  // before it, handles), in order of first use; then the scalar operands.
+  absl::flat_hash_map<HandleId, int> handle_slot;
+  absl::flat_hash_map<uint32_t, int> outer_slot;
+  for (int i = begin; i < end; ++i) {
+    for (const Operand& o : prog.instructions[i].operands) {
+      if (o.is_handle) {
+        if (handle_slot.contains(o.handle)) continue;
+        const DeviceArray& a = inputs.at(o.handle);
+        const int slot = b.AddParam({a.dtype, a.shape});
+        if (slot < 0) return std::nullopt;
+        handle_slot[o.handle] = slot;
+        region.params.push_back(o);
+      } else if (static_cast<int>(o.value) < first_value && !outer_slot.contains(o.value)) {
+        const int slot = b.AddParam(scope.types[o.value]);
+        if (slot < 0) return std::nullopt;
+        outer_slot[o.value] = slot;
+        region.params.push_back(o);
       }
-      const int r = emit(Step::Of(*kind, slots[0], slots[1], ct));
-      value_slot[out] = cast_to(r, type.dtype);
-    } else if (kind && Arity(*kind) == 2) {
-      const int a = slot_of(ins.operands[0]), b = slot_of(ins.operands[1]);
-      const DType ct = ArithmeticType(*kind, slot_dtype[a], slot_dtype[b]);
-      // A bool-valued op computes 0/1 in ct and is cast, as op by op.
-      const int r = emit(Step::Of(*kind, cast_to(a, ct), cast_to(b, ct), ct));
-      value_slot[out] = cast_to(r, type.dtype);
-    } else if (kind) {
-      const int a = slot_of(ins.operands[0]);
-      const ElementwiseTypes t = ResolveElementwise(*kind, slot_dtype[a]);
-      if (!t.ok || t.result != type.dtype) return std::nullopt;
-      const int r = emit(Step::Of(*kind, cast_to(a, t.compute), -1, t.compute));
-      value_slot[out] = cast_to(r, type.dtype);
-    } else {  // astype
-      value_slot[out] = cast_to(slot_of(ins.operands[0]), type.dtype);
     }
   }
-  for (const Operand& y : prog.yields) spec.yields.push_back(slot_of(y));
-  return plan;
+  std::vector<DType> dtypes;
+  for (int i = begin; i < end; ++i) {
+    const Instruction& ins = prog.instructions[i];
+    dtypes.clear();
+    for (const Operand& o : ins.operands) {
+      dtypes.push_back(o.is_handle ? inputs.at(o.handle).dtype : scope.types[o.value].dtype);
+    }
+    if (!b.AddScalars(i, ins, dtypes)) return std::nullopt;
+  }
+  absl::flat_hash_map<uint32_t, int> inner_slot;
+  std::vector<int> slots;
+  for (int i = begin; i < end; ++i) {
+    const Instruction& ins = prog.instructions[i];
+    slots.clear();
+    for (const Operand& o : ins.operands) {
+      if (o.is_handle) {
+        slots.push_back(handle_slot.at(o.handle));
+      } else if (static_cast<int>(o.value) < first_value) {
+        slots.push_back(outer_slot.at(o.value));
+      } else {
+        auto it = inner_slot.find(o.value);
+        if (it == inner_slot.end()) return std::nullopt;
+        slots.push_back(it->second);
+      }
+    }
+    const int out = scope.first_output[i];
+    const ValueType& type = scope.types[out];
+    // Every result is of the region's shape: no one-element intermediates.
+    if (type.shape != shape) return std::nullopt;
+    const int r = b.Emit(i, ins, slots, type);
+    if (r < 0) return std::nullopt;
+    inner_slot[out] = r;
+  }
+  const int num_params = static_cast<int>(plan.spec.param_dtypes.size());
+  for (int v : live_outs) {
+    auto it = inner_slot.find(static_cast<uint32_t>(v));
+    // An output that is a param unchanged (astype to its own dtype) would be
+    // a copy the op by op run does not make.
+    if (it == inner_slot.end() || it->second < num_params) return std::nullopt;
+    plan.spec.yields.push_back(it->second);
+    region.outputs.push_back(v);
+  }
+  return region;
+}
+
+}  // namespace resident
+
+namespace resident {
+
+std::vector<FusedRegion> FindFusedRegions(
+    const PlannedScope& scope, absl::Span<const int64_t> last_use,
+    const absl::flat_hash_map<HandleId, DeviceArray>& inputs) {
+  std::vector<FusedRegion> regions;
+  const Program& prog = *scope.program;
+  const int n = static_cast<int>(prog.instructions.size());
+  auto type_of = [&](const Operand& o) -> ValueType {
+    if (o.is_handle) {
+      const DeviceArray& a = inputs.at(o.handle);
+      return {a.dtype, a.shape};
+    }
+    return scope.types[o.value];
+  };
+  // Whether instruction i can join a region of `shape` that began at `begin`.
+  auto joins = [&](int i, int begin, const Shape& shape) {
+    const Instruction& ins = prog.instructions[i];
+    const ValueType& out = scope.types[scope.first_output[i]];
+    if (out.shape != shape) return false;
+    if (ins.op == OpKind::kAstype) {
+      if (ins.operands.size() != 1 || type_of(ins.operands[0]).dtype == out.dtype) return false;
+    } else if (!ElementwiseKindOf(ins)) {
+      return false;
+    }
+    for (const Operand& o : ins.operands) {
+      if (!o.is_handle && static_cast<int>(o.value) >= scope.first_output[begin]) continue;
+      const ValueType t = type_of(o);
+      if (t.shape != shape && !(NumElements(t.shape) == 1 && t.shape.size() <= shape.size())) {
+        return false;
+      }
+    }
+    return true;
+  };
+  int i = 0;
+  while (i < n) {
+    const Shape& shape = scope.types[scope.first_output[i]].shape;
+    if (!joins(i, i, shape)) {
+      ++i;
+      continue;
+    }
+    int end = i + 1;
+    while (end < n && end - i < kMaxRegionOps && joins(end, i, shape)) ++end;
+    if (end - i < 2) {
+      i = end;
+      continue;
+    }
+    std::vector<int> live_outs;
+    for (int v = scope.first_output[i]; v < scope.first_output[end - 1] + 1; ++v) {
+      if (last_use[v] >= end) live_outs.push_back(v);
+    }
+    std::optional<FusedRegion> r = PlanFusedRegion(scope, i, end, live_outs, inputs);
+    if (r) {
+      regions.push_back(*std::move(r));
+      i = end;
+    } else {
+      ++i;  // the run may fuse from a later start
+    }
+  }
+  return regions;
 }
 
 }  // namespace resident

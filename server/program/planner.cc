@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "server/program/chain_folding.h"
+#include "server/program/fusion.h"
 #include "server/program/infer_shape.h"
 #include "server/program/saturating.h"
 
@@ -20,8 +21,10 @@ constexpr int64_t kForever = kSaturated;
 
 class Planner {
  public:
-  Planner(const HandleResolver& resolve, const ProgramLimits& limits, Plan& plan)
-      : resolve_(resolve), limits_(limits), plan_(plan) {}
+  // `find_regions`: plan fused regions (fusion.h) in every scope.
+  Planner(const HandleResolver& resolve, const ProgramLimits& limits, Plan& plan,
+          bool find_regions)
+      : resolve_(resolve), limits_(limits), plan_(plan), find_regions_(find_regions) {}
 
   // Plans `program` with parameters of `params` types. `keep` lists values
   // that must outlive the scope (yields, outputs). `ops` receives the number
@@ -37,6 +40,7 @@ class Planner {
   const HandleResolver& resolve_;
   const ProgramLimits& limits_;
   Plan& plan_;
+  const bool find_regions_;
   int64_t instructions_seen_ = 0;
 };
 
@@ -200,6 +204,23 @@ absl::Status Planner::PlanScope(const Program& program, std::vector<ValueType> p
     last_use[v] = kForever;
   }
 
+  // Straight-line elementwise runs, each to run as one fused op: its
+  // outputs are allocated at once while everything live before it still
+  // is, which the peak below accounts for.
+  scope.region_at.assign(n, nullptr);
+  std::vector<int64_t> region_bytes(n, 0);
+  std::vector<FusedRegion> regions;
+  if (find_regions_) regions = FindFusedRegions(scope, last_use, plan_.inputs);
+  for (FusedRegion& r : regions) {
+    int64_t bytes = 0;
+    for (int v : r.outputs) bytes = SaturatingAdd(bytes, scope.types[v].nbytes());
+    for (const FusedLoopPlan::ScalarParam& sp : r.plan.scalar_params) {
+      bytes = SaturatingAdd(bytes, ItemSize(sp.dtype));
+    }
+    region_bytes[r.begin] = bytes;
+    scope.region_at[r.begin] = std::make_shared<const FusedRegion>(std::move(r));
+  }
+
   // Second pass: when each value dies, and the peak bytes.
   for (size_t v = 0; v < scope.types.size(); ++v) {
     if (last_use[v] == kForever) continue;
@@ -213,7 +234,7 @@ absl::Status Planner::PlanScope(const Program& program, std::vector<ValueType> p
   }
   int64_t peak = 0;
   for (size_t i = 0; i < n; ++i) {
-    peak = std::max(peak, SaturatingAdd(live, alloc[i]));
+    peak = std::max(peak, SaturatingAdd(live, std::max(alloc[i], region_bytes[i])));
     const int first = scope.first_output[i];
     const int end = i + 1 < n ? scope.first_output[i + 1] : static_cast<int>(scope.types.size());
     for (int v = first; v < end; ++v) live = SaturatingAdd(live, owned[v]);
@@ -225,20 +246,29 @@ absl::Status Planner::PlanScope(const Program& program, std::vector<ValueType> p
   return absl::OkStatus();
 }
 
+// The plan of `program` as given (no folding), with fused regions if
+// `find_regions`.
+absl::StatusOr<Plan> PlanAs(const std::shared_ptr<const Program>& program,
+                            std::vector<OutputSpec> outputs, const HandleResolver& resolve,
+                            const ProgramLimits& limits, bool find_regions);
+
 }  // namespace
 
 absl::StatusOr<Plan> PlanProgram(const std::shared_ptr<const Program>& program,
                                  const std::vector<OutputSpec>& outputs,
                                  const HandleResolver& resolve, const ProgramLimits& limits) {
-  ASSIGN_OR_RETURN(Plan plan, PlanUnfolded(program, outputs, resolve, limits));
+  // Folding is syntactic; a program with nothing to fold plans once.
+  if (program == nullptr) return absl::InvalidArgumentError("no program");
+  FoldedProgram folded = FoldChains(program, outputs);
+  if (folded.folded_runs == 0) return PlanAs(program, outputs, resolve, limits, true);
   // Chains fold only in a program that is valid as sent, so every error
   // names the client's own instructions; a folded form that does not plan
-  // (a run that changes dtype or shape, say) runs unfolded.
-  FoldedProgram folded = FoldChains(plan.program, plan.outputs);
-  if (folded.folded_runs == 0) return plan;
+  // (a run that changes dtype or shape, say) runs unfolded. Regions are
+  // planned only in the form that runs.
+  RETURN_IF_ERROR(PlanAs(program, outputs, resolve, limits, false).status());
   absl::StatusOr<Plan> folded_plan =
-      PlanUnfolded(folded.program, std::move(folded.outputs), resolve, limits);
-  if (!folded_plan.ok()) return plan;
+      PlanAs(folded.program, std::move(folded.outputs), resolve, limits, true);
+  if (!folded_plan.ok()) return PlanAs(program, outputs, resolve, limits, true);
   folded_plan->folded_runs = folded.folded_runs;
   return folded_plan;
 }
@@ -246,13 +276,21 @@ absl::StatusOr<Plan> PlanProgram(const std::shared_ptr<const Program>& program,
 absl::StatusOr<Plan> PlanUnfolded(const std::shared_ptr<const Program>& program,
                                   std::vector<OutputSpec> outputs, const HandleResolver& resolve,
                                   const ProgramLimits& limits) {
+  return PlanAs(program, std::move(outputs), resolve, limits, true);
+}
+
+namespace {
+
+absl::StatusOr<Plan> PlanAs(const std::shared_ptr<const Program>& program,
+                            std::vector<OutputSpec> outputs, const HandleResolver& resolve,
+                            const ProgramLimits& limits, bool find_regions) {
   if (program == nullptr) return absl::InvalidArgumentError("no program");
   if (!program->yields.empty()) {
     return absl::InvalidArgumentError("a top-level program cannot yield values");
   }
   Plan plan;
   plan.program = program;
-  Planner planner(resolve, limits, plan);
+  Planner planner(resolve, limits, plan, find_regions);
   std::vector<int> keep;
   keep.reserve(outputs.size());
   for (const OutputSpec& o : outputs) keep.push_back(static_cast<int>(o.value));
@@ -287,4 +325,5 @@ absl::StatusOr<Plan> PlanUnfolded(const std::shared_ptr<const Program>& program,
   return plan;
 }
 
+}  // namespace
 }  // namespace resident

@@ -30,6 +30,8 @@ struct ProgramLimits {
   int64_t max_inline_bytes = 4 << 20;  // per program, returned inline
 };
 
+struct FusedRegion;  // server/program/fusion.h
+
 // A scope (the program or a loop body) with its inferred types.
 struct PlannedScope {
   const Program* program = nullptr;
@@ -39,6 +41,10 @@ struct PlannedScope {
   std::vector<std::vector<int>> dies_after;           // per instruction: values to free
   std::vector<int> unused_params;                     // freed before the first instruction
   std::vector<std::unique_ptr<PlannedScope>> bodies;  // per instruction; loops
+  // Per instruction: the fused region (fusion.h) that begins there, or null.
+  // The executor runs a region as one op where the backend takes it, else
+  // its instructions one by one.
+  std::vector<std::shared_ptr<const FusedRegion>> region_at;
   int64_t peak_bytes = 0;                             // bound on bytes allocated in the scope
 };
 

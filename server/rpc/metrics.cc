@@ -74,6 +74,13 @@ void Metrics::RecordRunPhases(double queued, double session, const RunPhases& ph
   for (size_t i = 0; i < seconds.size(); ++i) Observe(run_phases_[i], seconds[i]);
 }
 
+void Metrics::RecordFusion(const FusionCounts& fused) {
+  if (fused.loops == 0 && fused.regions == 0) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  fused_.loops += fused.loops;
+  fused_.regions += fused.regions;
+}
+
 void Metrics::RecordProgram(const std::string& tenant, int64_t ops) {
   std::lock_guard<std::mutex> lock(mu_);
   TenantCounters& t = tenants_[tenant];
@@ -157,6 +164,11 @@ std::string Metrics::Render(const MetricsGauges& g) const {
   for (const auto& [tenant, c] : tenants_) {
     absl::StrAppend(&out, "resident_ops_total{tenant=\"", EscapeLabel(tenant), "\"} ", c.ops, "\n");
   }
+  Header(out, "resident_fused_ops_total", "counter",
+         "Fused ops run by completed programs: loops whose body ran as one kernel, and "
+         "straight-line runs of elementwise ops run as one.");
+  absl::StrAppend(&out, "resident_fused_ops_total{form=\"loop\"} ", fused_.loops, "\n");
+  absl::StrAppend(&out, "resident_fused_ops_total{form=\"region\"} ", fused_.regions, "\n");
   Header(out, "resident_transfer_bytes_total", "counter",
          "Array bytes moved by Upload and Download.");
   for (const auto& [tenant, c] : tenants_) {

@@ -66,6 +66,8 @@ class Metrics {
   // layer's own part (locks, quotas, reservations, piggybacked releases),
   // the program's phases, and `reply` (encoding the response).
   void RecordRunPhases(double queued, double session, const RunPhases& phases, double reply);
+  // The fused ops a completed program ran (loops, straight-line regions).
+  void RecordFusion(const FusionCounts& fused);
   void RecordUpload(const std::string& tenant, int64_t bytes);
   void RecordDownload(const std::string& tenant, int64_t bytes);
 
@@ -97,6 +99,7 @@ class Metrics {
   std::map<std::pair<std::string, std::string>, uint64_t> calls_;  // (method, code)
   std::map<std::string, Histogram> latency_;                       // by method
   std::map<std::string, TenantCounters> tenants_;
+  FusionCounts fused_;
 };
 
 // A label value escaped for the text format (backslash, quote, newline).

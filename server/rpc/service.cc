@@ -299,12 +299,15 @@ grpc::ServerUnaryReactor* ResidentService::Run(grpc::CallbackServerContext* ctx,
       ExecOptions exec;
       exec.check_continue = CallChecker(call->context());
       exec.phases = &phases;
+      FusionCounts fused;
+      exec.fused = &fused;
       int64_t ops = 0;
       PeerCopyStats copies;
       absl::StatusOr<std::vector<ProgramResult>> r = sessions_.Run(
           tenant, session, *decoded->program, std::move(*decoded->outputs), exec, &ops, &copies);
       if (r.ok()) {
         metrics_.RecordProgram(tenant, ops);
+        metrics_.RecordFusion(fused);
         call->response().set_peer_copies(copies.arrays);
         call->response().set_peer_copy_bytes(copies.bytes);
       }

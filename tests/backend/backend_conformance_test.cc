@@ -844,6 +844,142 @@ TEST_P(BackendConformanceTest, FusedLoopsMatchTheReference) {
                          DType::kBool, {n}, h);
 }
 
+// Straight-line regions (a spec of no carried values, one trip: what the
+// planner makes of b = x * y; c = b + s; ...) equal the same steps op by op
+// on the same backend, bit for bit (transcendentals included: both run the
+// same expression), for random chains over every dtype; each region writes
+// two of its slots.
+TEST_P(BackendConformanceTest, FusedRegionsEqualOpByOpForRandomChains) {
+  using Step = FusedLoopSpec::Step;
+  const int64_t n = 70001;  // several CPU blocks, a ragged end, over the CUDA threshold
+  for (DType d : kAllDTypes) {
+    std::vector<ElementwiseKind> unary, binary;
+    for (ElementwiseKind k : kAllElementwiseKinds) {
+      if (!ElementwiseAccepts(k, d)) continue;
+      // The ops NumPy computes elsewhere (true division of integers, float
+      // math of integers) run in their own dtype only where accepted.
+      (Arity(k) == 2 ? binary : unary).push_back(k);
+    }
+    for (uint64_t seed = 1; seed <= 3; ++seed) {
+      std::mt19937_64 rng(seed * 7919 + static_cast<uint64_t>(d));
+      // Params: x, y (full), s (one element), all of d.
+      FusedLoopSpec spec;
+      spec.trip_count = 1;
+      spec.num_carried = 0;
+      spec.param_dtypes = {d, d, d};
+      spec.param_scalar = {false, false, true};
+      auto pick = [&](size_t bound) { return static_cast<int>(rng() % bound); };
+      // Every slot of d (casts go out to another dtype and straight back).
+      std::vector<int> of_d = {0, 1, 2};
+      const DType other = d == DType::kFloat64 ? DType::kInt32 : DType::kFloat64;
+      for (int k = 0; k < 10; ++k) {
+        const int slot = 3 + static_cast<int>(spec.steps.size());
+        const int a = of_d[pick(of_d.size())], b = of_d[pick(of_d.size())];
+        const int choice = pick(8);
+        if (choice == 0) {
+          spec.steps.push_back(Step::Cast(a, other));
+          spec.steps.push_back(Step::Cast(slot, d));
+          of_d.push_back(slot + 1);
+        } else if (choice <= 2 && !unary.empty()) {
+          spec.steps.push_back(Step::Of(unary[pick(unary.size())], a, -1, d));
+          of_d.push_back(slot);
+        } else if (!binary.empty()) {
+          spec.steps.push_back(Step::Of(binary[pick(binary.size())], a, b, d));
+          of_d.push_back(slot);
+        }
+      }
+      if (spec.steps.empty()) continue;
+      const int last = of_d.back(), mid = of_d[of_d.size() / 2];
+      const std::vector<HostArray> in = {Random(d, {n}, 300 + seed), Random(d, {n}, 400 + seed),
+                                         Random(d, {}, 500 + seed)};
+      for (const std::vector<int>& yields : {std::vector<int>{last, mid}, {mid, last}}) {
+        spec.yields = yields;
+        const std::string what = std::string(DTypeName(d)) + " chain " + std::to_string(seed) +
+                                 " of " + std::to_string(spec.steps.size()) + " steps, yield " +
+                                 std::to_string(yields[0]);
+        SCOPED_TRACE(what);
+        // outs[0] is compared; outs[1] is written too.
+        auto fused = [spec](Backend& b, Stream& s, std::vector<DeviceArray>& in,
+                            DeviceArray& out) -> absl::Status {
+          DeviceArray second{nullptr, out.dtype, out.shape};
+          absl::StatusOr<std::shared_ptr<Buffer>> buf = b.Allocate(second.nbytes(), s);
+          if (!buf.ok()) return buf.status();
+          second.buffer = *buf;
+          std::vector<DeviceArray> outs{out, second};
+          return b.Run(s, FusedLoopOp{&spec, in, outs});
+        };
+        auto op_by_op = [spec](Backend& b, Stream& s, std::vector<DeviceArray>& in,
+                               DeviceArray& out) -> absl::Status {
+          std::vector<DeviceArray> slots = in;
+          const Shape shape = out.shape;
+          for (const Step& st : spec.steps) {
+            DeviceArray r{nullptr, st.dtype, shape};
+            absl::StatusOr<std::shared_ptr<Buffer>> buf = b.Allocate(r.nbytes(), s);
+            if (!buf.ok()) return buf.status();
+            r.buffer = *buf;
+            absl::Status status;
+            if (!st.op) {
+              status = b.Run(s, CastOp{&slots[st.a], &r});
+            } else if (Arity(*st.op) == 1) {
+              status = b.Run(s, ElementwiseOp{*st.op, {&slots[st.a]}, &r});
+            } else {
+              status = b.Run(s, ElementwiseOp{*st.op, {&slots[st.a], &slots[st.b]}, &r});
+            }
+            if (!status.ok()) return status;
+            slots.push_back(r);
+          }
+          return b.Run(s, CastOp{&slots[spec.yields[0]], &out});
+        };
+        absl::StatusOr<HostArray> want = RunOn(test_, in, d, {n}, op_by_op);
+        ASSERT_TRUE(want.ok()) << want.status();
+        absl::StatusOr<HostArray> got = RunOn(test_, in, d, {n}, fused);
+        ASSERT_TRUE(got.ok()) << got.status();
+        Compare(*want, *got, {});
+      }
+    }
+  }
+}
+
+// A region's outs must match its yields' dtypes and one shape, and every
+// full param that shape: anything else is refused, never read out of bounds.
+TEST_P(BackendConformanceTest, FusedRegionsRefuseMismatchedArrays) {
+  using Step = FusedLoopSpec::Step;
+  Backend& b = *test_.backend;
+  Stream& s = *test_.stream;
+  FusedLoopSpec spec;
+  spec.trip_count = 1;
+  spec.num_carried = 0;
+  spec.param_dtypes = {DType::kFloat32, DType::kFloat32};
+  spec.param_scalar = {false, false};
+  spec.steps = {Step::Of(ElementwiseKind::kAdd, 0, 1, DType::kFloat32),
+                Step::Of(ElementwiseKind::kLess, 2, 0, DType::kFloat32),
+                Step::Cast(3, DType::kBool)};
+  spec.yields = {2, 4};
+  auto array = [&](DType d, int64_t n) {
+    DeviceArray a{nullptr, d, {n}};
+    a.buffer = b.Allocate(a.nbytes(), s).value();
+    return a;
+  };
+  const DeviceArray x = array(DType::kFloat32, 64), short_y = array(DType::kFloat32, 8);
+  const DeviceArray sum = array(DType::kFloat32, 64), flag = array(DType::kBool, 64);
+  const DeviceArray wrong_dtype = array(DType::kFloat32, 64);
+  const std::vector<DeviceArray> good_in{x, x}, short_in{x, short_y};
+  const std::vector<DeviceArray> good_out{sum, flag}, bad_dtype{sum, wrong_dtype};
+  EXPECT_TRUE(b.Run(s, FusedLoopOp{&spec, good_in, good_out}).ok());
+  EXPECT_EQ(b.Run(s, FusedLoopOp{&spec, short_in, good_out}).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(b.Run(s, FusedLoopOp{&spec, good_in, bad_dtype}).code(),
+            absl::StatusCode::kInvalidArgument);
+  const std::vector<DeviceArray> one_out{sum};
+  EXPECT_EQ(b.Run(s, FusedLoopOp{&spec, good_in, one_out}).code(),
+            absl::StatusCode::kInvalidArgument);
+  spec.yields = {2, 9};
+  EXPECT_EQ(b.Run(s, FusedLoopOp{&spec, good_in, good_out}).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(s.Synchronize().ok());
+  EXPECT_FALSE(b.poisoned());
+}
+
 // The server allocates through Device, which wraps each buffer to return its
 // bytes to the memory budget: ops must accept those wrapped buffers.
 TEST_P(BackendConformanceTest, BuffersFromTheBudgetedDevice) {

@@ -87,7 +87,7 @@ absl::StatusOr<Plan> DecodeAndPlan(const v1::RunRequest& req, const ProgramLimit
 // op by op, and the same asking the executor to fuse loops (the path GPUs
 // take, through PlanFusedLoop and the CPU's reference FusedLoop).
 struct Runner {
-  Device plain{NewCpuBackend(1), int64_t{1} << 30};
+  Device plain{std::make_unique<FusingBackend>(NewCpuBackend(1), false), int64_t{1} << 30};
   Device fusing{std::make_unique<FusingBackend>(NewCpuBackend(1)), int64_t{1} << 30};
   std::unique_ptr<Stream> plain_stream = plain.backend().NewStream();
   std::unique_ptr<Stream> fusing_stream = fusing.backend().NewStream();

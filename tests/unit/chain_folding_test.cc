@@ -68,9 +68,10 @@ std::string RunCase(const Case& c, const DeviceArray& hv, const HandleId& h, boo
                     int* fused_calls, int* folded_runs) {
   std::unique_ptr<Backend> backend = NewCpuBackend(2);
   FusingBackend* f = nullptr;
-  if (fusing) {
-    auto fb = std::make_unique<FusingBackend>(std::move(backend));
-    f = fb.get();
+  {
+    // Not fusing: every loop and region op by op, the reference.
+    auto fb = std::make_unique<FusingBackend>(std::move(backend), fusing);
+    if (fusing) f = fb.get();
     backend = std::move(fb);
   }
   Device device(std::move(backend), int64_t{1} << 30);

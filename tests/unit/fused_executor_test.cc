@@ -9,6 +9,7 @@
 #include "server/device/cpu/cpu_backend.h"
 #include "server/device/device.h"
 #include "server/program/executor.h"
+#include "server/program/fusion.h"
 #include "server/program/planner.h"
 #include "tests/unit/fusing_backend.h"
 
@@ -114,26 +115,80 @@ std::shared_ptr<Program> ScalarProgram(const HandleId& unused, int64_t n) {
   return p;
 }
 
+// Straight-line: x = arange(n) f32 and k (int32 handle), then one region of
+// mixed dtypes and scalars with three values read after it:
+//   a = x * 1.5; b = a + k (f64); c = sqrt(b); d = c < 100; e = maximum(c, a)
+// and, after a sum that ends the region, a second one on a:
+//   f = -a; g = f.astype(int16); h = g * 3 (wraps)
+std::shared_ptr<Program> RegionProgram(const HandleId& k, int64_t n) {
+  using K = ElementwiseKind;
+  auto p = std::make_shared<Program>();
+  auto v = [](uint32_t i) { return Operand::Value(i); };
+  Instruction ar;
+  ar.op = OpKind::kArange;
+  ar.stop = Scalar::Int(n);
+  ar.dtype = DType::kFloat32;
+  auto& b = p->instructions;
+  b.push_back(ar);                                                      // 0: x
+  b.push_back(WithScalar(K::kMultiply, v(0), 1, Scalar::Float(1.5)));  // 1: a
+  b.push_back(Op(K::kAdd, {v(1), Operand::Handle(k)}));                 // 2: b
+  b.push_back(Op(K::kSqrt, {v(2)}));                                    // 3: c
+  b.push_back(WithScalar(K::kLess, v(3), 1, Scalar::Float(100)));       // 4: d
+  b.push_back(Op(K::kMaximum, {v(3), v(1)}));                           // 5: e
+  b.push_back(Op(OpKind::kSum, {v(1)}));                                // 6: sum(a)
+  b.push_back(Op(K::kNegative, {v(1)}));                                // 7: f
+  Instruction cast = Op(OpKind::kAstype, {v(7)});
+  cast.dtype = DType::kInt16;
+  b.push_back(cast);                                                 // 8: g
+  b.push_back(WithScalar(K::kMultiply, v(8), 1, Scalar::Int(3)));  // 9: h
+  return p;
+}
+
+// 130 dependent ops alternating add and multiply by an f64 operand y (so no
+// chain folds): regions of kMaxRegionOps, 64 and 2 ops.
+std::shared_ptr<Program> LongRegionProgram(const HandleId& y, int64_t n) {
+  auto p = std::make_shared<Program>();
+  Instruction ar;
+  ar.op = OpKind::kArange;
+  ar.stop = Scalar::Int(n);
+  ar.dtype = DType::kFloat64;
+  p->instructions.push_back(ar);
+  for (uint32_t i = 0; i < 130; ++i) {
+    p->instructions.push_back(Op(i % 2 ? ElementwiseKind::kMultiply : ElementwiseKind::kAdd,
+                                 {Operand::Value(i), Operand::Handle(y)}));
+  }
+  return p;
+}
+
 using ProgramFn = std::shared_ptr<Program> (*)(const HandleId&, int64_t);
 
 std::vector<std::string> RunProgram(bool fuse, int* fused_calls, ProgramFn make = TestProgram,
                                     const std::vector<OutputSpec>& outputs = {{3, true, false},
-                                                                              {4, true, false}}) {
+                                                                              {4, true, false}},
+                                    DType handle_dtype = DType::kInt32,
+                                    std::vector<int>* region_starts = nullptr) {
   std::unique_ptr<Backend> backend = NewCpuBackend(2);
   FusingBackend* fusing = nullptr;
-  if (fuse) {
-    auto f = std::make_unique<FusingBackend>(std::move(backend));
-    fusing = f.get();
+  {
+    // Not fusing: every loop and region op by op, the reference.
+    auto f = std::make_unique<FusingBackend>(std::move(backend), fuse);
+    if (fuse) fusing = f.get();
     backend = std::move(f);
   }
   Device device(std::move(backend), int64_t{1} << 30);
   std::unique_ptr<Stream> stream = device.backend().NewStream();
   const int64_t n = 70001;  // several CPU blocks and a ragged end
-  DeviceArray k{nullptr, DType::kInt32, {n}};
+  DeviceArray k{nullptr, handle_dtype, {n}};
   k.buffer = device.Allocate(k.nbytes(), *stream).value();
-  std::vector<int32_t> host(n);
-  for (int64_t i = 0; i < n; ++i) host[i] = static_cast<int32_t>(i % 7) - 3;  // zeros too
-  EXPECT_TRUE(stream->CopyToDevice(host.data(), *k.buffer, 0, k.nbytes()).ok());
+  if (handle_dtype == DType::kInt32) {
+    std::vector<int32_t> host(n);
+    for (int64_t i = 0; i < n; ++i) host[i] = static_cast<int32_t>(i % 7) - 3;  // zeros too
+    EXPECT_TRUE(stream->CopyToDevice(host.data(), *k.buffer, 0, k.nbytes()).ok());
+  } else {  // float64 near 1, so 130 ops stay finite
+    std::vector<double> host(n);
+    for (int64_t i = 0; i < n; ++i) host[i] = 1.0 + static_cast<double>(i % 13) / 64.0;
+    EXPECT_TRUE(stream->CopyToDevice(host.data(), *k.buffer, 0, k.nbytes()).ok());
+  }
   const HandleId kh = HandleId::Random();
   HandleResolver resolve = [&](const HandleId& h) -> absl::StatusOr<DeviceArray> {
     if (h == kh) return k;
@@ -142,6 +197,12 @@ std::vector<std::string> RunProgram(bool fuse, int* fused_calls, ProgramFn make 
   absl::StatusOr<Plan> plan = PlanProgram(make(kh, n), outputs, resolve, ProgramLimits());
   EXPECT_TRUE(plan.ok()) << plan.status();
   if (!plan.ok()) return {};
+  if (region_starts != nullptr) {
+    region_starts->clear();
+    for (size_t i = 0; i < plan->top.region_at.size(); ++i) {
+      if (plan->top.region_at[i] != nullptr) region_starts->push_back(static_cast<int>(i));
+    }
+  }
   absl::StatusOr<std::vector<DeviceArray>> out =
       Execute(*plan, device, *stream, nullptr, ExecOptions());
   EXPECT_TRUE(out.ok()) << out.status();
@@ -177,6 +238,39 @@ TEST(FusedExecutorTest, ScalarOperandsNewOpsAndBoolStepsFuseBitForBit) {
   ASSERT_EQ(fused.size(), 2u);
   EXPECT_TRUE(op_by_op[0] == fused[0]) << "float32 carried value differs";
   EXPECT_TRUE(op_by_op[1] == fused[1]) << "int32 carried value differs";
+}
+
+TEST(FusedExecutorTest, StraightLineRegionsFuseBitForBit) {
+  // Kept: d (bool), e (f64) of the first region; sum(a); h (int16) of the
+  // second. c is read inside only, so only d and e (and a, read by the sum
+  // and the second region) are written.
+  const std::vector<OutputSpec> outs = {
+      {4, true, false}, {5, true, false}, {6, true, false}, {9, true, false}};
+  int fused_calls = 0;
+  std::vector<int> starts;
+  const std::vector<std::string> op_by_op =
+      RunProgram(false, &fused_calls, RegionProgram, outs, DType::kInt32, &starts);
+  EXPECT_EQ(starts, (std::vector<int>{1, 7}));
+  const std::vector<std::string> fused = RunProgram(true, &fused_calls, RegionProgram, outs);
+  EXPECT_EQ(fused_calls, 2) << "two regions, each one fused op";
+  ASSERT_EQ(op_by_op.size(), 4u);
+  ASSERT_EQ(fused.size(), 4u);
+  for (size_t i = 0; i < 4; ++i) EXPECT_TRUE(op_by_op[i] == fused[i]) << "output " << i;
+}
+
+TEST(FusedExecutorTest, LongRegionsSplitAtTheCap) {
+  const std::vector<OutputSpec> outs = {{130, true, false}};
+  int fused_calls = 0;
+  std::vector<int> starts;
+  const std::vector<std::string> op_by_op =
+      RunProgram(false, &fused_calls, LongRegionProgram, outs, DType::kFloat64, &starts);
+  EXPECT_EQ(starts, (std::vector<int>{1, 1 + kMaxRegionOps, 1 + 2 * kMaxRegionOps}));
+  const std::vector<std::string> fused =
+      RunProgram(true, &fused_calls, LongRegionProgram, outs, DType::kFloat64);
+  EXPECT_EQ(fused_calls, 3);
+  ASSERT_EQ(op_by_op.size(), 1u);
+  ASSERT_EQ(fused.size(), 1u);
+  EXPECT_TRUE(op_by_op[0] == fused[0]);
 }
 
 }  // namespace

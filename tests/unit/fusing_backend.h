@@ -1,6 +1,7 @@
 // A backend that forwards everything to another (the CPU reference) but
-// tells the executor it supports fused loops, so the fused-loop path that
-// GPUs take runs, and can be checked, on the CPU. Used by
+// tells the executor it supports fused loops (or, with fuse false, that it
+// does not), so each of the executor's two paths runs, and can be checked
+// against the other, on the CPU. Used by
 // fused_executor_test and by tests/fuzz/program_fuzzer.
 #ifndef RESIDENT_TESTS_UNIT_FUSING_BACKEND_H_
 #define RESIDENT_TESTS_UNIT_FUSING_BACKEND_H_
@@ -16,13 +17,17 @@ namespace resident {
 
 class FusingBackend final : public Backend {
  public:
-  explicit FusingBackend(std::unique_ptr<Backend> inner) : in_(std::move(inner)) {}
+  // `fuse` false: the opposite, a backend that takes no fused op, so the
+  // executor runs every loop and region op by op (the reference).
+  explicit FusingBackend(std::unique_ptr<Backend> inner, bool fuse = true)
+      : in_(std::move(inner)), fuse_(fuse) {}
   std::string name() const override { return in_->name(); }
   std::string description() const override { return in_->description(); }
   MemoryInfo memory() const override { return in_->memory(); }
   bool poisoned() const override { return in_->poisoned(); }
   bool Supports(DeviceOpKind kind, DType dtype) const override {
-    return kind == DeviceOpKind::kFusedLoop || in_->Supports(kind, dtype);
+    if (kind == DeviceOpKind::kFusedLoop) return fuse_;
+    return in_->Supports(kind, dtype);
   }
   std::unique_ptr<Stream> NewStream() override { return in_->NewStream(); }
   absl::StatusOr<std::shared_ptr<Buffer>> Allocate(int64_t b, Stream& s) override {
@@ -37,6 +42,7 @@ class FusingBackend final : public Backend {
 
  private:
   std::unique_ptr<Backend> in_;
+  const bool fuse_;
 };
 
 }  // namespace resident

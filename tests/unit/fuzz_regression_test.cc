@@ -66,7 +66,8 @@ class FuzzRegressionTest : public ::testing::Test {
     return fuzz::RunWithinBound(plan, fusing_, *fusing_stream_);
   }
 
-  Device device_{NewCpuBackend(1), int64_t{1} << 30};
+  // Op by op (no fused loops or regions), and fusing.
+  Device device_{std::make_unique<FusingBackend>(NewCpuBackend(1), false), int64_t{1} << 30};
   std::unique_ptr<Stream> stream_ = device_.backend().NewStream();
   Device fusing_{std::make_unique<FusingBackend>(NewCpuBackend(1)), int64_t{1} << 30};
   std::unique_ptr<Stream> fusing_stream_ = fusing_.backend().NewStream();

@@ -42,12 +42,33 @@ absl::Status RunFusedLoop(ThreadPool* pool, const FusedLoopSpec& spec,
                           absl::Span<const DeviceArray> params,
                           absl::Span<const DeviceArray> outs) {
   const int np = static_cast<int>(spec.param_dtypes.size());
-  if (static_cast<int>(params.size()) != np || spec.num_carried <= 0 ||
-      static_cast<int>(outs.size()) != spec.num_carried) {
+  // A straight-line region: no carried values, one trip, outs by yields.
+  const bool region = spec.num_carried == 0;
+  const int slots = np + static_cast<int>(spec.steps.size());
+  if (static_cast<int>(params.size()) != np || spec.num_carried < 0 ||
+      (region ? spec.trip_count != 1 || outs.empty() || outs.size() != spec.yields.size()
+              : static_cast<int>(outs.size()) != spec.num_carried)) {
     return absl::InvalidArgumentError("FusedLoop: params or outs do not match the spec");
   }
-  const int64_t n = params[0].num_elements();
-  if (std::optional<ChainSide> side = OneOpChain(spec)) {
+  for (int y : spec.yields) {
+    if (y < 0 || y >= slots) return absl::InvalidArgumentError("FusedLoop: a yield names no slot");
+  }
+  const Shape& shape = region ? outs[0].shape : params[0].shape;
+  const int64_t n = NumElements(shape);
+  for (int p = 0; p < np; ++p) {
+    const bool ok = params[p].dtype == spec.param_dtypes[p] &&
+                    (spec.param_scalar[p] ? params[p].num_elements() == 1 : params[p].shape == shape);
+    if (!ok) return absl::InvalidArgumentError(absl::StrCat("FusedLoop: param ", p, " does not match the spec"));
+  }
+  for (size_t k = 0; k < outs.size(); ++k) {
+    const DType want = region ? (spec.yields[k] < np ? spec.param_dtypes[spec.yields[k]]
+                                                     : spec.steps[spec.yields[k] - np].dtype)
+                              : spec.param_dtypes[k];
+    if (outs[k].dtype != want || outs[k].shape != shape) {
+      return absl::InvalidArgumentError(absl::StrCat("FusedLoop: out ", k, " does not match"));
+    }
+  }
+  if (std::optional<ChainSide> side = region ? std::nullopt : OneOpChain(spec)) {
     const FusedLoopSpec::Step& st = spec.steps[0];
     const int other = *side == ChainSide::kSecond ? st.a : st.b;
     const bool one = *side != ChainSide::kBoth && spec.param_scalar[other];
@@ -55,7 +76,6 @@ absl::Status RunFusedLoop(ThreadPool* pool, const FusedLoopSpec& spec,
                             *side == ChainSide::kBoth ? nullptr : params[other].data(), one,
                             outs[0].data(), n, spec.trip_count);
   }
-  const int slots = np + static_cast<int>(spec.steps.size());
   std::vector<DType> dtype(spec.param_dtypes);
   for (const auto& st : spec.steps) dtype.push_back(st.dtype);
 
@@ -161,6 +181,19 @@ absl::Status RunFusedLoop(ThreadPool* pool, const FusedLoopSpec& spec,
       for (int c = 0; c < spec.num_carried; ++c) {
         std::memcpy(static_cast<char*>(outs[c].data()) + begin * ItemSize(dtype[c]), mem[c].get(),
                     static_cast<size_t>(count * ItemSize(dtype[c])));
+      }
+      for (size_t k = 0; region && k < outs.size(); ++k) {
+        const int y = spec.yields[k];
+        const int64_t item = ItemSize(dtype[y]);
+        const void* dy = nullptr;
+        absl::Span<const int64_t> sy;
+        view_of(y, &dy, &sy);
+        char* dst = static_cast<char*>(outs[k].data()) + begin * item;
+        if (sy.empty()) {  // a one-element param, broadcast
+          for (int64_t e = 0; e < count; ++e) std::memcpy(dst + e * item, dy, item);
+        } else {
+          std::memcpy(dst, dy, static_cast<size_t>(count * item));
+        }
       }
     }
   });

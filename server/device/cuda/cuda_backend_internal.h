@@ -168,6 +168,11 @@ class CudaBackend final : public Backend {
   int64_t inline_program_work() const override { return int64_t{1} << 34; }
   // 2^34 element-steps: about 1 ms on an H200 (the seed loop in one round).
   int64_t fused_round_work() const override { return int64_t{1} << 34; }
+  // 2^16 elements: a region's NVRTC compile (tens of milliseconds, once per
+  // distinct region) outweighs the launches it saves on arrays smaller than
+  // this unless the same program runs thousands of times; from here on each
+  // pass over memory it saves is worth more than a launch.
+  int64_t fused_region_min_elements() const override { return int64_t{1} << 16; }
   std::unique_ptr<Stream> NewStream() override;
   absl::StatusOr<std::shared_ptr<Buffer>> Allocate(int64_t bytes, Stream& stream) override;
   void Trim() override;

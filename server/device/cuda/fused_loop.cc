@@ -127,9 +127,54 @@ absl::Status Nvrtc(nvrtcResult r, const char* where) {
   return absl::InternalError(absl::StrCat(where, ": ", nvrtcGetErrorString(r)));
 }
 
+// The dtype of each slot: params, then steps.
+std::vector<DType> SlotDTypes(const FusedLoopSpec& spec) {
+  std::vector<DType> d = spec.param_dtypes;
+  for (const FusedLoopSpec::Step& st : spec.steps) d.push_back(st.dtype);
+  return d;
+}
+
+// A straight-line region (no carried values): each thread computes its
+// elements' steps once and stores the yielded slots.
+std::string FusedRegionKernel(const FusedLoopSpec& spec) {
+  const int params = static_cast<int>(spec.param_dtypes.size());
+  const std::vector<DType> slot_dtypes = SlotDTypes(spec);
+  std::string src;
+  absl::StrAppend(&src, "extern \"C\" __global__ void resident_fused(");
+  for (int p = 0; p < params; ++p) {
+    absl::StrAppend(&src, "const ", CType(spec.param_dtypes[p]), "* __restrict__ in", p, ", ");
+  }
+  for (size_t k = 0; k < spec.yields.size(); ++k) {
+    absl::StrAppend(&src, CType(slot_dtypes[spec.yields[k]]), "* __restrict__ out", k, ", ");
+  }
+  absl::StrAppend(&src,
+                  "long long trips, long long n) {\n"
+                  "  const long long stride = (long long)blockDim.x * gridDim.x;\n"
+                  "  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;"
+                  " i < n; i += stride) {\n");
+  for (int p = 0; p < params; ++p) {
+    absl::StrAppend(&src, "    const ", CType(spec.param_dtypes[p]), " p", p, " = in", p,
+                    spec.param_scalar[p] ? "[0]" : "[i]", ";\n");
+  }
+  std::vector<DType> dtypes = spec.param_dtypes;
+  for (size_t i = 0; i < spec.steps.size(); ++i) {
+    const FusedLoopSpec::Step& st = spec.steps[i];
+    const int slot = params + static_cast<int>(i);
+    const std::string expr = StepExpr(spec, st, dtypes);
+    absl::StrAppend(&src, "    const ", CType(st.dtype), " s", slot, " = ", expr, ";\n");
+    dtypes.push_back(st.dtype);
+  }
+  for (size_t k = 0; k < spec.yields.size(); ++k) {
+    absl::StrAppend(&src, "    out", k, "[i] = ", Slot(spec, spec.yields[k]), ";\n");
+  }
+  absl::StrAppend(&src, "  }\n}\n");
+  return src;
+}
+
 }  // namespace
 
 std::string FusedLoopKernel(const FusedLoopSpec& spec) {
+  if (spec.num_carried == 0) return FusedRegionKernel(spec);
   const int params = static_cast<int>(spec.param_dtypes.size());
   std::string src;
   absl::StrAppend(&src, "extern \"C\" __global__ void resident_fused(");
@@ -233,11 +278,20 @@ absl::Status CudaBackend::Do(const StreamRef& s, const FusedLoopOp& op) {
   const FusedLoopSpec& spec = *op.spec;
   const absl::Span<const DeviceArray> params = op.params, outs = op.outs;
   const size_t np = spec.param_dtypes.size();
-  if (params.size() != np || outs.size() != static_cast<size_t>(spec.num_carried) ||
-      spec.yields.size() != outs.size() || spec.num_carried <= 0) {
+  // A straight-line region: no carried values, one trip, outs by yields.
+  const bool region = spec.num_carried == 0;
+  if (params.size() != np || spec.yields.size() != outs.size() || spec.num_carried < 0 ||
+      (region ? spec.trip_count != 1 || outs.empty()
+              : outs.size() != static_cast<size_t>(spec.num_carried))) {
     return absl::InvalidArgumentError("FusedLoop: params or outs do not match the spec");
   }
-  const Shape& shape = params[0].shape;
+  const std::vector<DType> slot_dtypes = SlotDTypes(spec);
+  for (int y : spec.yields) {
+    if (y < 0 || static_cast<size_t>(y) >= slot_dtypes.size()) {
+      return absl::InvalidArgumentError("FusedLoop: a yield names no slot");
+    }
+  }
+  const Shape& shape = region ? outs[0].shape : params[0].shape;
   const int64_t n = NumElements(shape);
   for (size_t p = 0; p < np; ++p) {
     const bool ok =
@@ -248,7 +302,8 @@ absl::Status CudaBackend::Do(const StreamRef& s, const FusedLoopOp& op) {
           absl::StrCat("FusedLoop: param ", p, " does not match the spec"));
   }
   for (size_t c = 0; c < outs.size(); ++c) {
-    if (outs[c].dtype != spec.param_dtypes[c] || outs[c].shape != shape) {
+    const DType want = region ? slot_dtypes[spec.yields[c]] : spec.param_dtypes[c];
+    if (outs[c].dtype != want || outs[c].shape != shape) {
       return absl::InvalidArgumentError(absl::StrCat("FusedLoop: out ", c, " does not match"));
     }
   }

@@ -1,0 +1,74 @@
+"""Straight-line runs of elementwise ops run fused on the server: one op
+per run (counted by resident_fused_ops_total{form="region"}), equal to
+NumPy's op-by-op results bit for bit, the intermediates the user holds
+written too."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+import resident as rs
+from helpers import DTYPES, check, sample
+
+N = 70001  # over the CUDA backend's fusion threshold (2^16 elements), a ragged end
+
+
+def fused(server, form: str) -> int:
+    m = re.search(r'^resident_fused_ops_total\{form="' + form + r'"\} (\d+)', server.metrics(),
+                  re.M)
+    assert m, "resident_fused_ops_total missing from the metrics"
+    return int(m.group(1))
+
+
+@pytest.mark.parametrize("dtype", DTYPES + [np.dtype(np.float16)], ids=str)
+def test_a_mixed_chain_is_one_fused_op_equal_to_numpy(server, dtype):
+    x, y = sample(dtype, N, 1), sample(dtype, N, 2)
+    with rs.connect(server.target) as c:
+        a, b = c.asarray(x), c.asarray(y)
+        a.evaluate(), b.evaluate()
+        before = fused(server, "region")
+        t = a * b
+        u = t + a                  # held: written by the fused op too
+        w = rs.maximum(u, b)
+        z = w * a if dtype == np.bool_ else w - a
+        f = u < w
+        c.evaluate(z, f, u)
+        want_u = x * y + x
+        want_w = np.maximum(want_u, y)
+        check(z, want_w * x if dtype == np.bool_ else want_w - x)
+        check(f, want_u < want_w)
+        check(u, want_u)
+        assert fused(server, "region") == before + 1
+
+
+def test_scalars_casts_and_float_math_fuse(server):
+    x = sample(np.float32, N, 3)
+    k = sample(np.int16, N, 4)
+    with rs.connect(server.target) as c:
+        a, kk = c.asarray(x), c.asarray(k)
+        a.evaluate(), kk.evaluate()
+        before = fused(server, "region")
+        # float32 * 0.5 stays float32 (NEP 50); + int16 gives float32; the
+        # astype and the sqrt of the absolute value stay in the one region.
+        r = rs.sqrt(rs.abs(a * 0.5 + kk)).astype(np.float64) * 3.0 + 1
+        g = rs.exp(a * 0.01) + rs.floor(a)
+        check(r, np.sqrt(np.abs(x * np.float32(0.5) + k)).astype(np.float64) * 3.0 + 1)
+        check(g, np.exp(x * np.float32(0.01)) + np.floor(x), exact=False)
+        assert fused(server, "region") >= before + 2
+
+
+def test_a_run_broken_by_a_reduction_fuses_on_each_side(server):
+    x = sample(np.float64, N, 5)
+    with rs.connect(server.target) as c:
+        a = c.asarray(x)
+        a.evaluate()
+        before = fused(server, "region")
+        h = a * 2.0 + 1.0
+        s = h.sum()
+        r = (h - s) * (h + s)  # s is one element: broadcast inside the region
+        check(r, (x * 2.0 + 1.0 - (x * 2.0 + 1.0).sum()) * (x * 2.0 + 1.0 + (x * 2.0 + 1.0).sum()),
+              exact=False)
+        assert fused(server, "region") == before + 2
