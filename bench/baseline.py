@@ -104,6 +104,22 @@ def tiny_ops(lib, reps, m):
     m["tiny_ops.ops_per_s"] = TINY_OPS / (m["tiny_ops.ms"] / 1e3)
 
 
+def chain(lib, quick, reps, m):
+    """resident-bench's chain: y = sqrt(x * x + 1) * 0.5 - x, five ufuncs."""
+    n = 1 << 17 if quick else 1 << 23
+    x = lib.xp.arange(n, dtype="float64") * (1.0 / n)
+
+    def run():
+        lib.sync()
+        t0 = time.perf_counter()
+        lib.xp.sqrt(x * x + 1.0) * 0.5 - x
+        lib.sync()
+        return ms_since(t0) * 1e3
+
+    put(m, "chain.us", repeat(max(reps, 5), run))
+    del x
+
+
 def dot(lib, quick, reps, m):
     n = 1024 if quick else 8192
     m["dot.n"] = n
@@ -168,6 +184,7 @@ def bench(lib, args):
     steps = [("seed", lambda: seed(lib, args.quick, args.reps, m)),
              ("roundtrip", lambda: roundtrip(lib, m)),
              ("tiny_ops", lambda: tiny_ops(lib, args.reps, m)),
+             ("chain", lambda: chain(lib, args.quick, args.reps, m)),
              ("dot", lambda: dot(lib, args.quick, args.reps, m)),
              ("transfer", lambda: transfer(lib, args.quick, args.reps, m)),
              ("first_result", lambda: first_result(lib, m))]

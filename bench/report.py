@@ -28,6 +28,8 @@ ROWS = [
     ("tiny add, busy-polling client, p99 (us)", "roundtrip_busy.program_p99_us",
      "roundtrip.program_p99_us", "busy-polled no-op RPC p99", "roundtrip_busy.noop_p99_us"),
     ("10,000 chained 16-elt adds (ops/s)", "tiny_ops.ops_per_s", "tiny_ops.ops_per_s", None, None),
+    ("chain sqrt(x*x+1)*0.5-x, 8M f64, one program (us)", "chain.us", "chain.us",
+     "one-pass memory floor", "chain.floor_us"),
     ("dot float32 n^3 (TFLOP/s)", "dot.f32_tflops", "dot.f32_tflops", None, None),
     ("dot float64 n^3 (TFLOP/s)", "dot.f64_tflops", "dot.f64_tflops", None, None),
     ("dot float32, busy-polling client (TFLOP/s)", "dot.f32_busy_tflops", "dot.f32_tflops",

@@ -141,6 +141,25 @@ PhaseTotals ScrapePhases() {
   return t;
 }
 
+// The server's resident_fused_ops_total by form (zeros without --metrics_port).
+struct FusedCounts {
+  int64_t loops = 0, regions = 0;
+};
+FusedCounts ScrapeFused() {
+  FusedCounts f;
+  const int port = absl::GetFlag(FLAGS_metrics_port);
+  if (port == 0) return f;
+  const std::string text = resident::HttpGet(port, "/metrics");
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    constexpr absl::string_view kPrefix = "resident_fused_ops_total{form=\"";
+    if (!absl::StartsWith(line, kPrefix)) continue;
+    line.remove_prefix(kPrefix.size());
+    const int64_t v = std::strtoll(std::string(line.substr(line.rfind(' ') + 1)).c_str(), nullptr, 10);
+    (absl::StartsWith(line, "loop") ? f.loops : f.regions) = v;
+  }
+  return f;
+}
+
 // The phase totals of `after` less those of `before`.
 PhaseTotals Diff(const PhaseTotals& before, const PhaseTotals& after) {
   PhaseTotals d;
@@ -386,6 +405,43 @@ void TinyOps(int reps, Results& r) {
   r.Add("tiny_ops.ops_per_s", ops / (s.median / 1e3));
 }
 
+// --- chain: y = sqrt(x * x + 1) * 0.5 - x, five elementwise ops in one program
+
+void Chain(int reps, Results& r) {
+  const int64_t n = absl::GetFlag(FLAGS_quick) ? int64_t{1} << 17 : int64_t{1} << 23;
+  auto c = Connect(true);
+  namespace rc = resident::client;
+  Array x = rc::arange(*c, resident::Scalar::Int(0), resident::Scalar::Int(n),
+                       resident::Scalar::Int(1), DType::kFloat64) *
+            (1.0 / static_cast<double>(n));
+  Ok(x.Evaluate(), "chain input");
+  PhaseSampler ps;
+  const FusedCounts before = ScrapeFused();
+  const Stats s = Repeat(reps, [&] {
+    ps.Begin();
+    const auto t0 = Clock::now();
+    Array y = rc::sqrt(x * x + 1.0) * 0.5 - x;  // recorded: one request
+    Ok(y.Evaluate(), "chain program");
+    const double us = Since(t0) * 1e3;
+    ps.End();
+    return us;
+  });
+  const FusedCounts after = ScrapeFused();
+  // x read once and y written once when fused: 2 x 8 bytes per element.
+  const double floor_us = 2.0 * 8 * n / (absl::GetFlag(FLAGS_copy_bw_gbs) * 1e9) * 1e6;
+  std::printf(
+      "chain: y = sqrt(x * x + 1) * 0.5 - x on %lld float64 (%.0f MiB): median %.1f us  min %.1f "
+      "us, %.2fx the one-pass memory floor (%.1f us); fused regions run %lld (of %d runs + "
+      "warm-up)\n",
+      static_cast<long long>(n), 8.0 * n / (1 << 20), s.median, s.min, s.median / floor_us,
+      floor_us, static_cast<long long>(after.regions - before.regions), reps);
+  ReportPhases(ps.sum(), "chain", r);
+  r.Add("chain.n", static_cast<double>(n));
+  r.AddStats("chain.us", s);
+  r.Add("chain.floor_us", floor_us);
+  r.Add("chain.fused_regions", static_cast<double>(after.regions - before.regions));
+}
+
 // --- dot: n x n float32 / float64, result kept on the server ------------------
 
 void Dot(int reps, Results& r) {
@@ -586,7 +642,7 @@ int main(int argc, char** argv) {
   absl::ParseCommandLine(argc, argv);
   if (absl::GetFlag(FLAGS_first_result)) return FirstResultChild();
 
-  const std::vector<std::string> all = {"seed", "roundtrip", "tiny_ops",
+  const std::vector<std::string> all = {"seed", "roundtrip", "tiny_ops", "chain",
                                         "dot",  "transfer",  "first_result"};
   std::set<std::string> only;
   for (absl::string_view w : absl::StrSplit(absl::GetFlag(FLAGS_only), ',', absl::SkipEmpty())) {
@@ -608,6 +664,7 @@ int main(int argc, char** argv) {
   if (want("seed")) Seed(reps, r);
   if (want("roundtrip")) Roundtrip(false, r), Roundtrip(true, r);
   if (want("tiny_ops")) TinyOps(reps, r);
+  if (want("chain")) Chain(reps, r);
   if (want("dot")) Dot(reps, r);
   if (want("transfer")) Transfer(reps, r);
   if (want("first_result")) FirstResult(r);

@@ -251,6 +251,11 @@ RESIDENT_HD T resident_ew_minimum(T a, T b) {
 template <typename T>
 RESIDENT_HD T resident_ew_power(T a, T b) {
   if constexpr (ResidentIsFloat<T>::value) {
+    // x ** 2 is x * x: NumPy's fast path for a scalar 2, and what a
+    // correctly rounded pow (glibc's) gives for any exponent 2, specials
+    // included; CUDA's pow is not correctly rounded (1 ULP off seen on an
+    // H200), so every backend squares.
+    if (b == static_cast<T>(2)) return a * a;
     return resident_m_pow(a, b);
   } else {
     typedef typename ResidentUnsigned<T>::type U;

@@ -8,6 +8,12 @@ namespace {
 
 using Step = FusedLoopSpec::Step;
 
+// Elementwise ops and astype: the instructions a spec's steps express, each
+// defining exactly one value.
+bool Fusible(const Instruction& ins) {
+  return ElementwiseKindOf(ins).has_value() || ins.op == OpKind::kAstype;
+}
+
 // Builds a FusedLoopSpec over arrays of one shape: every param first (full
 // shape or one element, broadcast without changing the shape), then the
 // steps of each instruction, so that every param slot precedes every step
@@ -175,6 +181,9 @@ std::optional<FusedLoopPlan> PlanFusedLoop(
     const Instruction& ins = prog.instructions[i];
     slots.clear();
     for (const Operand& o : ins.operands) slots.push_back(slot_of(o));
+    // Only elementwise ops and astype define a value to look at here (a
+    // loop of no carried values defines none).
+    if (!Fusible(ins)) return std::nullopt;
     const int out = body.first_output[i];
     const int r = b.Emit(i, ins, slots, body.types[out]);
     if (r < 0) return std::nullopt;
@@ -248,6 +257,7 @@ std::optional<FusedRegion> PlanFusedRegion(
         slots.push_back(it->second);
       }
     }
+    if (!Fusible(ins)) return std::nullopt;
     const int out = scope.first_output[i];
     const ValueType& type = scope.types[out];
     // Every result is of the region's shape: no one-element intermediates.
@@ -288,6 +298,7 @@ std::vector<FusedRegion> FindFusedRegions(
   // Whether instruction i can join a region of `shape` that began at `begin`.
   auto joins = [&](int i, int begin, const Shape& shape) {
     const Instruction& ins = prog.instructions[i];
+    if (!Fusible(ins)) return false;
     const ValueType& out = scope.types[scope.first_output[i]];
     if (out.shape != shape) return false;
     if (ins.op == OpKind::kAstype) {
@@ -306,6 +317,10 @@ std::vector<FusedRegion> FindFusedRegions(
   };
   int i = 0;
   while (i < n) {
+    if (!Fusible(prog.instructions[i])) {
+      ++i;
+      continue;
+    }
     const Shape& shape = scope.types[scope.first_output[i]].shape;
     if (!joins(i, i, shape)) {
       ++i;

@@ -66,6 +66,29 @@ TEST(CudaFusedLoopSource, EveryStepOfEveryDtypeCompiles) {
   }
 }
 
+// The same steps as a straight-line region (no carried values, one trip),
+// writing two slots of different dtypes: the last, and the first cast out.
+TEST(CudaFusedLoopSource, EveryStepOfEveryDtypeCompilesAsARegion) {
+  for (DType dtype : kAllDTypes) {
+    FusedLoopSpec spec = EveryStep(dtype);
+    spec.trip_count = 1;
+    spec.num_carried = 0;
+    int cast_out = -1;
+    for (size_t i = 0; i < spec.steps.size() && cast_out < 0; ++i) {
+      if (spec.steps[i].dtype != dtype) {
+        cast_out = static_cast<int>(spec.param_dtypes.size() + i);
+      }
+    }
+    ASSERT_GE(cast_out, 0);
+    spec.yields = {spec.yields[0], cast_out};
+    const std::string source = FusedLoopSource(spec);
+    EXPECT_EQ(CompileErrors(source), "") << DTypeName(dtype) << ":\n" << source;
+    // Two outs, no trip loop and no carried update.
+    EXPECT_NE(source.find("out1[i] = s"), std::string::npos) << source;
+    EXPECT_EQ(source.find("for (long long t = 0"), std::string::npos) << source;
+  }
+}
+
 // Bool elements are their storage byte in the generated code, as in every
 // other kernel (never C++'s bool, which must not hold other byte values).
 TEST(CudaFusedLoopSource, BoolIsItsStorageByte) {
