@@ -1,6 +1,7 @@
 #include "server/device/device_op.h"
 
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 
@@ -44,6 +45,40 @@ void Collect(const FusedLoopOp& op, List& v) {
 }
 
 }  // namespace
+
+absl::Status CheckFusedLoopSpec(const FusedLoopSpec& spec) {
+  std::vector<DType> slots = spec.param_dtypes;
+  if (spec.param_scalar.size() != slots.size()) {
+    return absl::InvalidArgumentError("FusedLoop: param_scalar does not match the params");
+  }
+  for (size_t i = 0; i < spec.steps.size(); ++i) {
+    const FusedLoopSpec::Step& st = spec.steps[i];
+    const int self = static_cast<int>(slots.size());
+    auto reads = [&](int slot, bool typed, DType want) {
+      return slot >= 0 && slot < self && (!typed || slots[slot] == want);
+    };
+    bool ok;
+    if (st.select) {
+      ok = reads(st.a, true, DType::kBool) && reads(st.b, true, st.dtype) &&
+           reads(st.c, true, st.dtype);
+    } else if (!st.op) {
+      ok = reads(st.a, false, st.dtype);
+    } else {
+      const int arity = Arity(*st.op);
+      ok = arity > 0 && reads(st.a, true, st.dtype) && (arity != 2 || reads(st.b, true, st.dtype));
+    }
+    if (!ok) {
+      return absl::InvalidArgumentError(absl::StrCat("FusedLoop: step ", i, " is malformed"));
+    }
+    slots.push_back(st.dtype);
+  }
+  for (int y : spec.yields) {
+    if (y < 0 || static_cast<size_t>(y) >= slots.size()) {
+      return absl::InvalidArgumentError("FusedLoop: a yield names no slot");
+    }
+  }
+  return absl::OkStatus();
+}
 
 DType ReduceResultType(ReduceKind kind, DType in) {
   switch (kind) {

@@ -163,13 +163,21 @@ struct TransposeOp {
 struct FusedLoopSpec {
   struct Step {
     // The elementwise op of slot a (and b, for binary kinds); nullopt: a cast
-    // of slot a to `dtype`.
+    // of slot a to `dtype`, or with `select` NumPy's where: slot a (bool) ?
+    // slot b : slot c, both of `dtype`, their bit patterns unchanged.
     std::optional<ElementwiseKind> op;
     int a = -1, b = -1;
     DType dtype = DType::kFloat64;  // the result's; binary operands have it too
+    bool select = false;
+    int c = -1;
 
-    static Step Of(ElementwiseKind kind, int a, int b, DType dtype) { return {kind, a, b, dtype}; }
-    static Step Cast(int a, DType dtype) { return {std::nullopt, a, -1, dtype}; }
+    static Step Of(ElementwiseKind kind, int a, int b, DType dtype) {
+      return {kind, a, b, dtype, false, -1};
+    }
+    static Step Cast(int a, DType dtype) { return {std::nullopt, a, -1, dtype, false, -1}; }
+    static Step Select(int cond, int a, int b, DType dtype) {
+      return {std::nullopt, cond, a, dtype, true, b};
+    }
   };
   int64_t trip_count = 0;
   int num_carried = 0;
@@ -188,6 +196,10 @@ struct FusedLoopSpec {
 // outs[k] (the outs' common shape, slot yields[k]'s dtype, sharing no
 // param's buffer) gets slot yields[k]; every param is of that shape or one
 // element.
+// INVALID_ARGUMENT unless every step reads earlier slots of the dtypes it
+// computes in (a select's condition bool) and every yield names a slot.
+absl::Status CheckFusedLoopSpec(const FusedLoopSpec& spec);
+
 struct FusedLoopOp {
   const FusedLoopSpec* spec = nullptr;
   absl::Span<const DeviceArray> params;

@@ -11,7 +11,8 @@ using Step = FusedLoopSpec::Step;
 // Elementwise ops and astype: the instructions a spec's steps express, each
 // defining exactly one value.
 bool Fusible(const Instruction& ins) {
-  return ElementwiseKindOf(ins).has_value() || ins.op == OpKind::kAstype;
+  return ElementwiseKindOf(ins).has_value() || ins.op == OpKind::kAstype ||
+         ins.op == OpKind::kClip || ins.op == OpKind::kWhere;
 }
 
 // Builds a FusedLoopSpec over arrays of one shape: every param first (full
@@ -47,16 +48,31 @@ class SpecBuilder {
   // as one-element params of its compute dtype; false if it cannot fuse.
   bool AddScalars(size_t i, const Instruction& ins, absl::Span<const DType> dtypes) {
     if (ins.scalars.empty()) return true;
-    if (ins.op != OpKind::kElementwise) return false;
-    absl::StatusOr<ElementwiseTypes> t = ResolveElementwiseTypes(ins, dtypes);
-    if (!t.ok()) return false;
+    ElementwiseTypes t;
+    if (ins.op == OpKind::kClip || ins.op == OpKind::kWhere) {
+      // In the result's dtype, as SelectOperands makes them.
+      absl::StatusOr<DType> p = SelectType(ins, dtypes);
+      if (!p.ok()) return false;
+      t = {true, *p, *p, nullptr};
+    } else if (ins.op == OpKind::kElementwise) {
+      absl::StatusOr<ElementwiseTypes> r = ResolveElementwiseTypes(ins, dtypes);
+      if (!r.ok()) return false;
+      t = *r;
+    } else {
+      return false;
+    }
     Scalars& s = scalars_[i];
-    s.types = *t;
+    s.types = t;
     for (const ScalarOperand& so : ins.scalars) {
+      Scalar v = so.value;
+      // An integer bound outside an integer dtype clamps, as NumPy 2's clip.
+      if (ins.op == OpKind::kClip && v.is_int() && IsInteger(t.compute)) {
+        v = Scalar::Int(ClampToDType(v.as_int64(), t.compute));
+      }
       s.slots.push_back(static_cast<int>(plan_.spec.param_dtypes.size()));
-      plan_.spec.param_dtypes.push_back(t->compute);
+      plan_.spec.param_dtypes.push_back(t.compute);
       plan_.spec.param_scalar.push_back(true);
-      plan_.scalar_params.push_back({so.value, t->compute});
+      plan_.scalar_params.push_back({v, t.compute});
     }
     return true;
   }
@@ -69,9 +85,12 @@ class SpecBuilder {
     const std::optional<ElementwiseKind> kind = ElementwiseKindOf(ins);
     // Only elementwise ops and astype fuse: not creation, dot, sum,
     // reshape, transpose or loops.
-    if (!kind && ins.op != OpKind::kAstype) return -1;
+    if (!Fusible(ins)) return -1;
     bool scalar = false;
     if (!Fits(type.shape, &scalar)) return -1;
+    if (ins.op == OpKind::kClip || ins.op == OpKind::kWhere) {
+      return EmitSelectOp(i, ins, slots, type.dtype);
+    }
     if (kind && !ins.scalars.empty()) {
       auto it = scalars_.find(i);
       if (it == scalars_.end()) return -1;
@@ -111,6 +130,32 @@ class SpecBuilder {
     ElementwiseTypes types;
     std::vector<int> slots;
   };
+
+  // clip(a, lo, hi) as RunClip runs it: minimum(hi, maximum(lo, a)), every
+  // operand in the result's dtype `p`; where(cond, a, b) as a select of a
+  // and b in `p` on cond as bool (RunWhere's operands; the select keeps
+  // their bits, as RunWhere's integer arithmetic on them does).
+  int EmitSelectOp(size_t i, const Instruction& ins, absl::Span<const int> slots, DType p) {
+    const auto it = scalars_.find(i);
+    const bool where = ins.op == OpKind::kWhere;
+    int args[3] = {-1, -1, -1};
+    size_t next_array = 0, next_scalar = 0;
+    for (int pos = 0; pos < 3; ++pos) {
+      if (next_scalar < ins.scalars.size() && ins.scalars[next_scalar].position == pos) {
+        if (it == scalars_.end() || next_scalar >= it->second.slots.size()) return -1;
+        args[pos] = it->second.slots[next_scalar++];
+      } else {
+        if (next_array >= slots.size()) return -1;
+        args[pos] = CastTo(slots[next_array++], where && pos == 0 ? DType::kBool : p);
+      }
+    }
+    if (where) {
+      if (slot_dtype_[args[0]] != DType::kBool) return -1;  // cond is always an array
+      return Push(Step::Select(args[0], args[1], args[2], p));
+    }
+    const int low = Push(Step::Of(ElementwiseKind::kMaximum, args[1], args[0], p));
+    return Push(Step::Of(ElementwiseKind::kMinimum, args[2], low, p));
+  }
 
   int Push(const Step& step) {
     plan_.spec.steps.push_back(step);
@@ -301,9 +346,8 @@ std::vector<FusedRegion> FindFusedRegions(
     if (!Fusible(ins)) return false;
     const ValueType& out = scope.types[scope.first_output[i]];
     if (out.shape != shape) return false;
-    if (ins.op == OpKind::kAstype) {
-      if (ins.operands.size() != 1 || type_of(ins.operands[0]).dtype == out.dtype) return false;
-    } else if (!ElementwiseKindOf(ins)) {
+    if (ins.op == OpKind::kAstype &&
+        (ins.operands.size() != 1 || type_of(ins.operands[0]).dtype == out.dtype)) {
       return false;
     }
     for (const Operand& o : ins.operands) {

@@ -951,6 +951,42 @@ TEST_P(BackendConformanceTest, FusedRegionsEqualOpByOpForRandomChains) {
   }
 }
 
+// A select step (NumPy's where in a region) picks bit patterns: NaN payloads
+// and -0.0 pass unchanged, any nonzero condition byte is true, and a
+// one-element operand broadcasts; the condition here is a float cast to
+// bool inside the region (NaN is true), as the planner makes it.
+TEST_P(BackendConformanceTest, FusedRegionSelectsKeepEveryBit) {
+  using Step = FusedLoopSpec::Step;
+  const int64_t n = 70001;
+  for (DType d : kAllDTypes) {
+    SCOPED_TRACE(DTypeName(d));
+    FusedLoopSpec spec;
+    spec.trip_count = 1;
+    spec.num_carried = 0;
+    spec.param_dtypes = {DType::kFloat32, d, d};
+    spec.param_scalar = {false, false, true};
+    spec.steps = {Step::Cast(0, DType::kBool), Step::Select(3, 1, 2, d)};
+    spec.yields = {4};
+    const HostArray cond = Random(DType::kFloat32, {n}, 601);
+    const HostArray a = Random(d, {n}, 602), b = Random(d, {}, 603);
+    HostArray want{d, {n}, std::vector<uint8_t>(static_cast<size_t>(n * ItemSize(d)))};
+    const int64_t item = ItemSize(d);
+    for (int64_t i = 0; i < n; ++i) {
+      const float c = cond.at<float>(i);
+      const uint8_t* from = c != 0.0f ? &a.bytes[i * item] : &b.bytes[0];  // NaN != 0
+      std::memcpy(&want.bytes[i * item], from, item);
+    }
+    absl::StatusOr<HostArray> got = RunOn(
+        test_, {cond, a, b}, d, {n},
+        [spec](Backend& be, Stream& s, std::vector<DeviceArray>& in, DeviceArray& out) {
+          std::vector<DeviceArray> outs{out};
+          return be.Run(s, FusedLoopOp{&spec, in, outs});
+        });
+    ASSERT_TRUE(got.ok()) << got.status();
+    ASSERT_EQ(got->bytes, want.bytes) << "a select changed some element's bits";
+  }
+}
+
 // A region's outs must match its yields' dtypes and one shape, and every
 // full param that shape: anything else is refused, never read out of bounds.
 TEST_P(BackendConformanceTest, FusedRegionsRefuseMismatchedArrays) {
@@ -985,6 +1021,14 @@ TEST_P(BackendConformanceTest, FusedRegionsRefuseMismatchedArrays) {
   EXPECT_EQ(b.Run(s, FusedLoopOp{&spec, good_in, one_out}).code(),
             absl::StatusCode::kInvalidArgument);
   spec.yields = {2, 9};
+  EXPECT_EQ(b.Run(s, FusedLoopOp{&spec, good_in, good_out}).code(),
+            absl::StatusCode::kInvalidArgument);
+  // A select whose condition is not bool, or that reads a later slot.
+  spec.yields = {2, 4};
+  spec.steps[2] = Step::Select(0, 2, 2, DType::kFloat32);
+  EXPECT_EQ(b.Run(s, FusedLoopOp{&spec, good_in, good_out}).code(),
+            absl::StatusCode::kInvalidArgument);
+  spec.steps[2] = Step::Select(3, 2, 9, DType::kFloat32);
   EXPECT_EQ(b.Run(s, FusedLoopOp{&spec, good_in, good_out}).code(),
             absl::StatusCode::kInvalidArgument);
   EXPECT_TRUE(s.Synchronize().ok());

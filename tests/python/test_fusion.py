@@ -72,3 +72,19 @@ def test_a_run_broken_by_a_reduction_fuses_on_each_side(server):
         check(r, (x * 2.0 + 1.0 - (x * 2.0 + 1.0).sum()) * (x * 2.0 + 1.0 + (x * 2.0 + 1.0).sum()),
               exact=False)
         assert fused(server, "region") == before + 2
+
+
+def test_where_and_clip_fuse_with_the_ops_around_them(server):
+    x = sample(np.float32, N, 6)
+    k = sample(np.int16, N, 7)
+    with rs.connect(server.target) as c:
+        a, kk = c.asarray(x), c.asarray(k)
+        a.evaluate(), kk.evaluate()
+        before = fused(server, "region")
+        # relu6 of a scaled input, then a masked mix: one region of seven ops.
+        r = rs.where(a * 0.5 > 1.0, rs.clip(a * 2.0, 0, 6), kk) - 1
+        m = rs.clip(kk, -3, 100000) * 2  # an int bound past int16 clamps (NumPy 2)
+        want_r = np.where(x * np.float32(0.5) > 1.0, np.clip(x * np.float32(2.0), 0, 6), k) - 1
+        check(r, want_r)
+        check(m, np.clip(k, -3, np.iinfo(np.int16).max) * 2)
+        assert fused(server, "region") == before + 2

@@ -144,6 +144,40 @@ std::shared_ptr<Program> RegionProgram(const HandleId& k, int64_t n) {
   return p;
 }
 
+// where and clip inside one region, with scalar operands (an int bound
+// outside int16 clamps; a float condition with NaN is true):
+//   x = arange(n) f32; k (int32 handle); a = k.astype(int16)
+//   b = clip(a, -2, 100000); c = where(x < 3e4, b, -7); e = clip(x * 0.5, c, 1e4)
+//   f = where(x - 35000, e, k)   (f32 cond: false only where x is 35000)
+std::shared_ptr<Program> SelectProgram(const HandleId& k, int64_t n) {
+  using K = ElementwiseKind;
+  auto p = std::make_shared<Program>();
+  auto v = [](uint32_t i) { return Operand::Value(i); };
+  auto op = [](OpKind kind, std::vector<Operand> o, std::vector<ScalarOperand> s) {
+    Instruction i = Op(kind, std::move(o));
+    i.scalars = std::move(s);
+    return i;
+  };
+  Instruction ar;
+  ar.op = OpKind::kArange;
+  ar.stop = Scalar::Int(n);
+  ar.dtype = DType::kFloat32;
+  auto& b = p->instructions;
+  b.push_back(ar);  // 0: x
+  Instruction cast = Op(OpKind::kAstype, {Operand::Handle(k)});
+  cast.dtype = DType::kInt16;
+  b.push_back(cast);  // 1: a
+  b.push_back(op(OpKind::kClip, {v(1)},
+                 {{1, Scalar::Int(-2)}, {2, Scalar::Int(100000)}}));  // 2: b (int16)
+  b.push_back(WithScalar(K::kLess, v(0), 1, Scalar::Float(3e4)));      // 3
+  b.push_back(op(OpKind::kWhere, {v(3), v(2)}, {{2, Scalar::Int(-7)}}));  // 4: c (int16)
+  b.push_back(WithScalar(K::kMultiply, v(0), 1, Scalar::Float(0.5)));     // 5
+  b.push_back(op(OpKind::kClip, {v(5), v(4)}, {{2, Scalar::Float(1e4)}}));  // 6: e (f32)
+  b.push_back(WithScalar(K::kSubtract, v(0), 1, Scalar::Float(35000)));  // 7: 0 at x = 35000
+  b.push_back(op(OpKind::kWhere, {v(7), v(6), Operand::Handle(k)}, {}));  // 8: f (f64)
+  return p;
+}
+
 // 130 dependent ops alternating add and multiply by an f64 operand y (so no
 // chain folds): regions of kMaxRegionOps, 64 and 2 ops.
 std::shared_ptr<Program> LongRegionProgram(const HandleId& y, int64_t n) {
@@ -271,6 +305,21 @@ TEST(FusedExecutorTest, LongRegionsSplitAtTheCap) {
   ASSERT_EQ(op_by_op.size(), 1u);
   ASSERT_EQ(fused.size(), 1u);
   EXPECT_TRUE(op_by_op[0] == fused[0]);
+}
+
+TEST(FusedExecutorTest, WhereAndClipFuseBitForBit) {
+  const std::vector<OutputSpec> outs = {{4, true, false}, {8, true, false}};
+  int fused_calls = 0;
+  std::vector<int> starts;
+  const std::vector<std::string> op_by_op =
+      RunProgram(false, &fused_calls, SelectProgram, outs, DType::kInt32, &starts);
+  EXPECT_EQ(starts, (std::vector<int>{1})) << "one region from the astype to the last where";
+  const std::vector<std::string> fused = RunProgram(true, &fused_calls, SelectProgram, outs);
+  EXPECT_EQ(fused_calls, 1);
+  ASSERT_EQ(op_by_op.size(), 2u);
+  ASSERT_EQ(fused.size(), 2u);
+  EXPECT_TRUE(op_by_op[0] == fused[0]) << "int16 where differs";
+  EXPECT_TRUE(op_by_op[1] == fused[1]) << "float64 where of a clip differs";
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "server/device/cpu/fused_loop.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -36,6 +37,35 @@ std::optional<ChainSide> OneOpChain(const FusedLoopSpec& spec) {
   return st.a == 0 ? ChainSide::kFirst : ChainSide::kSecond;
 }
 
+// out[e] = cond[e] ? a[e] : b[e] over `count` elements of `item` bytes, on
+// the bit patterns (NaN payloads and -0.0 pass); a `*_one` operand is one
+// element broadcast.
+template <typename U>
+void SelectAs(const char* cond, bool cond_one, const U* a, bool a_one, const U* b, bool b_one,
+              U* out, int64_t count) {
+  for (int64_t e = 0; e < count; ++e) {
+    out[e] = cond[cond_one ? 0 : e] != 0 ? a[a_one ? 0 : e] : b[b_one ? 0 : e];
+  }
+}
+
+void SelectTile(const char* cond, bool cond_one, const void* a, bool a_one, const void* b,
+                bool b_one, void* out, int64_t count, int64_t item) {
+  switch (item) {
+    case 1:
+      return SelectAs(cond, cond_one, static_cast<const uint8_t*>(a), a_one,
+                      static_cast<const uint8_t*>(b), b_one, static_cast<uint8_t*>(out), count);
+    case 2:
+      return SelectAs(cond, cond_one, static_cast<const uint16_t*>(a), a_one,
+                      static_cast<const uint16_t*>(b), b_one, static_cast<uint16_t*>(out), count);
+    case 4:
+      return SelectAs(cond, cond_one, static_cast<const uint32_t*>(a), a_one,
+                      static_cast<const uint32_t*>(b), b_one, static_cast<uint32_t*>(out), count);
+    default:
+      return SelectAs(cond, cond_one, static_cast<const uint64_t*>(a), a_one,
+                      static_cast<const uint64_t*>(b), b_one, static_cast<uint64_t*>(out), count);
+  }
+}
+
 }  // namespace
 
 absl::Status RunFusedLoop(ThreadPool* pool, const FusedLoopSpec& spec,
@@ -50,9 +80,7 @@ absl::Status RunFusedLoop(ThreadPool* pool, const FusedLoopSpec& spec,
               : static_cast<int>(outs.size()) != spec.num_carried)) {
     return absl::InvalidArgumentError("FusedLoop: params or outs do not match the spec");
   }
-  for (int y : spec.yields) {
-    if (y < 0 || y >= slots) return absl::InvalidArgumentError("FusedLoop: a yield names no slot");
-  }
+  RETURN_IF_ERROR(CheckFusedLoopSpec(spec));
   const Shape& shape = region ? outs[0].shape : params[0].shape;
   const int64_t n = NumElements(shape);
   for (int p = 0; p < np; ++p) {
@@ -132,7 +160,15 @@ absl::Status RunFusedLoop(ThreadPool* pool, const FusedLoopSpec& spec,
           absl::Span<const int64_t> sa;
           view_of(st.a, &da, &sa);
           ConstView a{da, dtype[st.a], sa};
-          if (!st.op.has_value()) {
+          if (st.select) {
+            const void* db = nullptr;
+            const void* dc = nullptr;
+            absl::Span<const int64_t> sb, sc;
+            view_of(st.b, &db, &sb);
+            view_of(st.c, &dc, &sc);
+            SelectTile(static_cast<const char*>(da), sa.empty(), db, sb.empty(), dc, sc.empty(),
+                       out.data, count, ItemSize(st.dtype));
+          } else if (!st.op.has_value()) {
             status = Cast(nullptr, a, out);
           } else {
             // Operands of an op step have its dtype (casts are steps).

@@ -103,6 +103,11 @@ std::string Slot(const FusedLoopSpec& spec, int slot) {
 // a bool operand is read as `x != 0`, and the result stored in the slot's type.
 std::string StepExpr(const FusedLoopSpec& spec, const FusedLoopSpec::Step& st,
                      const std::vector<DType>& dtypes) {
+  if (st.select) {
+    // A bool slot is its storage byte: any nonzero byte is true.
+    return absl::StrCat("(", Slot(spec, st.a), " != 0 ? ", Slot(spec, st.b), " : ",
+                        Slot(spec, st.c), ")");
+  }
   if (!st.op.has_value()) return CastExpr(Slot(spec, st.a), dtypes[st.a], st.dtype);
   const ElementwiseInfo* e = FindElementwise(*st.op);
   if (e == nullptr) return "0";
@@ -285,12 +290,8 @@ absl::Status CudaBackend::Do(const StreamRef& s, const FusedLoopOp& op) {
               : outs.size() != static_cast<size_t>(spec.num_carried))) {
     return absl::InvalidArgumentError("FusedLoop: params or outs do not match the spec");
   }
+  RETURN_IF_ERROR(CheckFusedLoopSpec(spec));
   const std::vector<DType> slot_dtypes = SlotDTypes(spec);
-  for (int y : spec.yields) {
-    if (y < 0 || static_cast<size_t>(y) >= slot_dtypes.size()) {
-      return absl::InvalidArgumentError("FusedLoop: a yield names no slot");
-    }
-  }
   const Shape& shape = region ? outs[0].shape : params[0].shape;
   const int64_t n = NumElements(shape);
   for (size_t p = 0; p < np; ++p) {
