@@ -154,7 +154,8 @@ FusedCounts ScrapeFused() {
     constexpr absl::string_view kPrefix = "resident_fused_ops_total{form=\"";
     if (!absl::StartsWith(line, kPrefix)) continue;
     line.remove_prefix(kPrefix.size());
-    const int64_t v = std::strtoll(std::string(line.substr(line.rfind(' ') + 1)).c_str(), nullptr, 10);
+    const int64_t v =
+        std::strtoll(std::string(line.substr(line.rfind(' ') + 1)).c_str(), nullptr, 10);
     (absl::StartsWith(line, "loop") ? f.loops : f.regions) = v;
   }
   return f;
@@ -642,7 +643,7 @@ int main(int argc, char** argv) {
   absl::ParseCommandLine(argc, argv);
   if (absl::GetFlag(FLAGS_first_result)) return FirstResultChild();
 
-  const std::vector<std::string> all = {"seed", "roundtrip", "tiny_ops", "chain",
+  const std::vector<std::string> all = {"seed", "roundtrip", "tiny_ops",    "chain",
                                         "dot",  "transfer",  "first_result"};
   std::set<std::string> only;
   for (absl::string_view w : absl::StrSplit(absl::GetFlag(FLAGS_only), ',', absl::SkipEmpty())) {

@@ -14,7 +14,8 @@
 // results) beside them. Subtracted from the server's own phases they say
 // what the RPC layer adds.
 //
-//   build/bench/resident-session-bench [--device cuda:0] [--reps 5] [--scale 1] [--only renew,stats]
+//   build/bench/resident-session-bench [--device cuda:0] [--reps 5] [--scale 1]
+//       [--only renew,stats]
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>

@@ -64,9 +64,9 @@ inline constexpr int kMaxRegionOps = 64;
 // `last_use[v]` is the last instruction that reads value v (past the end
 // for values that outlive the scope); the values a region defines that are
 // read after it are its outputs.
-std::vector<FusedRegion> FindFusedRegions(
-    const PlannedScope& scope, absl::Span<const int64_t> last_use,
-    const absl::flat_hash_map<HandleId, DeviceArray>& inputs);
+std::vector<FusedRegion> FindFusedRegions(const PlannedScope& scope,
+                                          absl::Span<const int64_t> last_use,
+                                          const absl::flat_hash_map<HandleId, DeviceArray>& inputs);
 
 // The fused form of loop instruction `loop` (its body planned as `body`,
 // its operands of `operand_types`), or nullopt when the body has an op that

@@ -22,8 +22,7 @@ constexpr int64_t kForever = kSaturated;
 class Planner {
  public:
   // `find_regions`: plan fused regions (fusion.h) in every scope.
-  Planner(const HandleResolver& resolve, const ProgramLimits& limits, Plan& plan,
-          bool find_regions)
+  Planner(const HandleResolver& resolve, const ProgramLimits& limits, Plan& plan, bool find_regions)
       : resolve_(resolve), limits_(limits), plan_(plan), find_regions_(find_regions) {}
 
   // Plans `program` with parameters of `params` types. `keep` lists values

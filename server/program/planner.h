@@ -45,7 +45,7 @@ struct PlannedScope {
   // The executor runs a region as one op where the backend takes it, else
   // its instructions one by one.
   std::vector<std::shared_ptr<const FusedRegion>> region_at;
-  int64_t peak_bytes = 0;                             // bound on bytes allocated in the scope
+  int64_t peak_bytes = 0;  // bound on bytes allocated in the scope
 };
 
 struct Plan {

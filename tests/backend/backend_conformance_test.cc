@@ -976,12 +976,12 @@ TEST_P(BackendConformanceTest, FusedRegionSelectsKeepEveryBit) {
       const uint8_t* from = c != 0.0f ? &a.bytes[i * item] : &b.bytes[0];  // NaN != 0
       std::memcpy(&want.bytes[i * item], from, item);
     }
-    absl::StatusOr<HostArray> got = RunOn(
-        test_, {cond, a, b}, d, {n},
-        [spec](Backend& be, Stream& s, std::vector<DeviceArray>& in, DeviceArray& out) {
-          std::vector<DeviceArray> outs{out};
-          return be.Run(s, FusedLoopOp{&spec, in, outs});
-        });
+    absl::StatusOr<HostArray> got =
+        RunOn(test_, {cond, a, b}, d, {n},
+              [spec](Backend& be, Stream& s, std::vector<DeviceArray>& in, DeviceArray& out) {
+                std::vector<DeviceArray> outs{out};
+                return be.Run(s, FusedLoopOp{&spec, in, outs});
+              });
     ASSERT_TRUE(got.ok()) << got.status();
     ASSERT_EQ(got->bytes, want.bytes) << "a select changed some element's bits";
   }

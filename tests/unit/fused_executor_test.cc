@@ -129,17 +129,17 @@ std::shared_ptr<Program> RegionProgram(const HandleId& k, int64_t n) {
   ar.stop = Scalar::Int(n);
   ar.dtype = DType::kFloat32;
   auto& b = p->instructions;
-  b.push_back(ar);                                                      // 0: x
+  b.push_back(ar);                                                     // 0: x
   b.push_back(WithScalar(K::kMultiply, v(0), 1, Scalar::Float(1.5)));  // 1: a
-  b.push_back(Op(K::kAdd, {v(1), Operand::Handle(k)}));                 // 2: b
-  b.push_back(Op(K::kSqrt, {v(2)}));                                    // 3: c
-  b.push_back(WithScalar(K::kLess, v(3), 1, Scalar::Float(100)));       // 4: d
-  b.push_back(Op(K::kMaximum, {v(3), v(1)}));                           // 5: e
-  b.push_back(Op(OpKind::kSum, {v(1)}));                                // 6: sum(a)
-  b.push_back(Op(K::kNegative, {v(1)}));                                // 7: f
+  b.push_back(Op(K::kAdd, {v(1), Operand::Handle(k)}));                // 2: b
+  b.push_back(Op(K::kSqrt, {v(2)}));                                   // 3: c
+  b.push_back(WithScalar(K::kLess, v(3), 1, Scalar::Float(100)));      // 4: d
+  b.push_back(Op(K::kMaximum, {v(3), v(1)}));                          // 5: e
+  b.push_back(Op(OpKind::kSum, {v(1)}));                               // 6: sum(a)
+  b.push_back(Op(K::kNegative, {v(1)}));                               // 7: f
   Instruction cast = Op(OpKind::kAstype, {v(7)});
   cast.dtype = DType::kInt16;
-  b.push_back(cast);                                                 // 8: g
+  b.push_back(cast);                                               // 8: g
   b.push_back(WithScalar(K::kMultiply, v(8), 1, Scalar::Int(3)));  // 9: h
   return p;
 }
@@ -167,13 +167,13 @@ std::shared_ptr<Program> SelectProgram(const HandleId& k, int64_t n) {
   Instruction cast = Op(OpKind::kAstype, {Operand::Handle(k)});
   cast.dtype = DType::kInt16;
   b.push_back(cast);  // 1: a
-  b.push_back(op(OpKind::kClip, {v(1)},
-                 {{1, Scalar::Int(-2)}, {2, Scalar::Int(100000)}}));  // 2: b (int16)
-  b.push_back(WithScalar(K::kLess, v(0), 1, Scalar::Float(3e4)));      // 3
-  b.push_back(op(OpKind::kWhere, {v(3), v(2)}, {{2, Scalar::Int(-7)}}));  // 4: c (int16)
-  b.push_back(WithScalar(K::kMultiply, v(0), 1, Scalar::Float(0.5)));     // 5
-  b.push_back(op(OpKind::kClip, {v(5), v(4)}, {{2, Scalar::Float(1e4)}}));  // 6: e (f32)
-  b.push_back(WithScalar(K::kSubtract, v(0), 1, Scalar::Float(35000)));  // 7: 0 at x = 35000
+  b.push_back(
+      op(OpKind::kClip, {v(1)}, {{1, Scalar::Int(-2)}, {2, Scalar::Int(100000)}}));  // 2: b (int16)
+  b.push_back(WithScalar(K::kLess, v(0), 1, Scalar::Float(3e4)));                    // 3
+  b.push_back(op(OpKind::kWhere, {v(3), v(2)}, {{2, Scalar::Int(-7)}}));             // 4: c (int16)
+  b.push_back(WithScalar(K::kMultiply, v(0), 1, Scalar::Float(0.5)));                // 5
+  b.push_back(op(OpKind::kClip, {v(5), v(4)}, {{2, Scalar::Float(1e4)}}));           // 6: e (f32)
+  b.push_back(WithScalar(K::kSubtract, v(0), 1, Scalar::Float(35000)));   // 7: 0 at x = 35000
   b.push_back(op(OpKind::kWhere, {v(7), v(6), Operand::Handle(k)}, {}));  // 8: f (f64)
   return p;
 }

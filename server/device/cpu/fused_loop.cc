@@ -84,9 +84,12 @@ absl::Status RunFusedLoop(ThreadPool* pool, const FusedLoopSpec& spec,
   const Shape& shape = region ? outs[0].shape : params[0].shape;
   const int64_t n = NumElements(shape);
   for (int p = 0; p < np; ++p) {
-    const bool ok = params[p].dtype == spec.param_dtypes[p] &&
-                    (spec.param_scalar[p] ? params[p].num_elements() == 1 : params[p].shape == shape);
-    if (!ok) return absl::InvalidArgumentError(absl::StrCat("FusedLoop: param ", p, " does not match the spec"));
+    const bool ok =
+        params[p].dtype == spec.param_dtypes[p] &&
+        (spec.param_scalar[p] ? params[p].num_elements() == 1 : params[p].shape == shape);
+    if (!ok)
+      return absl::InvalidArgumentError(
+          absl::StrCat("FusedLoop: param ", p, " does not match the spec"));
   }
   for (size_t k = 0; k < outs.size(); ++k) {
     const DType want = region ? (spec.yields[k] < np ? spec.param_dtypes[spec.yields[k]]
