@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
 
 namespace resident {
 namespace {
@@ -46,6 +47,8 @@ void Collect(const FusedLoopOp& op, List& v) {
 
 }  // namespace
 
+namespace {
+
 absl::Status CheckFusedLoopSpec(const FusedLoopSpec& spec) {
   std::vector<DType> slots = spec.param_dtypes;
   if (spec.param_scalar.size() != slots.size()) {
@@ -78,6 +81,43 @@ absl::Status CheckFusedLoopSpec(const FusedLoopSpec& spec) {
     }
   }
   return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<Shape> CheckFusedLoopOp(const FusedLoopOp& op) {
+  if (op.spec == nullptr) return absl::InvalidArgumentError("fused loop without a spec");
+  const FusedLoopSpec& spec = *op.spec;
+  const absl::Span<const DeviceArray> params = op.params, outs = op.outs;
+  const size_t np = spec.param_dtypes.size();
+  // A straight-line region: no carried values, one trip, outs by yields.
+  const bool region = spec.num_carried == 0;
+  if (params.size() != np || spec.yields.size() != outs.size() || spec.num_carried < 0 ||
+      (region ? spec.trip_count != 1 || outs.empty()
+              : outs.size() != static_cast<size_t>(spec.num_carried))) {
+    return absl::InvalidArgumentError("FusedLoop: params or outs do not match the spec");
+  }
+  RETURN_IF_ERROR(CheckFusedLoopSpec(spec));
+  const Shape& shape = region ? outs[0].shape : params[0].shape;
+  for (size_t p = 0; p < np; ++p) {
+    const bool ok =
+        params[p].dtype == spec.param_dtypes[p] &&
+        (spec.param_scalar[p] ? params[p].num_elements() == 1 : params[p].shape == shape);
+    if (!ok) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("FusedLoop: param ", p, " does not match the spec"));
+    }
+  }
+  for (size_t k = 0; k < outs.size(); ++k) {
+    const int y = spec.yields[k];
+    const DType want = !region                       ? spec.param_dtypes[k]
+                       : static_cast<size_t>(y) < np ? spec.param_dtypes[y]
+                                                     : spec.steps[y - np].dtype;
+    if (outs[k].dtype != want || outs[k].shape != shape) {
+      return absl::InvalidArgumentError(absl::StrCat("FusedLoop: out ", k, " does not match"));
+    }
+  }
+  return shape;
 }
 
 DType ReduceResultType(ReduceKind kind, DType in) {

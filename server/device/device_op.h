@@ -196,15 +196,19 @@ struct FusedLoopSpec {
 // outs[k] (the outs' common shape, slot yields[k]'s dtype, sharing no
 // param's buffer) gets slot yields[k]; every param is of that shape or one
 // element.
-// INVALID_ARGUMENT unless every step reads earlier slots of the dtypes it
-// computes in (a select's condition bool) and every yield names a slot.
-absl::Status CheckFusedLoopSpec(const FusedLoopSpec& spec);
-
 struct FusedLoopOp {
   const FusedLoopSpec* spec = nullptr;
   absl::Span<const DeviceArray> params;
   absl::Span<const DeviceArray> outs;
 };
+
+// The shape a FusedLoopOp runs over (the outs' for a region, else the first
+// param's), or INVALID_ARGUMENT unless the op matches its spec: every step
+// reads earlier slots of the dtypes it computes in (a select's condition
+// bool), every yield names a slot, each param has its dtype and the shape
+// (one element if scalar), and each out the shape and its yield's dtype (a
+// loop's: its carried value's). Both backends check with it.
+absl::StatusOr<Shape> CheckFusedLoopOp(const FusedLoopOp& op);
 
 using DeviceOp = std::variant<FillOp, ArangeOp, ElementwiseOp, CastOp, MatmulOp, ReduceOp,
                               TransposeOp, FusedLoopOp, ReduceAxesOp, SliceOp, ConcatOp>;

@@ -29,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "core/status_macros.h"
 #include "gtest/gtest.h"
 #include "server/device/backend.h"
 #include "server/device/cpu/cpu_backend.h"
@@ -745,6 +746,26 @@ TEST_P(BackendConformanceTest, AllocationsAndCopies) {
   b.Trim();
 }
 
+// A fused spec's steps (ops and casts) run once with the ordinary kernels on
+// whole arrays of `shape`, each result appended to `slots`: the reference
+// the fused op must equal.
+absl::Status StepsOpByOp(Backend& b, Stream& s, const FusedLoopSpec& spec, const Shape& shape,
+                         std::vector<DeviceArray>& slots) {
+  for (const FusedLoopSpec::Step& st : spec.steps) {
+    DeviceArray r{nullptr, st.dtype, shape};
+    ASSIGN_OR_RETURN(r.buffer, b.Allocate(r.nbytes(), s));
+    if (!st.op) {
+      RETURN_IF_ERROR(b.Run(s, CastOp{&slots[st.a], &r}));
+    } else if (Arity(*st.op) == 1) {
+      RETURN_IF_ERROR(b.Run(s, ElementwiseOp{*st.op, {&slots[st.a]}, &r}));
+    } else {
+      RETURN_IF_ERROR(b.Run(s, ElementwiseOp{*st.op, {&slots[st.a], &slots[st.b]}, &r}));
+    }
+    slots.push_back(r);
+  }
+  return absl::OkStatus();
+}
+
 // Fused loops (one pass, values in registers/cache across iterations) must
 // equal the reference bit for bit, casts, wrapping and specials included.
 TEST_P(BackendConformanceTest, FusedLoopsMatchTheReference) {
@@ -778,22 +799,7 @@ TEST_P(BackendConformanceTest, FusedLoopsMatchTheReference) {
       const Shape shape = in[0].shape;
       for (int64_t t = 0; t < spec.trip_count; ++t) {
         slots.resize(in.size());
-        for (const auto& st : spec.steps) {
-          DeviceArray r{nullptr, st.dtype, shape};
-          absl::StatusOr<std::shared_ptr<Buffer>> buf = b.Allocate(r.nbytes(), s);
-          if (!buf.ok()) return buf.status();
-          r.buffer = *buf;
-          absl::Status status;
-          if (!st.op) {
-            status = b.Run(s, CastOp{&slots[st.a], &r});
-          } else if (Arity(*st.op) == 1) {
-            status = b.Run(s, ElementwiseOp{*st.op, {&slots[st.a]}, &r});
-          } else {
-            status = b.Run(s, ElementwiseOp{*st.op, {&slots[st.a], &slots[st.b]}, &r});
-          }
-          if (!status.ok()) return status;
-          slots.push_back(r);
-        }
+        RETURN_IF_ERROR(StepsOpByOp(b, s, spec, shape, slots));
         for (int c = 0; c < spec.num_carried; ++c) slots[c] = slots[spec.yields[c]];
       }
       return b.Run(s, CastOp{slots.data(), &out});
@@ -923,22 +929,7 @@ TEST_P(BackendConformanceTest, FusedRegionsEqualOpByOpForRandomChains) {
             if (absl::Status st = b.Run(s, CastOp{&p, &full}); !st.ok()) return st;
             p = full;
           }
-          for (const Step& st : spec.steps) {
-            DeviceArray r{nullptr, st.dtype, shape};
-            absl::StatusOr<std::shared_ptr<Buffer>> buf = b.Allocate(r.nbytes(), s);
-            if (!buf.ok()) return buf.status();
-            r.buffer = *buf;
-            absl::Status status;
-            if (!st.op) {
-              status = b.Run(s, CastOp{&slots[st.a], &r});
-            } else if (Arity(*st.op) == 1) {
-              status = b.Run(s, ElementwiseOp{*st.op, {&slots[st.a]}, &r});
-            } else {
-              status = b.Run(s, ElementwiseOp{*st.op, {&slots[st.a], &slots[st.b]}, &r});
-            }
-            if (!status.ok()) return status;
-            slots.push_back(r);
-          }
+          RETURN_IF_ERROR(StepsOpByOp(b, s, spec, shape, slots));
           return b.Run(s, CastOp{&slots[spec.yields[0]], &out});
         };
         absl::StatusOr<HostArray> want = RunOn(test_, in, d, {n}, op_by_op);

@@ -71,34 +71,11 @@ void SelectTile(const char* cond, bool cond_one, const void* a, bool a_one, cons
 absl::Status RunFusedLoop(ThreadPool* pool, const FusedLoopSpec& spec,
                           absl::Span<const DeviceArray> params,
                           absl::Span<const DeviceArray> outs) {
+  ASSIGN_OR_RETURN(const Shape shape, CheckFusedLoopOp(FusedLoopOp{&spec, params, outs}));
   const int np = static_cast<int>(spec.param_dtypes.size());
-  // A straight-line region: no carried values, one trip, outs by yields.
-  const bool region = spec.num_carried == 0;
+  const bool region = spec.num_carried == 0;  // a straight-line region
   const int slots = np + static_cast<int>(spec.steps.size());
-  if (static_cast<int>(params.size()) != np || spec.num_carried < 0 ||
-      (region ? spec.trip_count != 1 || outs.empty() || outs.size() != spec.yields.size()
-              : static_cast<int>(outs.size()) != spec.num_carried)) {
-    return absl::InvalidArgumentError("FusedLoop: params or outs do not match the spec");
-  }
-  RETURN_IF_ERROR(CheckFusedLoopSpec(spec));
-  const Shape& shape = region ? outs[0].shape : params[0].shape;
   const int64_t n = NumElements(shape);
-  for (int p = 0; p < np; ++p) {
-    const bool ok =
-        params[p].dtype == spec.param_dtypes[p] &&
-        (spec.param_scalar[p] ? params[p].num_elements() == 1 : params[p].shape == shape);
-    if (!ok)
-      return absl::InvalidArgumentError(
-          absl::StrCat("FusedLoop: param ", p, " does not match the spec"));
-  }
-  for (size_t k = 0; k < outs.size(); ++k) {
-    const DType want = region ? (spec.yields[k] < np ? spec.param_dtypes[spec.yields[k]]
-                                                     : spec.steps[spec.yields[k] - np].dtype)
-                              : spec.param_dtypes[k];
-    if (outs[k].dtype != want || outs[k].shape != shape) {
-      return absl::InvalidArgumentError(absl::StrCat("FusedLoop: out ", k, " does not match"));
-    }
-  }
   if (std::optional<ChainSide> side = region ? std::nullopt : OneOpChain(spec)) {
     const FusedLoopSpec::Step& st = spec.steps[0];
     const int other = *side == ChainSide::kSecond ? st.a : st.b;

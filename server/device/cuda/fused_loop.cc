@@ -139,9 +139,14 @@ std::vector<DType> SlotDTypes(const FusedLoopSpec& spec) {
   return d;
 }
 
-// A straight-line region (no carried values): each thread computes its
-// elements' steps once and stores the yielded slots.
-std::string FusedRegionKernel(const FusedLoopSpec& spec) {
+}  // namespace
+
+// One thread per element (grid-stride): params read into registers, then
+// the steps, once for a straight-line region (no carried values; each out
+// is a yielded slot), or `trips` times for a loop (the carried values
+// updated from their yields; each out is a carried value).
+std::string FusedLoopKernel(const FusedLoopSpec& spec) {
+  const bool region = spec.num_carried == 0;
   const int params = static_cast<int>(spec.param_dtypes.size());
   const std::vector<DType> slot_dtypes = SlotDTypes(spec);
   std::string src;
@@ -149,45 +154,10 @@ std::string FusedRegionKernel(const FusedLoopSpec& spec) {
   for (int p = 0; p < params; ++p) {
     absl::StrAppend(&src, "const ", CType(spec.param_dtypes[p]), "* __restrict__ in", p, ", ");
   }
+  // A loop's outs may alias its carried params; a region's never do.
   for (size_t k = 0; k < spec.yields.size(); ++k) {
-    absl::StrAppend(&src, CType(slot_dtypes[spec.yields[k]]), "* __restrict__ out", k, ", ");
-  }
-  absl::StrAppend(&src,
-                  "long long trips, long long n) {\n"
-                  "  const long long stride = (long long)blockDim.x * gridDim.x;\n"
-                  "  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;"
-                  " i < n; i += stride) {\n");
-  for (int p = 0; p < params; ++p) {
-    absl::StrAppend(&src, "    const ", CType(spec.param_dtypes[p]), " p", p, " = in", p,
-                    spec.param_scalar[p] ? "[0]" : "[i]", ";\n");
-  }
-  std::vector<DType> dtypes = spec.param_dtypes;
-  for (size_t i = 0; i < spec.steps.size(); ++i) {
-    const FusedLoopSpec::Step& st = spec.steps[i];
-    const int slot = params + static_cast<int>(i);
-    const std::string expr = StepExpr(spec, st, dtypes);
-    absl::StrAppend(&src, "    const ", CType(st.dtype), " s", slot, " = ", expr, ";\n");
-    dtypes.push_back(st.dtype);
-  }
-  for (size_t k = 0; k < spec.yields.size(); ++k) {
-    absl::StrAppend(&src, "    out", k, "[i] = ", Slot(spec, spec.yields[k]), ";\n");
-  }
-  absl::StrAppend(&src, "  }\n}\n");
-  return src;
-}
-
-}  // namespace
-
-std::string FusedLoopKernel(const FusedLoopSpec& spec) {
-  if (spec.num_carried == 0) return FusedRegionKernel(spec);
-  const int params = static_cast<int>(spec.param_dtypes.size());
-  std::string src;
-  absl::StrAppend(&src, "extern \"C\" __global__ void resident_fused(");
-  for (int p = 0; p < params; ++p) {
-    absl::StrAppend(&src, "const ", CType(spec.param_dtypes[p]), "* __restrict__ in", p, ", ");
-  }
-  for (int c = 0; c < spec.num_carried; ++c) {
-    absl::StrAppend(&src, CType(spec.param_dtypes[c]), "* out", c, ", ");
+    absl::StrAppend(&src, CType(region ? slot_dtypes[spec.yields[k]] : spec.param_dtypes[k]),
+                    region ? "* __restrict__ out" : "* out", k, ", ");
   }
   absl::StrAppend(&src,
                   "long long trips, long long n) {\n"
@@ -196,26 +166,36 @@ std::string FusedLoopKernel(const FusedLoopSpec& spec) {
                   " i < n; i += stride) {\n");
   // Every param is read before any out is written (outs may alias them).
   for (int p = 0; p < params; ++p) {
-    absl::StrAppend(&src, "    ", CType(spec.param_dtypes[p]), " p", p, " = in", p,
-                    spec.param_scalar[p] ? "[0]" : "[i]", ";\n");
+    absl::StrAppend(&src, region ? "    const " : "    ", CType(spec.param_dtypes[p]), " p", p,
+                    " = in", p, spec.param_scalar[p] ? "[0]" : "[i]", ";\n");
   }
-  absl::StrAppend(&src, "    for (long long t = 0; t < trips; ++t) {\n");
+  const char* indent = region ? "    " : "      ";
+  if (!region) absl::StrAppend(&src, "    for (long long t = 0; t < trips; ++t) {\n");
   std::vector<DType> dtypes = spec.param_dtypes;
   for (size_t i = 0; i < spec.steps.size(); ++i) {
     const FusedLoopSpec::Step& st = spec.steps[i];
     const int slot = params + static_cast<int>(i);
     const std::string expr = StepExpr(spec, st, dtypes);
-    absl::StrAppend(&src, "      const ", CType(st.dtype), " s", slot, " = ", expr, ";\n");
+    absl::StrAppend(&src, indent, "const ", CType(st.dtype), " s", slot, " = ", expr, ";\n");
     dtypes.push_back(st.dtype);
   }
-  for (int c = 0; c < spec.num_carried; ++c) {
-    absl::StrAppend(&src, "      const ", CType(spec.param_dtypes[c]), " y", c, " = ",
-                    Slot(spec, spec.yields[c]), ";\n");
+  if (region) {
+    for (size_t k = 0; k < spec.yields.size(); ++k) {
+      absl::StrAppend(&src, "    out", k, "[i] = ", Slot(spec, spec.yields[k]), ";\n");
+    }
+  } else {
+    for (int c = 0; c < spec.num_carried; ++c) {
+      absl::StrAppend(&src, "      const ", CType(spec.param_dtypes[c]), " y", c, " = ",
+                      Slot(spec, spec.yields[c]), ";\n");
+    }
+    for (int c = 0; c < spec.num_carried; ++c) {
+      absl::StrAppend(&src, "      p", c, " = y", c, ";\n");
+    }
+    absl::StrAppend(&src, "    }\n");
+    for (int c = 0; c < spec.num_carried; ++c) {
+      absl::StrAppend(&src, "    out", c, "[i] = p", c, ";\n");
+    }
   }
-  for (int c = 0; c < spec.num_carried; ++c) absl::StrAppend(&src, "      p", c, " = y", c, ";\n");
-  absl::StrAppend(&src, "    }\n");
-  for (int c = 0; c < spec.num_carried; ++c)
-    absl::StrAppend(&src, "    out", c, "[i] = p", c, ";\n");
   absl::StrAppend(&src, "  }\n}\n");
   return src;
 }
@@ -282,32 +262,8 @@ absl::StatusOr<cudaKernel_t> FusedKernelCache::Get(const std::string& kernel) {
 absl::Status CudaBackend::Do(const StreamRef& s, const FusedLoopOp& op) {
   const FusedLoopSpec& spec = *op.spec;
   const absl::Span<const DeviceArray> params = op.params, outs = op.outs;
-  const size_t np = spec.param_dtypes.size();
-  // A straight-line region: no carried values, one trip, outs by yields.
-  const bool region = spec.num_carried == 0;
-  if (params.size() != np || spec.yields.size() != outs.size() || spec.num_carried < 0 ||
-      (region ? spec.trip_count != 1 || outs.empty()
-              : outs.size() != static_cast<size_t>(spec.num_carried))) {
-    return absl::InvalidArgumentError("FusedLoop: params or outs do not match the spec");
-  }
-  RETURN_IF_ERROR(CheckFusedLoopSpec(spec));
-  const std::vector<DType> slot_dtypes = SlotDTypes(spec);
-  const Shape& shape = region ? outs[0].shape : params[0].shape;
+  ASSIGN_OR_RETURN(const Shape shape, CheckFusedLoopOp(op));
   const int64_t n = NumElements(shape);
-  for (size_t p = 0; p < np; ++p) {
-    const bool ok =
-        params[p].dtype == spec.param_dtypes[p] &&
-        (spec.param_scalar[p] ? params[p].num_elements() == 1 : params[p].shape == shape);
-    if (!ok)
-      return absl::InvalidArgumentError(
-          absl::StrCat("FusedLoop: param ", p, " does not match the spec"));
-  }
-  for (size_t c = 0; c < outs.size(); ++c) {
-    const DType want = region ? slot_dtypes[spec.yields[c]] : spec.param_dtypes[c];
-    if (outs[c].dtype != want || outs[c].shape != shape) {
-      return absl::InvalidArgumentError(absl::StrCat("FusedLoop: out ", c, " does not match"));
-    }
-  }
   if (n == 0) return absl::OkStatus();
   ASSIGN_OR_RETURN(cudaKernel_t kernel, fused_kernels_->Get(FusedLoopKernel(spec)));
   std::vector<const void*> pointers;
