@@ -153,8 +153,9 @@ constexpr bool ElementwiseAccepts(ElementwiseKind kind, DType dtype) {
 
 // NumPy's type resolution of `kind` for operands promoted to `promoted`:
 // the dtype it computes in and its result's. When NumPy's answer is not ours
-// (ok false), missing_dtype names the dtype NumPy would give that we lack
-// ("float16"), or is null when NumPy refuses the op itself.
+// (ok false), missing_dtype names the dtype NumPy would give that we lack,
+// or is null when NumPy refuses the op itself. Every rule's dtype exists
+// since float16 did, so it is null today; complex dtypes would use it.
 struct ElementwiseTypes {
   bool ok = false;
   DType compute = DType::kFloat64;
