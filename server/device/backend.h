@@ -84,6 +84,10 @@ class DeviceInfo {
   // where a new fused kernel costs a compile, small arrays gain too little
   // per run to pay for it.
   virtual int64_t fused_region_min_elements() const { return 1; }
+  // Whether a FusedLoopOp of `spec` may run now; false: the caller runs its
+  // steps op by op. The CUDA backend caps its compiled kernels, so that a
+  // client sending endless distinct programs cannot grow them without bound.
+  virtual bool FusesSpec(const FusedLoopSpec& spec) const { return true; }
 };
 
 // The device's memory (ggml's buffer type).

@@ -40,7 +40,8 @@ bool ShouldFuse(const Backend& backend, const FusedLoopSpec& spec) {
   const auto supports = [&](DType d) { return backend.Supports(DeviceOpKind::kFusedLoop, d); };
   return std::all_of(spec.param_dtypes.begin(), spec.param_dtypes.end(), supports) &&
          std::all_of(spec.steps.begin(), spec.steps.end(),
-                     [&](const FusedLoopSpec::Step& st) { return supports(st.dtype); });
+                     [&](const FusedLoopSpec::Step& st) { return supports(st.dtype); }) &&
+         backend.FusesSpec(spec);
 }
 
 class Executor {

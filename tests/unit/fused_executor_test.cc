@@ -200,12 +200,13 @@ std::vector<std::string> RunProgram(bool fuse, int* fused_calls, ProgramFn make 
                                     const std::vector<OutputSpec>& outputs = {{3, true, false},
                                                                               {4, true, false}},
                                     DType handle_dtype = DType::kInt32,
-                                    std::vector<int>* region_starts = nullptr) {
+                                    std::vector<int>* region_starts = nullptr, bool admits = true) {
   std::unique_ptr<Backend> backend = NewCpuBackend(2);
   FusingBackend* fusing = nullptr;
   {
     // Not fusing: every loop and region op by op, the reference.
     auto f = std::make_unique<FusingBackend>(std::move(backend), fuse);
+    f->admits = admits;
     if (fuse) fusing = f.get();
     backend = std::move(f);
   }
@@ -320,6 +321,20 @@ TEST(FusedExecutorTest, WhereAndClipFuseBitForBit) {
   ASSERT_EQ(fused.size(), 2u);
   EXPECT_TRUE(op_by_op[0] == fused[0]) << "int16 where differs";
   EXPECT_TRUE(op_by_op[1] == fused[1]) << "float64 where of a clip differs";
+}
+
+// A backend that declines a spec (the CUDA kernel cache at its cap) gets
+// the same program op by op: the same bytes, no fused op.
+TEST(FusedExecutorTest, DeclinedSpecsRunOpByOp) {
+  const std::vector<OutputSpec> outs = {
+      {4, true, false}, {5, true, false}, {6, true, false}, {9, true, false}};
+  int fused_calls = 0;
+  const std::vector<std::string> op_by_op = RunProgram(false, &fused_calls, RegionProgram, outs);
+  const std::vector<std::string> declined =
+      RunProgram(true, &fused_calls, RegionProgram, outs, DType::kInt32, nullptr, /*admits=*/false);
+  EXPECT_EQ(fused_calls, 0);
+  ASSERT_EQ(declined.size(), 4u);
+  EXPECT_EQ(op_by_op, declined);
 }
 
 }  // namespace

@@ -34,11 +34,15 @@ class FusingBackend final : public Backend {
     return in_->Allocate(b, s);
   }
   void Trim() override { in_->Trim(); }
+  bool FusesSpec(const FusedLoopSpec& spec) const override {
+    return admits && in_->FusesSpec(spec);
+  }
   absl::Status Run(Stream& s, const DeviceOp& op) override {
     if (std::holds_alternative<FusedLoopOp>(op)) ++fused_calls;
     return in_->Run(s, op);
   }
   int fused_calls = 0;
+  bool admits = true;  // false: as a backend whose fused-kernel cache is full
 
  private:
   std::unique_ptr<Backend> in_;

@@ -173,6 +173,7 @@ class CudaBackend final : public Backend {
   // this unless the same program runs thousands of times; from here on each
   // pass over memory it saves is worth more than a launch.
   int64_t fused_region_min_elements() const override { return int64_t{1} << 16; }
+  bool FusesSpec(const FusedLoopSpec& spec) const override { return fused_kernels_->Admits(spec); }
   std::unique_ptr<Stream> NewStream() override;
   absl::StatusOr<std::shared_ptr<Buffer>> Allocate(int64_t bytes, Stream& stream) override;
   void Trim() override;

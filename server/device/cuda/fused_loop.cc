@@ -208,6 +208,16 @@ FusedKernelCache::~FusedKernelCache() {
   for (auto& [src, lk] : kernels_) (void)cudaLibraryUnload(lk.first);
 }
 
+bool FusedKernelCache::Admits(const FusedLoopSpec& spec) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (kernels_.size() < kMaxKernels) return true;
+  }
+  const std::string kernel = FusedLoopKernel(spec);
+  std::lock_guard<std::mutex> lock(mu_);
+  return kernels_.contains(kernel);
+}
+
 absl::StatusOr<cudaKernel_t> FusedKernelCache::Get(const std::string& kernel) {
   std::lock_guard<std::mutex> lock(mu_);
   if (auto it = kernels_.find(kernel); it != kernels_.end()) return it->second.second;

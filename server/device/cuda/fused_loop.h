@@ -32,6 +32,11 @@ class FusedKernelCache {
   // The kernel of FusedLoopKernel's text `kernel`, compiling it (after the
   // op table's functions) on first use.
   absl::StatusOr<cudaKernel_t> Get(const std::string& kernel);
+  // Whether `spec`'s kernel is cached or the cache has room (kMaxKernels):
+  // past the cap new fused ops run op by op; the text is made only then.
+  bool Admits(const FusedLoopSpec& spec);
+
+  static constexpr size_t kMaxKernels = 4096;
 
  private:
   const int major_, minor_;
