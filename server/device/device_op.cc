@@ -54,6 +54,18 @@ absl::Status CheckFusedLoopSpec(const FusedLoopSpec& spec) {
   if (spec.param_scalar.size() != slots.size()) {
     return absl::InvalidArgumentError("FusedLoop: param_scalar does not match the params");
   }
+  if (!spec.param_broadcast.empty() && spec.param_broadcast.size() != slots.size()) {
+    return absl::InvalidArgumentError("FusedLoop: param_broadcast does not match the params");
+  }
+  for (size_t p = 0; p < spec.param_broadcast.size(); ++p) {
+    const int rank = spec.param_broadcast[p];
+    // Carried values are of the loop's shape; a one-element param is scalar.
+    if (rank < 0 || rank > kMaxFusedBroadcastRank ||
+        (rank > 0 && (spec.param_scalar[p] || static_cast<int>(p) < spec.num_carried))) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("FusedLoop: param ", p, "'s broadcast is malformed"));
+    }
+  }
   for (size_t i = 0; i < spec.steps.size(); ++i) {
     const FusedLoopSpec::Step& st = spec.steps[i];
     const int self = static_cast<int>(slots.size());
@@ -100,9 +112,15 @@ absl::StatusOr<Shape> CheckFusedLoopOp(const FusedLoopOp& op) {
   RETURN_IF_ERROR(CheckFusedLoopSpec(spec));
   const Shape& shape = region ? outs[0].shape : params[0].shape;
   for (size_t p = 0; p < np; ++p) {
-    const bool ok =
-        params[p].dtype == spec.param_dtypes[p] &&
-        (spec.param_scalar[p] ? params[p].num_elements() == 1 : params[p].shape == shape);
+    const int broadcast = spec.param_broadcast.empty() ? 0 : spec.param_broadcast[p];
+    bool fits;
+    if (broadcast > 0) {
+      const std::optional<FusedBroadcastLayout> l = FusedBroadcast(params[p].shape, shape);
+      fits = l.has_value() && l->rank == broadcast;
+    } else {
+      fits = spec.param_scalar[p] ? params[p].num_elements() == 1 : params[p].shape == shape;
+    }
+    const bool ok = params[p].dtype == spec.param_dtypes[p] && fits;
     if (!ok) {
       return absl::InvalidArgumentError(
           absl::StrCat("FusedLoop: param ", p, " does not match the spec"));
@@ -118,6 +136,45 @@ absl::StatusOr<Shape> CheckFusedLoopOp(const FusedLoopOp& op) {
     }
   }
   return shape;
+}
+
+std::optional<FusedBroadcastLayout> FusedBroadcast(const Shape& from, const Shape& to) {
+  if (from.size() > to.size() || from == to || NumElements(to) == 0 || NumElements(from) == 1) {
+    return std::nullopt;
+  }
+  // Per dimension of `to`, outermost first: its extent and the param's
+  // stride there (0 where stretched), then merged from the inside out.
+  const size_t lead = to.size() - from.size();
+  int64_t stride = 1;
+  std::vector<std::pair<int64_t, int64_t>> dims(to.size());
+  for (size_t d = to.size(); d-- > 0;) {
+    const int64_t f = d < lead ? 1 : from[d - lead];
+    if (f != 1 && f != to[d]) return std::nullopt;
+    dims[d] = {to[d], f == 1 ? 0 : stride};
+    stride *= f;
+  }
+  std::vector<std::pair<int64_t, int64_t>> merged;  // innermost first
+  for (size_t d = to.size(); d-- > 0;) {
+    const auto [extent, s] = dims[d];
+    if (extent == 1) continue;
+    if (!merged.empty()) {
+      auto& [in_extent, in_stride] = merged.back();
+      // Both stretched, or the outer one continues the inner contiguously.
+      if ((s == 0 && in_stride == 0) || (s != 0 && in_stride != 0 && s == in_stride * in_extent)) {
+        in_extent *= extent;
+        continue;
+      }
+    }
+    merged.push_back({extent, s});
+  }
+  if (merged.size() > static_cast<size_t>(kMaxFusedBroadcastRank)) return std::nullopt;
+  FusedBroadcastLayout l;
+  l.rank = static_cast<int>(merged.size());
+  for (int d = 0; d < l.rank; ++d) {
+    l.dim[d] = merged[l.rank - 1 - d].first;
+    l.stride[d] = merged[l.rank - 1 - d].second;
+  }
+  return l;
 }
 
 DType ReduceResultType(ReduceKind kind, DType in) {

@@ -183,19 +183,41 @@ struct FusedLoopSpec {
   int num_carried = 0;
   std::vector<DType> param_dtypes;
   std::vector<bool> param_scalar;  // one element, broadcast to every index
+  // Per param (or empty: none is): 0, or the rank of its FusedBroadcast
+  // layout: an invariant of fewer elements (a bias row, a column) read at
+  // every index by NumPy's broadcasting, without being materialised.
+  std::vector<int> param_broadcast;
   std::vector<Step> steps;
   std::vector<int> yields;  // per carried value: the slot it becomes
 };
+
+// Most dimensions a broadcast param's layout may keep after merging.
+inline constexpr int kMaxFusedBroadcastRank = 4;
+// Where a param of shape `from`, broadcast to `to` (NumPy's rules: aligned
+// at the right, dimensions of 1 stretched), is read at flat index i of `to`:
+// with i split row-major over dim[0..rank), the element
+// sum(digit[d] * stride[d]) of the contiguous param. Neighbouring
+// dimensions that are both stretched, or both kept, are merged, and those
+// of 1 dropped, so a bias row over a matrix is {dim {N, M}, stride {0, 1}}.
+struct FusedBroadcastLayout {
+  int rank = 0;
+  int64_t dim[kMaxFusedBroadcastRank] = {};
+  int64_t stride[kMaxFusedBroadcastRank] = {};
+};
+// The layout of `from` read over `to`, or nullopt when it does not
+// broadcast, equals `to`, is one element, `to` is empty, or the merged
+// rank exceeds kMaxFusedBroadcastRank.
+std::optional<FusedBroadcastLayout> FusedBroadcast(const Shape& from, const Shape& to);
 // Runs `spec` over params (carried values first, all of one shape, then
-// invariants, full-shape or one element) into outs (one per carried value,
+// invariants, full-shape, one element or broadcast) into outs (one per carried value,
 // the carried shape; an out may share a carried input's buffer). Results
 // equal running the body op by op, bit for bit.
 //
 // A spec with no carried values (num_carried 0, trip_count 1) is a
 // straight-line region (server/program/fusion.h): its steps run once and
 // outs[k] (the outs' common shape, slot yields[k]'s dtype, sharing no
-// param's buffer) gets slot yields[k]; every param is of that shape or one
-// element.
+// param's buffer) gets slot yields[k]; every param is of that shape, one
+// element, or broadcast to it (param_broadcast).
 struct FusedLoopOp {
   const FusedLoopSpec* spec = nullptr;
   absl::Span<const DeviceArray> params;

@@ -16,31 +16,41 @@ bool Fusible(const Instruction& ins) {
 }
 
 // Builds a FusedLoopSpec over arrays of one shape: every param first (full
-// shape or one element, broadcast without changing the shape), then the
+// shape, one element, or smaller and broadcast to the shape), then the
 // steps of each instruction, so that every param slot precedes every step
 // slot. Shared by loop bodies and straight-line regions.
 class SpecBuilder {
  public:
   SpecBuilder(FusedLoopPlan& plan, const Shape& shape) : plan_(plan), shape_(shape) {}
 
-  // Whether an array of `s` can be a param: the shape itself, or one
-  // element (`*scalar` then true).
-  bool Fits(const Shape& s, bool* scalar) const {
-    if (s == shape_) {
-      *scalar = false;
+  // How an array of `s` can be a param: the shape itself, one element
+  // (`scalar`), or broadcast to the shape (`broadcast`, its layout's rank);
+  // false when it cannot.
+  struct Fit {
+    bool scalar = false;
+    int broadcast = 0;
+  };
+  bool Fits(const Shape& s, Fit* fit) const {
+    *fit = {};
+    if (s == shape_) return true;
+    if (NumElements(s) == 1 && s.size() <= shape_.size()) {
+      fit->scalar = true;
       return true;
     }
-    *scalar = true;
-    return NumElements(s) == 1 && s.size() <= shape_.size();
+    const std::optional<FusedBroadcastLayout> l = FusedBroadcast(s, shape_);
+    if (!l) return false;
+    fit->broadcast = l->rank;
+    return true;
   }
 
-  // A param of `t`; its slot, or -1 when it does not fit (or is one element
-  // where `allow_scalar` is false).
-  int AddParam(const ValueType& t, bool allow_scalar = true) {
-    bool scalar = false;
-    if (!Fits(t.shape, &scalar) || (scalar && !allow_scalar)) return -1;
+  // A param of `t`; its slot, or -1 when it does not fit (or is smaller than
+  // the shape where `allow_smaller` is false: a loop's carried values).
+  int AddParam(const ValueType& t, bool allow_smaller = true) {
+    Fit fit;
+    if (!Fits(t.shape, &fit) || ((fit.scalar || fit.broadcast > 0) && !allow_smaller)) return -1;
     plan_.spec.param_dtypes.push_back(t.dtype);
-    plan_.spec.param_scalar.push_back(scalar);
+    plan_.spec.param_scalar.push_back(fit.scalar);
+    plan_.spec.param_broadcast.push_back(fit.broadcast);
     return static_cast<int>(plan_.spec.param_dtypes.size()) - 1;
   }
 
@@ -72,6 +82,7 @@ class SpecBuilder {
       s.slots.push_back(static_cast<int>(plan_.spec.param_dtypes.size()));
       plan_.spec.param_dtypes.push_back(t.compute);
       plan_.spec.param_scalar.push_back(true);
+      plan_.spec.param_broadcast.push_back(0);
       plan_.scalar_params.push_back({v, t.compute});
     }
     return true;
@@ -86,8 +97,9 @@ class SpecBuilder {
     // Only elementwise ops and astype fuse: not creation, dot, sum,
     // reshape, transpose or loops.
     if (!Fusible(ins)) return -1;
-    bool scalar = false;
-    if (!Fits(type.shape, &scalar)) return -1;
+    // Steps run at every index: a result of the shape, or of one element.
+    Fit fit;
+    if (!Fits(type.shape, &fit) || fit.broadcast > 0) return -1;
     if (ins.op == OpKind::kClip || ins.op == OpKind::kWhere) {
       return EmitSelectOp(i, ins, slots, type.dtype);
     }
@@ -185,7 +197,7 @@ std::optional<FusedLoopPlan> PlanFusedLoop(
   plan.spec.trip_count = loop.trip_count;
   plan.spec.num_carried = static_cast<int>(carried);
   for (size_t p = 0; p < operand_types.size(); ++p) {
-    if (b.AddParam(operand_types[p], /*allow_scalar=*/p >= carried) < 0) return std::nullopt;
+    if (b.AddParam(operand_types[p], /*allow_smaller=*/p >= carried) < 0) return std::nullopt;
   }
   // Handles named inside the body become extra params.
   absl::flat_hash_map<HandleId, int> handle_slot;
@@ -353,7 +365,8 @@ std::vector<FusedRegion> FindFusedRegions(
     for (const Operand& o : ins.operands) {
       if (!o.is_handle && static_cast<int>(o.value) >= scope.first_output[begin]) continue;
       const ValueType t = type_of(o);
-      if (t.shape != shape && !(NumElements(t.shape) == 1 && t.shape.size() <= shape.size())) {
+      if (t.shape != shape && !(NumElements(t.shape) == 1 && t.shape.size() <= shape.size()) &&
+          !FusedBroadcast(t.shape, shape).has_value()) {
         return false;
       }
     }

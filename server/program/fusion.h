@@ -46,7 +46,8 @@ struct FusedRegion {
 
 // The fused form of instructions [begin, end) of `scope` (at least two,
 // each elementwise or astype, every result of one shape, every array read
-// from outside of that shape or one element) writing the values
+// from outside of that shape, one element, or broadcast to it as
+// FusedBroadcast allows) writing the values
 // `live_outs` (defined in the region, read after it or kept); nullopt when
 // it does not fuse.
 std::optional<FusedRegion> PlanFusedRegion(
@@ -71,7 +72,7 @@ std::vector<FusedRegion> FindFusedRegions(const PlannedScope& scope,
 // The fused form of loop instruction `loop` (its body planned as `body`,
 // its operands of `operand_types`), or nullopt when the body has an op that
 // is not elementwise, a value of another shape than the carried values
-// (other than one-element invariants), or no carried value.
+// (other than invariants of one element or broadcast), or no carried value.
 std::optional<FusedLoopPlan> PlanFusedLoop(
     const Instruction& loop, const PlannedScope& body, absl::Span<const ValueType> operand_types,
     const absl::flat_hash_map<HandleId, DeviceArray>& inputs);

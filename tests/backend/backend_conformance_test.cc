@@ -857,86 +857,102 @@ TEST_P(BackendConformanceTest, FusedLoopsMatchTheReference) {
 // two of its slots.
 TEST_P(BackendConformanceTest, FusedRegionsEqualOpByOpForRandomChains) {
   using Step = FusedLoopSpec::Step;
+  // Params of d: 1-D, x and y full and s one element; 2-D (rows crossing
+  // the CPU's blocks), x full, a row and a column broadcast, and s.
+  struct Layout {
+    Shape shape;
+    std::vector<Shape> params;
+  };
   const int64_t n = 70001;  // several CPU blocks, a ragged end, over the CUDA threshold
-  for (DType d : kAllDTypes) {
-    std::vector<ElementwiseKind> unary, binary;
-    for (ElementwiseKind k : kAllElementwiseKinds) {
-      if (!ElementwiseAccepts(k, d)) continue;
-      // The ops NumPy computes elsewhere (true division of integers, float
-      // math of integers) run in their own dtype only where accepted.
-      (Arity(k) == 2 ? binary : unary).push_back(k);
-    }
-    for (uint64_t seed = 1; seed <= 3; ++seed) {
-      std::mt19937_64 rng(seed * 7919 + static_cast<uint64_t>(d));
-      // Params: x, y (full), s (one element), all of d.
-      FusedLoopSpec spec;
-      spec.trip_count = 1;
-      spec.num_carried = 0;
-      spec.param_dtypes = {d, d, d};
-      spec.param_scalar = {false, false, true};
-      auto pick = [&](size_t bound) { return static_cast<int>(rng() % bound); };
-      // Every slot of d (casts go out to another dtype and straight back).
-      std::vector<int> of_d = {0, 1, 2};
-      const DType other = d == DType::kFloat64 ? DType::kInt32 : DType::kFloat64;
-      for (int k = 0; k < 10; ++k) {
-        const int slot = 3 + static_cast<int>(spec.steps.size());
-        const int a = of_d[pick(of_d.size())], b = of_d[pick(of_d.size())];
-        const int choice = pick(8);
-        if (choice == 0) {
-          spec.steps.push_back(Step::Cast(a, other));
-          spec.steps.push_back(Step::Cast(slot, d));
-          of_d.push_back(slot + 1);
-        } else if (choice <= 2 && !unary.empty()) {
-          spec.steps.push_back(Step::Of(unary[pick(unary.size())], a, -1, d));
-          of_d.push_back(slot);
-        } else if (!binary.empty()) {
-          spec.steps.push_back(Step::Of(binary[pick(binary.size())], a, b, d));
-          of_d.push_back(slot);
-        }
+  const Layout layouts[] = {{{n}, {{n}, {n}, {}}}, {{263, 267}, {{263, 267}, {267}, {263, 1}, {}}}};
+  for (const Layout& layout : layouts) {
+    const int np = static_cast<int>(layout.params.size());
+    for (DType d : kAllDTypes) {
+      std::vector<ElementwiseKind> unary, binary;
+      for (ElementwiseKind k : kAllElementwiseKinds) {
+        if (!ElementwiseAccepts(k, d)) continue;
+        // The ops NumPy computes elsewhere (true division of integers, float
+        // math of integers) run in their own dtype only where accepted.
+        (Arity(k) == 2 ? binary : unary).push_back(k);
       }
-      if (spec.steps.empty()) continue;
-      const int last = of_d.back(), mid = of_d[of_d.size() / 2];
-      const std::vector<HostArray> in = {Random(d, {n}, 300 + seed), Random(d, {n}, 400 + seed),
-                                         Random(d, {}, 500 + seed)};
-      for (const std::vector<int>& yields : {std::vector<int>{last, mid}, {mid, last}}) {
-        spec.yields = yields;
-        const std::string what = std::string(DTypeName(d)) + " chain " + std::to_string(seed) +
-                                 " of " + std::to_string(spec.steps.size()) + " steps, yield " +
-                                 std::to_string(yields[0]);
-        SCOPED_TRACE(what);
-        // outs[0] is compared; outs[1] is written too.
-        auto fused = [spec](Backend& b, Stream& s, std::vector<DeviceArray>& in,
-                            DeviceArray& out) -> absl::Status {
-          DeviceArray second{nullptr, out.dtype, out.shape};
-          absl::StatusOr<std::shared_ptr<Buffer>> buf = b.Allocate(second.nbytes(), s);
-          if (!buf.ok()) return buf.status();
-          second.buffer = *buf;
-          std::vector<DeviceArray> outs{out, second};
-          return b.Run(s, FusedLoopOp{&spec, in, outs});
-        };
-        auto op_by_op = [spec](Backend& b, Stream& s, std::vector<DeviceArray>& in,
-                               DeviceArray& out) -> absl::Status {
-          std::vector<DeviceArray> slots = in;
-          const Shape shape = out.shape;
-          // One-element params broadcast first (a copy), as the executor's
-          // op-by-op lowering does: not every kernel broadcasts (negative).
-          for (DeviceArray& p : slots) {
-            if (p.shape == shape) continue;
-            DeviceArray full{nullptr, p.dtype, shape};
-            absl::StatusOr<std::shared_ptr<Buffer>> buf = b.Allocate(full.nbytes(), s);
-            if (!buf.ok()) return buf.status();
-            full.buffer = *buf;
-            if (absl::Status st = b.Run(s, CastOp{&p, &full}); !st.ok()) return st;
-            p = full;
+      for (uint64_t seed = 1; seed <= 3; ++seed) {
+        std::mt19937_64 rng(seed * 7919 + static_cast<uint64_t>(d));
+        FusedLoopSpec spec;
+        spec.trip_count = 1;
+        spec.num_carried = 0;
+        std::vector<int> of_d;  // every slot of d (casts go out and straight back)
+        for (int p = 0; p < np; ++p) {
+          const Shape& ps = layout.params[p];
+          spec.param_dtypes.push_back(d);
+          spec.param_scalar.push_back(ps.empty());
+          const std::optional<FusedBroadcastLayout> l = FusedBroadcast(ps, layout.shape);
+          spec.param_broadcast.push_back(l ? l->rank : 0);
+          of_d.push_back(p);
+        }
+        auto pick = [&](size_t bound) { return static_cast<int>(rng() % bound); };
+        const DType other = d == DType::kFloat64 ? DType::kInt32 : DType::kFloat64;
+        for (int k = 0; k < 10; ++k) {
+          const int slot = np + static_cast<int>(spec.steps.size());
+          const int a = of_d[pick(of_d.size())], b = of_d[pick(of_d.size())];
+          const int choice = pick(8);
+          if (choice == 0) {
+            spec.steps.push_back(Step::Cast(a, other));
+            spec.steps.push_back(Step::Cast(slot, d));
+            of_d.push_back(slot + 1);
+          } else if (choice <= 2 && !unary.empty()) {
+            spec.steps.push_back(Step::Of(unary[pick(unary.size())], a, -1, d));
+            of_d.push_back(slot);
+          } else if (!binary.empty()) {
+            spec.steps.push_back(Step::Of(binary[pick(binary.size())], a, b, d));
+            of_d.push_back(slot);
           }
-          RETURN_IF_ERROR(StepsOpByOp(b, s, spec, shape, slots));
-          return b.Run(s, CastOp{&slots[spec.yields[0]], &out});
-        };
-        absl::StatusOr<HostArray> want = RunOn(test_, in, d, {n}, op_by_op);
-        ASSERT_TRUE(want.ok()) << want.status();
-        absl::StatusOr<HostArray> got = RunOn(test_, in, d, {n}, fused);
-        ASSERT_TRUE(got.ok()) << got.status();
-        Compare(*want, *got, {});
+        }
+        if (spec.steps.empty()) continue;
+        const int last = of_d.back(), mid = of_d[of_d.size() / 2];
+        std::vector<HostArray> in;
+        for (int p = 0; p < np; ++p)
+          in.push_back(Random(d, layout.params[p], 300 + 100 * p + seed));
+        for (const std::vector<int>& yields : {std::vector<int>{last, mid}, {mid, last}}) {
+          spec.yields = yields;
+          const std::string what = std::string(DTypeName(d)) + " chain " + std::to_string(seed) +
+                                   " over " + std::to_string(layout.shape.size()) + "-D" + " of " +
+                                   std::to_string(spec.steps.size()) + " steps, yield " +
+                                   std::to_string(yields[0]);
+          SCOPED_TRACE(what);
+          // outs[0] is compared; outs[1] is written too.
+          auto fused = [spec](Backend& b, Stream& s, std::vector<DeviceArray>& in,
+                              DeviceArray& out) -> absl::Status {
+            DeviceArray second{nullptr, out.dtype, out.shape};
+            absl::StatusOr<std::shared_ptr<Buffer>> buf = b.Allocate(second.nbytes(), s);
+            if (!buf.ok()) return buf.status();
+            second.buffer = *buf;
+            std::vector<DeviceArray> outs{out, second};
+            return b.Run(s, FusedLoopOp{&spec, in, outs});
+          };
+          auto op_by_op = [spec](Backend& b, Stream& s, std::vector<DeviceArray>& in,
+                                 DeviceArray& out) -> absl::Status {
+            std::vector<DeviceArray> slots = in;
+            const Shape shape = out.shape;
+            // Smaller params broadcast first (a copy), as the executor's
+            // op-by-op lowering does: not every kernel broadcasts (negative).
+            for (DeviceArray& p : slots) {
+              if (p.shape == shape) continue;
+              DeviceArray full{nullptr, p.dtype, shape};
+              absl::StatusOr<std::shared_ptr<Buffer>> buf = b.Allocate(full.nbytes(), s);
+              if (!buf.ok()) return buf.status();
+              full.buffer = *buf;
+              if (absl::Status st = b.Run(s, CastOp{&p, &full}); !st.ok()) return st;
+              p = full;
+            }
+            RETURN_IF_ERROR(StepsOpByOp(b, s, spec, shape, slots));
+            return b.Run(s, CastOp{&slots[spec.yields[0]], &out});
+          };
+          absl::StatusOr<HostArray> want = RunOn(test_, in, d, layout.shape, op_by_op);
+          ASSERT_TRUE(want.ok()) << want.status();
+          absl::StatusOr<HostArray> got = RunOn(test_, in, d, layout.shape, fused);
+          ASSERT_TRUE(got.ok()) << got.status();
+          Compare(*want, *got, {});
+        }
       }
     }
   }
@@ -1021,6 +1037,35 @@ TEST_P(BackendConformanceTest, FusedRegionsRefuseMismatchedArrays) {
             absl::StatusCode::kInvalidArgument);
   spec.steps[2] = Step::Select(3, 2, 9, DType::kFloat32);
   EXPECT_EQ(b.Run(s, FusedLoopOp{&spec, good_in, good_out}).code(),
+            absl::StatusCode::kInvalidArgument);
+  // A broadcast param must have the layout the spec names: x (64,) over
+  // outs of (8, 64) fits a rank-2 layout {8 stretched, 64}; the wrong rank,
+  // a length that does not broadcast, or a broadcast carried value do not.
+  spec.steps[2] = Step::Cast(3, DType::kBool);
+  spec.param_broadcast = {2, 0};
+  DeviceArray sum2{nullptr, DType::kFloat32, {8, 64}}, flag2{nullptr, DType::kBool, {8, 64}};
+  sum2.buffer = b.Allocate(sum2.nbytes(), s).value();
+  flag2.buffer = b.Allocate(flag2.nbytes(), s).value();
+  DeviceArray full2 = sum2;
+  full2.buffer = b.Allocate(full2.nbytes(), s).value();
+  const std::vector<DeviceArray> rows_in{x, full2}, outs2{sum2, flag2};
+  EXPECT_TRUE(b.Run(s, FusedLoopOp{&spec, rows_in, outs2}).ok());
+  const std::vector<DeviceArray> short_rows{short_y, full2};
+  EXPECT_EQ(b.Run(s, FusedLoopOp{&spec, short_rows, outs2}).code(),
+            absl::StatusCode::kInvalidArgument);
+  spec.param_broadcast = {3, 0};
+  EXPECT_EQ(b.Run(s, FusedLoopOp{&spec, rows_in, outs2}).code(),
+            absl::StatusCode::kInvalidArgument);
+  spec.param_broadcast = {2};
+  EXPECT_EQ(b.Run(s, FusedLoopOp{&spec, rows_in, outs2}).code(),
+            absl::StatusCode::kInvalidArgument);
+  FusedLoopSpec loop = spec;
+  loop.num_carried = 1;
+  loop.trip_count = 2;
+  loop.param_broadcast = {2, 0};
+  loop.yields = {2};
+  const std::vector<DeviceArray> loop_out{sum2};
+  EXPECT_EQ(b.Run(s, FusedLoopOp{&loop, rows_in, loop_out}).code(),
             absl::StatusCode::kInvalidArgument);
   EXPECT_TRUE(s.Synchronize().ok());
   EXPECT_FALSE(b.poisoned());

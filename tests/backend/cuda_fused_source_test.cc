@@ -89,6 +89,33 @@ TEST(CudaFusedLoopSource, EveryStepOfEveryDtypeCompilesAsARegion) {
   }
 }
 
+// Broadcast params (a row, a column: FusedBroadcast layouts of rank 1 to
+// 4) are read at their layout's index, in a region and in a loop.
+TEST(CudaFusedLoopSource, BroadcastParamsCompile) {
+  for (int carried : {0, 1}) {
+    FusedLoopSpec spec;
+    spec.trip_count = carried ? 4 : 1;
+    spec.num_carried = carried;
+    spec.param_dtypes = {DType::kFloat32, DType::kFloat64, DType::kInt16, DType::kBFloat16,
+                         DType::kFloat32};
+    spec.param_scalar = {false, false, false, false, false};
+    spec.param_broadcast = {0, 1, 2, 3, 4};
+    int last = 0;
+    for (int p = 1; p < 5; ++p) {
+      const int cast = static_cast<int>(spec.param_dtypes.size() + spec.steps.size());
+      spec.steps.push_back(Step::Cast(p, DType::kFloat32));
+      spec.steps.push_back(Step::Of(ElementwiseKind::kAdd, last, cast, DType::kFloat32));
+      last = cast + 1;
+    }
+    spec.yields = {last};
+    const std::string source = FusedLoopSource(spec);
+    EXPECT_EQ(CompileErrors(source), "") << source;
+    EXPECT_NE(source.find("ResidentBroadcast b3, "), std::string::npos) << source;
+    EXPECT_NE(source.find("in2[resident_broadcast<2>(i, b2)]"), std::string::npos) << source;
+    EXPECT_EQ(source.find("ResidentBroadcast b0"), std::string::npos) << source;
+  }
+}
+
 // Bool elements are their storage byte in the generated code, as in every
 // other kernel (never C++'s bool, which must not hold other byte values).
 TEST(CudaFusedLoopSource, BoolIsItsStorageByte) {

@@ -88,3 +88,22 @@ def test_where_and_clip_fuse_with_the_ops_around_them(server):
         check(r, want_r)
         check(m, np.clip(k, -3, np.iinfo(np.int16).max) * 2)
         assert fused(server, "region") == before + 2
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.uint8], ids=str)
+def test_broadcast_rows_and_columns_fuse(server, dtype):
+    # A bias row, a column scale and a (1, 1, w) slice of a 3-D array: read
+    # in place by the fused kernel, never materialised at the full shape.
+    x = sample(dtype, (263, 267), 8)
+    row, col = sample(dtype, 267, 9), sample(dtype, (263, 1), 10)
+    v = sample(dtype, (5, 7, 2003), 11)
+    t = sample(dtype, (7, 1), 12)
+    with rs.connect(server.target) as c:
+        a, r, k, vv, tt = (c.asarray(h) for h in (x, row, col, v, t))
+        c.evaluate(a, r, k, vv, tt)
+        before = fused(server, "region")
+        y = rs.maximum(a * k + r, r) - k
+        w = (vv - tt) * tt < vv
+        check(y, np.maximum(x * col + row, row) - col)
+        check(w, (v - t) * t < v)
+        assert fused(server, "region") == before + 2

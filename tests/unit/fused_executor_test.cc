@@ -1,6 +1,7 @@
 // The executor's fused-loop path (used on GPUs) against its op-by-op path,
 // both on the CPU reference: a backend that forwards to the CPU backend but
 // asks the executor to fuse.
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <vector>
@@ -194,6 +195,45 @@ std::shared_ptr<Program> LongRegionProgram(const HandleId& y, int64_t n) {
   return p;
 }
 
+// Operands broadcast inside regions (rows crossing the CPU's blocks):
+//   x = arange(271 * 259) f32 as (271, 259); row = arange(259) f64;
+//   col = arange(271) int16 as (271, 1)
+//   a = x * row; b = a - col; c = maximum(b / 3, row)          (271, 259)
+//   y = arange(4 * 5 * 6) i32 as (4, 5, 6); m = arange(5) i32 as (5, 1);
+//   r = arange(24) f32 as (4, 1, 6)
+//   d = y * m; e = where(d > 20, r, d); f = e + m             (4, 5, 6)
+std::shared_ptr<Program> BroadcastProgram(const HandleId&, int64_t) {
+  using K = ElementwiseKind;
+  auto p = std::make_shared<Program>();
+  auto v = [](uint32_t i) { return Operand::Value(i); };
+  auto& b = p->instructions;
+  auto arange = [&](int64_t n, DType dtype, Shape shape) {
+    Instruction ar;
+    ar.op = OpKind::kArange;
+    ar.stop = Scalar::Int(n);
+    ar.dtype = dtype;
+    b.push_back(ar);
+    Instruction re = Op(OpKind::kReshape, {v(static_cast<uint32_t>(b.size() - 1))});
+    re.shape = std::move(shape);
+    b.push_back(re);
+  };
+  arange(271 * 259, DType::kFloat32, {271, 259});                   // 0, 1: x
+  arange(259, DType::kFloat64, {259});                              // 2, 3: row
+  arange(271, DType::kInt16, {271, 1});                             // 4, 5: col
+  b.push_back(Op(K::kMultiply, {v(1), v(3)}));                      // 6: a
+  b.push_back(Op(K::kSubtract, {v(6), v(5)}));                      // 7: b
+  b.push_back(WithScalar(K::kDivide, v(7), 1, Scalar::Float(3)));   // 8
+  b.push_back(Op(K::kMaximum, {v(8), v(3)}));                       // 9: c
+  arange(120, DType::kInt32, {4, 5, 6});                            // 10, 11: y
+  arange(5, DType::kInt32, {5, 1});                                 // 12, 13: m
+  arange(24, DType::kFloat32, {4, 1, 6});                           // 14, 15: r
+  b.push_back(Op(K::kMultiply, {v(11), v(13)}));                    // 16: d
+  b.push_back(WithScalar(K::kGreater, v(16), 1, Scalar::Int(20)));  // 17
+  b.push_back(Op(OpKind::kWhere, {v(17), v(15), v(16)}));           // 18: e
+  b.push_back(Op(K::kAdd, {v(18), v(13)}));                         // 19: f
+  return p;
+}
+
 using ProgramFn = std::shared_ptr<Program> (*)(const HandleId&, int64_t);
 
 std::vector<std::string> RunProgram(bool fuse, int* fused_calls, ProgramFn make = TestProgram,
@@ -321,6 +361,59 @@ TEST(FusedExecutorTest, WhereAndClipFuseBitForBit) {
   ASSERT_EQ(fused.size(), 2u);
   EXPECT_TRUE(op_by_op[0] == fused[0]) << "int16 where differs";
   EXPECT_TRUE(op_by_op[1] == fused[1]) << "float64 where of a clip differs";
+}
+
+// NumPy's broadcasting as the fused kernels read it: dims merged, ones dropped.
+TEST(FusedBroadcastTest, LayoutsMergeNeighbours) {
+  auto layout = [](const Shape& from, const Shape& to) {
+    std::vector<std::pair<int64_t, int64_t>> v;
+    const std::optional<FusedBroadcastLayout> l = FusedBroadcast(from, to);
+    if (!l) return v;
+    for (int d = 0; d < l->rank; ++d) v.push_back({l->dim[d], l->stride[d]});
+    return v;
+  };
+  using V = std::vector<std::pair<int64_t, int64_t>>;
+  EXPECT_EQ(layout({7}, {5, 7}), (V{{5, 0}, {7, 1}}));         // a row
+  EXPECT_EQ(layout({5, 1}, {5, 7}), (V{{5, 1}, {7, 0}}));      // a column
+  EXPECT_EQ(layout({1, 7}, {3, 5, 7}), (V{{15, 0}, {7, 1}}));  // stretched dims merge
+  EXPECT_EQ(layout({3, 1, 7}, {3, 5, 7}), (V{{3, 7}, {5, 0}, {7, 1}}));
+  EXPECT_EQ(layout({5, 7}, {3, 5, 7}), (V{{3, 0}, {35, 1}}));     // kept dims merge
+  EXPECT_EQ(layout({5, 1, 1}, {5, 1, 4}), (V{{5, 1}, {4, 0}}));   // ones dropped
+  EXPECT_TRUE(layout({2, 1, 2, 1, 2}, {2, 3, 2, 3, 2}).empty());  // 5 dims: past the cap
+  EXPECT_TRUE(layout({6}, {5, 7}).empty());                       // does not broadcast
+  EXPECT_TRUE(layout({5, 7}, {5, 7}).empty());                    // the shape itself
+  EXPECT_TRUE(layout({1}, {5, 7}).empty());                       // one element: a scalar param
+  EXPECT_TRUE(layout({7}, {0, 7}).empty());                       // nothing to read
+  EXPECT_TRUE(layout({3, 5, 7}, {5, 7}).empty());
+}
+
+TEST(FusedExecutorTest, BroadcastOperandsFuseBitForBit) {
+  const std::vector<OutputSpec> outs = {{9, true, false}, {19, true, false}};
+  int fused_calls = 0;
+  std::vector<int> starts;
+  const std::vector<std::string> op_by_op =
+      RunProgram(false, &fused_calls, BroadcastProgram, outs, DType::kInt32, &starts);
+  EXPECT_EQ(starts, (std::vector<int>{6, 16})) << "one region per shape";
+  const std::vector<std::string> fused = RunProgram(true, &fused_calls, BroadcastProgram, outs);
+  EXPECT_EQ(fused_calls, 2);
+  ASSERT_EQ(op_by_op.size(), 2u);
+  ASSERT_EQ(fused.size(), 2u);
+  EXPECT_TRUE(op_by_op[0] == fused[0]) << "(271, 259) region differs";
+  EXPECT_TRUE(op_by_op[1] == fused[1]) << "(4, 5, 6) region differs";
+  // And against values computed here: c[i][j] = max((i*259+j)*j - i) / 3, j).
+  ASSERT_EQ(fused[0].size(), 271u * 259u * 8u);
+  for (int64_t i : {0, 1, 100, 270}) {
+    for (int64_t j : {0, 1, 258}) {
+      double got;
+      std::memcpy(&got, fused[0].data() + (i * 259 + j) * 8, 8);
+      const double want =
+          std::max((static_cast<double>(static_cast<float>(i * 259 + j)) * static_cast<double>(j) -
+                    static_cast<double>(i)) /
+                       3.0,
+                   static_cast<double>(j));
+      EXPECT_EQ(got, want) << i << "," << j;
+    }
+  }
 }
 
 // A backend that declines a spec (the CUDA kernel cache at its cap) gets

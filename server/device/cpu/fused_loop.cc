@@ -31,7 +31,8 @@ std::optional<ChainSide> OneOpChain(const FusedLoopSpec& spec) {
   if (st.a == 0 && st.b == 0) return ChainSide::kBoth;
   const int other = st.a == 0 ? st.b : st.a;
   if ((st.a != 0 && st.b != 0) || other <= 0 || other >= np ||
-      spec.param_dtypes[other] != st.dtype) {
+      spec.param_dtypes[other] != st.dtype ||
+      (!spec.param_broadcast.empty() && spec.param_broadcast[other] > 0)) {
     return std::nullopt;
   }
   return st.a == 0 ? ChainSide::kFirst : ChainSide::kSecond;
@@ -66,6 +67,53 @@ void SelectTile(const char* cond, bool cond_one, const void* a, bool a_one, cons
   }
 }
 
+// dst[e] = the element of a broadcast param (`base`, layout `l`) read at
+// flat index begin + e, for e < count: an odometer over the layout's digits,
+// so no division per element.
+template <typename U>
+void GatherAs(const U* base, const FusedBroadcastLayout& l, int64_t begin, int64_t count, U* dst) {
+  int64_t digit[kMaxFusedBroadcastRank] = {};
+  int64_t off = 0, rest = begin;
+  for (int d = l.rank - 1; d >= 0; --d) {
+    digit[d] = rest % l.dim[d];
+    rest /= l.dim[d];
+    off += digit[d] * l.stride[d];
+  }
+  const int inner = l.rank - 1;
+  for (int64_t e = 0; e < count;) {
+    // The rest of the innermost run in one go.
+    const int64_t run = std::min(count - e, l.dim[inner] - digit[inner]);
+    const int64_t s = l.stride[inner];
+    for (int64_t k = 0; k < run; ++k) dst[e + k] = base[off + k * s];
+    e += run;
+    off += run * s;
+    digit[inner] += run;
+    for (int d = inner; d > 0 && digit[d] == l.dim[d]; --d) {
+      off += l.stride[d - 1] - l.dim[d] * l.stride[d];
+      digit[d] = 0;
+      ++digit[d - 1];
+    }
+  }
+}
+
+void GatherBroadcast(const void* base, int64_t item, const FusedBroadcastLayout& l, int64_t begin,
+                     int64_t count, void* dst) {
+  switch (item) {
+    case 1:
+      return GatherAs(static_cast<const uint8_t*>(base), l, begin, count,
+                      static_cast<uint8_t*>(dst));
+    case 2:
+      return GatherAs(static_cast<const uint16_t*>(base), l, begin, count,
+                      static_cast<uint16_t*>(dst));
+    case 4:
+      return GatherAs(static_cast<const uint32_t*>(base), l, begin, count,
+                      static_cast<uint32_t*>(dst));
+    default:
+      return GatherAs(static_cast<const uint64_t*>(base), l, begin, count,
+                      static_cast<uint64_t*>(dst));
+  }
+}
+
 }  // namespace
 
 absl::Status RunFusedLoop(ThreadPool* pool, const FusedLoopSpec& spec,
@@ -86,6 +134,11 @@ absl::Status RunFusedLoop(ThreadPool* pool, const FusedLoopSpec& spec,
   }
   std::vector<DType> dtype(spec.param_dtypes);
   for (const auto& st : spec.steps) dtype.push_back(st.dtype);
+  // Broadcast params, gathered a block at a time into their slot's scratch.
+  std::vector<std::optional<FusedBroadcastLayout>> broadcast(np);
+  for (int p = 0; p < np && !spec.param_broadcast.empty(); ++p) {
+    if (spec.param_broadcast[p] > 0) broadcast[p] = FusedBroadcast(params[p].shape, shape);
+  }
 
   bool swap_yields = true;
   for (int c = 0; c < spec.num_carried; ++c) {
@@ -111,7 +164,7 @@ absl::Status RunFusedLoop(ThreadPool* pool, const FusedLoopSpec& spec,
       const int64_t begin = blk * kBlock, count = std::min(kBlock, n - begin);
       const int64_t shape_full[1] = {count};
       auto view_of = [&](int s, const void** data, absl::Span<const int64_t>* shape) {
-        if (s < np && s >= spec.num_carried) {  // invariant: read in place
+        if (s < np && s >= spec.num_carried && !broadcast[s]) {  // invariant: read in place
           const char* base = static_cast<const char*>(params[s].data());
           if (spec.param_scalar[s]) {
             *data = base;
@@ -129,6 +182,12 @@ absl::Status RunFusedLoop(ThreadPool* pool, const FusedLoopSpec& spec,
         std::memcpy(mem[c].get(),
                     static_cast<const char*>(params[c].data()) + begin * ItemSize(dtype[c]),
                     static_cast<size_t>(count * ItemSize(dtype[c])));
+      }
+      for (int p = 0; p < np; ++p) {
+        if (broadcast[p]) {
+          GatherBroadcast(params[p].data(), ItemSize(dtype[p]), *broadcast[p], begin, count,
+                          mem[p].get());
+        }
       }
       absl::Status status;
       for (int64_t t = 0; t < spec.trip_count && status.ok(); ++t) {

@@ -132,6 +132,44 @@ absl::Status Nvrtc(nvrtcResult r, const char* where) {
   return absl::InternalError(absl::StrCat(where, ": ", nvrtcGetErrorString(r)));
 }
 
+// A broadcast param's read position (FusedBroadcastLayout): the flat index
+// split over the layout's dims, in 32-bit arithmetic when every index fits.
+constexpr char kBroadcastSource[] = R"(struct ResidentBroadcast {
+  long long dim[4];
+  long long stride[4];
+  int narrow;
+};
+template <int R>
+__device__ __forceinline__ long long resident_broadcast(long long i, const ResidentBroadcast& b) {
+  long long off = 0;
+  if (b.narrow) {
+    unsigned int r = (unsigned int)i;
+#pragma unroll
+    for (int d = R - 1; d > 0; --d) {
+      const unsigned int q = r / (unsigned int)b.dim[d];
+      off += (long long)(r - q * (unsigned int)b.dim[d]) * b.stride[d];
+      r = q;
+    }
+    return off + (long long)r * b.stride[0];
+  }
+#pragma unroll
+  for (int d = R - 1; d > 0; --d) {
+    const long long q = i / b.dim[d];
+    off += (i - q * b.dim[d]) * b.stride[d];
+    i = q;
+  }
+  return off + i * b.stride[0];
+}
+)";
+static_assert(kMaxFusedBroadcastRank == 4, "ResidentBroadcast holds 4 dims");
+
+// The host side of ResidentBroadcast, passed by value to the kernel.
+struct BroadcastArg {
+  long long dim[4];
+  long long stride[4];
+  int narrow;
+};
+
 // The dtype of each slot: params, then steps.
 std::vector<DType> SlotDTypes(const FusedLoopSpec& spec) {
   std::vector<DType> d = spec.param_dtypes;
@@ -149,10 +187,18 @@ std::string FusedLoopKernel(const FusedLoopSpec& spec) {
   const bool region = spec.num_carried == 0;
   const int params = static_cast<int>(spec.param_dtypes.size());
   const std::vector<DType> slot_dtypes = SlotDTypes(spec);
+  auto broadcast = [&](int p) {
+    return spec.param_broadcast.empty() ? 0 : spec.param_broadcast[p];
+  };
   std::string src;
+  bool any_broadcast = false;
+  for (int p = 0; p < params; ++p) any_broadcast |= broadcast(p) > 0;
+  if (any_broadcast) absl::StrAppend(&src, kBroadcastSource);
   absl::StrAppend(&src, "extern \"C\" __global__ void resident_fused(");
   for (int p = 0; p < params; ++p) {
     absl::StrAppend(&src, "const ", CType(spec.param_dtypes[p]), "* __restrict__ in", p, ", ");
+    // A broadcast param's layout (FusedBroadcastLayout) by value.
+    if (broadcast(p) > 0) absl::StrAppend(&src, "ResidentBroadcast b", p, ", ");
   }
   // A loop's outs may alias its carried params; a region's never do.
   for (size_t k = 0; k < spec.yields.size(); ++k) {
@@ -166,8 +212,12 @@ std::string FusedLoopKernel(const FusedLoopSpec& spec) {
                   " i < n; i += stride) {\n");
   // Every param is read before any out is written (outs may alias them).
   for (int p = 0; p < params; ++p) {
+    const std::string index =
+        broadcast(p) > 0       ? absl::StrCat("resident_broadcast<", broadcast(p), ">(i, b", p, ")")
+        : spec.param_scalar[p] ? "0"
+                               : "i";
     absl::StrAppend(&src, region ? "    const " : "    ", CType(spec.param_dtypes[p]), " p", p,
-                    " = in", p, spec.param_scalar[p] ? "[0]" : "[i]", ";\n");
+                    " = in", p, "[", index, "];\n");
   }
   const char* indent = region ? "    " : "      ";
   if (!region) absl::StrAppend(&src, "    for (long long t = 0; t < trips; ++t) {\n");
@@ -279,11 +329,28 @@ absl::Status CudaBackend::Do(const StreamRef& s, const FusedLoopOp& op) {
   std::vector<const void*> pointers;
   for (const DeviceArray& a : params) pointers.push_back(a.data());
   for (const DeviceArray& a : outs) pointers.push_back(a.data());
+  // Reserved up front: args keeps their addresses.
+  std::vector<BroadcastArg> layouts;
+  layouts.reserve(params.size());
   long long trips = spec.trip_count;
   long long count = n;
   std::vector<void*> args;
-  args.reserve(pointers.size());
-  for (const void*& p : pointers) args.push_back(&p);
+  args.reserve(pointers.size() + params.size() + 2);
+  for (size_t k = 0; k < pointers.size(); ++k) {
+    args.push_back(&pointers[k]);
+    if (k >= params.size() || spec.param_broadcast.empty() || spec.param_broadcast[k] == 0) {
+      continue;
+    }
+    const std::optional<FusedBroadcastLayout> l = FusedBroadcast(params[k].shape, shape);
+    if (!l) return absl::InternalError("FusedLoop: a broadcast param lost its layout");
+    BroadcastArg& b = layouts.emplace_back();
+    for (int d = 0; d < kMaxFusedBroadcastRank; ++d) {
+      b.dim[d] = d < l->rank ? l->dim[d] : 1;
+      b.stride[d] = d < l->rank ? l->stride[d] : 0;
+    }
+    b.narrow = n <= int64_t{0xffffffff} ? 1 : 0;
+    args.push_back(&b);
+  }
   args.push_back(&trips);
   args.push_back(&count);
   constexpr int kBlock = 256;
