@@ -92,6 +92,12 @@ absl::Status CheckFusedLoopSpec(const FusedLoopSpec& spec) {
       return absl::InvalidArgumentError("FusedLoop: a yield names no slot");
     }
   }
+  if (const auto& r = spec.reduction) {
+    if (spec.num_carried != 0 || r->slot < 0 || static_cast<size_t>(r->slot) >= slots.size() ||
+        !FusedReductionFits(r->kind, slots[r->slot])) {
+      return absl::InvalidArgumentError("FusedLoop: the reduction is malformed");
+    }
+  }
   return absl::OkStatus();
 }
 
@@ -104,13 +110,19 @@ absl::StatusOr<Shape> CheckFusedLoopOp(const FusedLoopOp& op) {
   const size_t np = spec.param_dtypes.size();
   // A straight-line region: no carried values, one trip, outs by yields.
   const bool region = spec.num_carried == 0;
-  if (params.size() != np || spec.yields.size() != outs.size() || spec.num_carried < 0 ||
+  const size_t yielded = spec.yields.size() + (spec.reduction ? 1 : 0);
+  if (params.size() != np || yielded != outs.size() || spec.num_carried < 0 ||
       (region ? spec.trip_count != 1 || outs.empty()
               : outs.size() != static_cast<size_t>(spec.num_carried))) {
     return absl::InvalidArgumentError("FusedLoop: params or outs do not match the spec");
   }
   RETURN_IF_ERROR(CheckFusedLoopSpec(spec));
-  const Shape& shape = region ? outs[0].shape : params[0].shape;
+  const bool reduces = spec.reduction.has_value();
+  if (reduces && (op.shape == nullptr || NumElements(*op.shape) == 0)) {
+    return absl::InvalidArgumentError("FusedLoop: a reducing region needs its non-empty shape");
+  }
+  const Shape& shape = reduces ? *op.shape : region ? outs[0].shape : params[0].shape;
+  const size_t full_outs = outs.size() - (reduces ? 1 : 0);
   for (size_t p = 0; p < np; ++p) {
     const int broadcast = spec.param_broadcast.empty() ? 0 : spec.param_broadcast[p];
     bool fits;
@@ -126,7 +138,16 @@ absl::StatusOr<Shape> CheckFusedLoopOp(const FusedLoopOp& op) {
           absl::StrCat("FusedLoop: param ", p, " does not match the spec"));
     }
   }
-  for (size_t k = 0; k < outs.size(); ++k) {
+  if (reduces) {
+    const FusedLoopSpec::Reduction& r = *spec.reduction;
+    const DType from = static_cast<size_t>(r.slot) < np ? spec.param_dtypes[r.slot]
+                                                        : spec.steps[r.slot - np].dtype;
+    const DeviceArray& out = outs.back();
+    if (out.dtype != ReduceResultType(r.kind, from) || out.num_elements() != 1) {
+      return absl::InvalidArgumentError("FusedLoop: the reduction's out does not match");
+    }
+  }
+  for (size_t k = 0; k < full_outs; ++k) {
     const int y = spec.yields[k];
     const DType want = !region                       ? spec.param_dtypes[k]
                        : static_cast<size_t>(y) < np ? spec.param_dtypes[y]
@@ -136,6 +157,21 @@ absl::StatusOr<Shape> CheckFusedLoopOp(const FusedLoopOp& op) {
     }
   }
   return shape;
+}
+
+bool FusedReductionFits(ReduceKind kind, DType dtype) {
+  switch (kind) {
+    case ReduceKind::kAny:
+    case ReduceKind::kAll:
+      return true;
+    case ReduceKind::kSum:
+    case ReduceKind::kProd:
+    case ReduceKind::kMax:
+    case ReduceKind::kMin:
+      return dtype == DType::kBool || IsInteger(dtype);
+    default:
+      return false;
+  }
 }
 
 std::optional<FusedBroadcastLayout> FusedBroadcast(const Shape& from, const Shape& to) {

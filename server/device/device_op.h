@@ -189,7 +189,23 @@ struct FusedLoopSpec {
   std::vector<int> param_broadcast;
   std::vector<Step> steps;
   std::vector<int> yields;  // per carried value: the slot it becomes
+  // A straight-line region may end in a reduction of one slot over all its
+  // elements, of a kind and dtype FusedReductionFits, written to the last
+  // out (one element of ReduceResultType): the reduced value never reaches
+  // memory.
+  struct Reduction {
+    ReduceKind kind = ReduceKind::kSum;
+    int slot = -1;
+  };
+  std::optional<Reduction> reduction;
 };
+
+// Whether a region's trailing reduction of `kind` over elements of `dtype`
+// fuses: only where the result cannot depend on the order the elements are
+// combined in (so a fused kernel's tree equals the reduction kernels' bit
+// for bit): sum, prod, max and min of integers and bool (wrapping), any and
+// all of every dtype. Float sums, means and arg-reductions do not.
+bool FusedReductionFits(ReduceKind kind, DType dtype);
 
 // Most dimensions a broadcast param's layout may keep after merging.
 inline constexpr int kMaxFusedBroadcastRank = 4;
@@ -218,10 +234,14 @@ std::optional<FusedBroadcastLayout> FusedBroadcast(const Shape& from, const Shap
 // outs[k] (the outs' common shape, slot yields[k]'s dtype, sharing no
 // param's buffer) gets slot yields[k]; every param is of that shape, one
 // element, or broadcast to it (param_broadcast).
+//
+// A region with a reduction (spec.reduction) runs over `*shape` (outs but
+// the last have it; the last is the reduction's one element), never empty.
 struct FusedLoopOp {
   const FusedLoopSpec* spec = nullptr;
   absl::Span<const DeviceArray> params;
   absl::Span<const DeviceArray> outs;
+  const Shape* shape = nullptr;  // a reducing region's shape
 };
 
 // The shape a FusedLoopOp runs over (the outs' for a region, else the first

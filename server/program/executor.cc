@@ -219,15 +219,19 @@ absl::StatusOr<bool> Executor::RunRegion(const FusedRegion& region, const Planne
   for (const Operand& o : region.params) args.push_back(Lookup(o, values));
   if (absl::Status s = FillScalars(region.plan.scalar_params, args); !s.ok()) return failed(s);
   std::vector<DeviceArray> outs(region.outputs.size());
+  const bool reduces = region.plan.spec.reduction.has_value();
   for (size_t k = 0; k < outs.size(); ++k) {
-    outs[k].dtype = scope.types[region.outputs[k]].dtype;
-    outs[k].shape = region.shape;
+    const ValueType& type = scope.types[region.outputs[k]];
+    outs[k].dtype = type.dtype;
+    // A trailing reduction's out (the last) has its own one-element shape.
+    outs[k].shape = reduces && k + 1 == outs.size() ? type.shape : region.shape;
     absl::StatusOr<std::shared_ptr<Buffer>> b =
         ctx_.device.Allocate(outs[k].nbytes(), ctx_.stream, ctx_.reservation);
     if (!b.ok()) return failed(b.status());
     outs[k].buffer = *std::move(b);
   }
-  if (absl::Status s = backend.Run(ctx_.stream, FusedLoopOp{&region.plan.spec, args, outs});
+  if (absl::Status s =
+          backend.Run(ctx_.stream, FusedLoopOp{&region.plan.spec, args, outs, &region.shape});
       !s.ok()) {
     return failed(s);
   }
@@ -236,7 +240,10 @@ absl::StatusOr<bool> Executor::RunRegion(const FusedRegion& region, const Planne
   for (int i = region.begin; i < region.end; ++i) {
     for (int v : scope.dies_after[i]) values[v] = DeviceArray();
   }
-  if (options_.fused != nullptr) ++options_.fused->regions;
+  if (options_.fused != nullptr) {
+    ++options_.fused->regions;
+    if (reduces) ++options_.fused->reductions;
+  }
   return true;
 }
 

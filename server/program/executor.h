@@ -28,10 +28,12 @@ struct RunPhases {
 };
 
 // The fused ops a run made: loops whose body ran as one op, and
-// straight-line regions of elementwise ops (fusion.h) run as one.
+// straight-line regions of elementwise ops (fusion.h) run as one, of which
+// `reductions` ended in a reduction computed in the same op.
 struct FusionCounts {
   int64_t loops = 0;
   int64_t regions = 0;
+  int64_t reductions = 0;
 };
 
 struct ExecOptions {

@@ -2,6 +2,7 @@
 
 #include "server/program/infer.h"
 #include "server/program/infer_elementwise.h"
+#include "server/program/infer_shape.h"
 
 namespace resident {
 namespace {
@@ -13,6 +14,21 @@ using Step = FusedLoopSpec::Step;
 bool Fusible(const Instruction& ins) {
   return ElementwiseKindOf(ins).has_value() || ins.op == OpKind::kAstype ||
          ins.op == OpKind::kClip || ins.op == OpKind::kWhere;
+}
+
+// The kind of instruction `ins` as a region's trailing reduction: a
+// reduction over every axis of its operand (of `in`, non-empty) of a kind
+// and dtype FusedReductionFits; nullopt otherwise.
+std::optional<ReduceKind> TrailingReduction(const Instruction& ins, const ValueType& in) {
+  const std::optional<ReduceKind> kind = ReduceKindOf(ins.op);
+  if (!kind || ins.operands.size() != 1 || NumElements(in.shape) == 0 ||
+      !FusedReductionFits(*kind, in.dtype)) {
+    return std::nullopt;
+  }
+  const int rank = static_cast<int>(in.shape.size());
+  absl::StatusOr<std::vector<int>> axes = ReductionAxes(ins, rank);
+  if (!axes.ok() || static_cast<int>(axes->size()) != rank) return std::nullopt;
+  return kind;
 }
 
 // Builds a FusedLoopSpec over arrays of one shape: every param first (full
@@ -254,10 +270,18 @@ std::optional<FusedRegion> PlanFusedRegion(
     const PlannedScope& scope, int begin, int end, absl::Span<const int> live_outs,
     const absl::flat_hash_map<HandleId, DeviceArray>& inputs) {
   const Program& prog = *scope.program;
-  if (begin < 0 || end > static_cast<int>(prog.instructions.size()) || end - begin < 2 ||
-      live_outs.empty()) {
+  if (begin < 0 || end > static_cast<int>(prog.instructions.size()) || end - begin < 2) {
     return std::nullopt;
   }
+  // A trailing reduction (FindFusedRegions checked its operand is a value
+  // of the region) is planned after the steps, not as one.
+  std::optional<ReduceKind> reduction;
+  if (const Instruction& last = prog.instructions[end - 1]; ReduceKindOf(last.op)) {
+    if (last.operands.size() != 1 || last.operands[0].is_handle) return std::nullopt;
+    reduction = TrailingReduction(last, scope.types[last.operands[0].value]);
+    if (!reduction) return std::nullopt;
+  }
+  const int steps_end = reduction ? end - 1 : end;
   FusedRegion region;
   region.begin = begin;
   region.end = end;
@@ -272,7 +296,7 @@ std::optional<FusedRegion> PlanFusedRegion(
   // before it, handles), in order of first use; then the scalar operands.
   absl::flat_hash_map<HandleId, int> handle_slot;
   absl::flat_hash_map<uint32_t, int> outer_slot;
-  for (int i = begin; i < end; ++i) {
+  for (int i = begin; i < steps_end; ++i) {
     for (const Operand& o : prog.instructions[i].operands) {
       if (o.is_handle) {
         if (handle_slot.contains(o.handle)) continue;
@@ -290,7 +314,7 @@ std::optional<FusedRegion> PlanFusedRegion(
     }
   }
   std::vector<DType> dtypes;
-  for (int i = begin; i < end; ++i) {
+  for (int i = begin; i < steps_end; ++i) {
     const Instruction& ins = prog.instructions[i];
     dtypes.clear();
     for (const Operand& o : ins.operands) {
@@ -300,7 +324,7 @@ std::optional<FusedRegion> PlanFusedRegion(
   }
   absl::flat_hash_map<uint32_t, int> inner_slot;
   std::vector<int> slots;
-  for (int i = begin; i < end; ++i) {
+  for (int i = begin; i < steps_end; ++i) {
     const Instruction& ins = prog.instructions[i];
     slots.clear();
     for (const Operand& o : ins.operands) {
@@ -324,13 +348,24 @@ std::optional<FusedRegion> PlanFusedRegion(
     inner_slot[out] = r;
   }
   const int num_params = static_cast<int>(plan.spec.param_dtypes.size());
+  const int reduced_value = reduction ? scope.first_output[end - 1] : -1;
   for (int v : live_outs) {
+    if (v == reduced_value) continue;  // written by the reduction, last
     auto it = inner_slot.find(static_cast<uint32_t>(v));
     // An output that is a param unchanged (astype to its own dtype) would be
     // a copy the op by op run does not make.
     if (it == inner_slot.end() || it->second < num_params) return std::nullopt;
     plan.spec.yields.push_back(it->second);
     region.outputs.push_back(v);
+  }
+  if (reduction) {
+    const Operand& o = prog.instructions[end - 1].operands[0];
+    auto it = inner_slot.find(o.value);
+    if (it == inner_slot.end() || it->second < num_params) return std::nullopt;
+    plan.spec.reduction = FusedLoopSpec::Reduction{*reduction, it->second};
+    region.outputs.push_back(reduced_value);
+  } else if (region.outputs.empty()) {
+    return std::nullopt;
   }
   return region;
 }
@@ -385,18 +420,34 @@ std::vector<FusedRegion> FindFusedRegions(
     }
     int end = i + 1;
     while (end < n && end - i < kMaxRegionOps && joins(end, i, shape)) ++end;
-    if (end - i < 2) {
+    // A reduction of every element of a value of the run may end it.
+    bool reduces = false;
+    if (end < n) {
+      const Instruction& next = prog.instructions[end];
+      if (ReduceKindOf(next.op) && next.operands.size() == 1 && !next.operands[0].is_handle) {
+        const int v = static_cast<int>(next.operands[0].value);
+        reduces = v >= scope.first_output[i] && v < scope.first_output[end] &&
+                  TrailingReduction(next, scope.types[v]).has_value();
+      }
+    }
+    if (end - i < (reduces ? 1 : 2)) {
       i = end;
       continue;
     }
-    std::vector<int> live_outs;
-    for (int v = scope.first_output[i]; v < scope.first_output[end - 1] + 1; ++v) {
-      if (last_use[v] >= end) live_outs.push_back(v);
+    // Each try: the run with its reduction, then without.
+    std::optional<FusedRegion> r;
+    for (int stop : {reduces ? end + 1 : -1, end}) {
+      if (stop < 0 || stop - i < 2) continue;
+      std::vector<int> live_outs;
+      for (int v = scope.first_output[i]; v < scope.first_output[stop - 1] + 1; ++v) {
+        if (last_use[v] >= stop) live_outs.push_back(v);
+      }
+      r = PlanFusedRegion(scope, i, stop, live_outs, inputs);
+      if (r) break;
     }
-    std::optional<FusedRegion> r = PlanFusedRegion(scope, i, end, live_outs, inputs);
     if (r) {
+      i = r->end;
       regions.push_back(*std::move(r));
-      i = end;
     } else {
       ++i;  // the run may fuse from a later start
     }

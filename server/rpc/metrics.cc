@@ -79,6 +79,7 @@ void Metrics::RecordFusion(const FusionCounts& fused) {
   std::lock_guard<std::mutex> lock(mu_);
   fused_.loops += fused.loops;
   fused_.regions += fused.regions;
+  fused_.reductions += fused.reductions;
 }
 
 void Metrics::RecordProgram(const std::string& tenant, int64_t ops) {
@@ -169,6 +170,9 @@ std::string Metrics::Render(const MetricsGauges& g) const {
          "straight-line runs of elementwise ops run as one.");
   absl::StrAppend(&out, "resident_fused_ops_total{form=\"loop\"} ", fused_.loops, "\n");
   absl::StrAppend(&out, "resident_fused_ops_total{form=\"region\"} ", fused_.regions, "\n");
+  Header(out, "resident_fused_reductions_total", "counter",
+         "Reductions computed inside a fused region's op (the reduced values never written).");
+  absl::StrAppend(&out, "resident_fused_reductions_total ", fused_.reductions, "\n");
   Header(out, "resident_transfer_bytes_total", "counter",
          "Array bytes moved by Upload and Download.");
   for (const auto& [tenant, c] : tenants_) {

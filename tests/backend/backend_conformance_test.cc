@@ -958,6 +958,106 @@ TEST_P(BackendConformanceTest, FusedRegionsEqualOpByOpForRandomChains) {
   }
 }
 
+// A region's trailing reduction (the kinds and dtypes FusedReductionFits:
+// order-free) equals the reduction kernels run on the region's result, bit
+// for bit, with and without another slot written beside it.
+TEST_P(BackendConformanceTest, FusedReductionsEqualTheReductionKernels) {
+  using Step = FusedLoopSpec::Step;
+  const int64_t n = 70001;
+  const ReduceKind kinds[] = {ReduceKind::kSum, ReduceKind::kProd, ReduceKind::kMax,
+                              ReduceKind::kMin, ReduceKind::kAny,  ReduceKind::kAll};
+  for (DType d : kAllDTypes) {
+    std::vector<ElementwiseKind> binary;
+    for (ElementwiseKind k : kAllElementwiseKinds) {
+      if (Arity(k) == 2 && ElementwiseAccepts(k, d)) binary.push_back(k);
+    }
+    for (ReduceKind kind : kinds) {
+      if (!FusedReductionFits(kind, d) || binary.empty()) continue;
+      std::mt19937_64 rng(static_cast<uint64_t>(d) * 31 + static_cast<uint64_t>(kind));
+      FusedLoopSpec spec;
+      spec.trip_count = 1;
+      spec.num_carried = 0;
+      spec.param_dtypes = {d, d};
+      spec.param_scalar = {false, false};
+      std::vector<int> of_d = {0, 1};
+      for (int k = 0; k < 4; ++k) {
+        const int a = of_d[rng() % of_d.size()], b = of_d[rng() % of_d.size()];
+        spec.steps.push_back(Step::Of(binary[rng() % binary.size()], a, b, d));
+        of_d.push_back(1 + static_cast<int>(spec.steps.size()));
+      }
+      spec.reduction = FusedLoopSpec::Reduction{kind, of_d.back()};
+      const DType out_dtype = ReduceResultType(kind, d);
+      const std::vector<HostArray> in = {Random(d, {n}, 700 + static_cast<uint64_t>(kind)),
+                                         Random(d, {n}, 800 + static_cast<uint64_t>(kind))};
+      for (bool beside : {false, true}) {
+        spec.yields = beside ? std::vector<int>{of_d[2]} : std::vector<int>{};
+        SCOPED_TRACE(std::string(DTypeName(d)) + " " + ReduceKindName(kind) +
+                     (beside ? " with a slot written" : ""));
+        auto fused = [spec](Backend& b, Stream& s, std::vector<DeviceArray>& in,
+                            DeviceArray& out) -> absl::Status {
+          const Shape shape = in[0].shape;
+          std::vector<DeviceArray> outs;
+          if (!spec.yields.empty()) {
+            DeviceArray slot{nullptr, spec.steps[spec.yields[0] - 2].dtype, shape};
+            ASSIGN_OR_RETURN(slot.buffer, b.Allocate(slot.nbytes(), s));
+            outs.push_back(slot);
+          }
+          outs.push_back(out);
+          return b.Run(s, FusedLoopOp{&spec, in, outs, &shape});
+        };
+        auto op_by_op = [spec](Backend& b, Stream& s, std::vector<DeviceArray>& in,
+                               DeviceArray& out) -> absl::Status {
+          std::vector<DeviceArray> slots = in;
+          RETURN_IF_ERROR(StepsOpByOp(b, s, spec, in[0].shape, slots));
+          const DeviceArray& r = slots[spec.reduction->slot];
+          if (spec.reduction->kind == ReduceKind::kSum) {
+            return b.Run(s, ReduceOp{ReduceKind::kSum, std::nullopt, &r, &out});
+          }
+          const int axes[] = {0};
+          return b.Run(s, ReduceAxesOp{spec.reduction->kind, axes, &r, &out});
+        };
+        absl::StatusOr<HostArray> want = RunOn(test_, in, out_dtype, {}, op_by_op);
+        ASSERT_TRUE(want.ok()) << want.status();
+        absl::StatusOr<HostArray> got = RunOn(test_, in, out_dtype, {}, fused);
+        ASSERT_TRUE(got.ok()) << got.status();
+        ASSERT_EQ(want->bytes, got->bytes);
+      }
+    }
+  }
+  // Malformed: a float sum, a reducing loop, the wrong out dtype, no shape.
+  Backend& b = *test_.backend;
+  Stream& s = *test_.stream;
+  FusedLoopSpec spec;
+  spec.trip_count = 1;
+  spec.param_dtypes = {DType::kFloat32};
+  spec.param_scalar = {false};
+  spec.steps = {Step::Of(ElementwiseKind::kNegative, 0, -1, DType::kFloat32)};
+  spec.reduction = FusedLoopSpec::Reduction{ReduceKind::kSum, 1};
+  DeviceArray x{nullptr, DType::kFloat32, {64}}, r{nullptr, DType::kFloat32, {}};
+  x.buffer = b.Allocate(x.nbytes(), s).value();
+  r.buffer = b.Allocate(8, s).value();
+  const Shape shape = x.shape;
+  const std::vector<DeviceArray> ins{x}, outs{r};
+  EXPECT_EQ(b.Run(s, FusedLoopOp{&spec, ins, outs, &shape}).code(),
+            absl::StatusCode::kInvalidArgument);
+  spec.reduction = FusedLoopSpec::Reduction{ReduceKind::kAny, 1};
+  EXPECT_EQ(b.Run(s, FusedLoopOp{&spec, ins, outs, &shape}).code(),
+            absl::StatusCode::kInvalidArgument);  // any gives bool
+  r.dtype = DType::kBool;
+  const std::vector<DeviceArray> bool_out{r};
+  EXPECT_TRUE(b.Run(s, FusedLoopOp{&spec, ins, bool_out, &shape}).ok());
+  EXPECT_EQ(b.Run(s, FusedLoopOp{&spec, ins, bool_out}).code(), absl::StatusCode::kInvalidArgument);
+  const Shape empty = {0};
+  EXPECT_EQ(b.Run(s, FusedLoopOp{&spec, ins, bool_out, &empty}).code(),
+            absl::StatusCode::kInvalidArgument);
+  spec.num_carried = 1;
+  spec.trip_count = 2;
+  spec.yields = {1};
+  EXPECT_EQ(b.Run(s, FusedLoopOp{&spec, ins, bool_out, &shape}).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(s.Synchronize().ok());
+}
+
 // A select step (NumPy's where in a region) picks bit patterns: NaN payloads
 // and -0.0 pass unchanged, any nonzero condition byte is true, and a
 // one-element operand broadcasts; the condition here is a float cast to

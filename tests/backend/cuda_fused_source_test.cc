@@ -116,6 +116,30 @@ TEST(CudaFusedLoopSource, BroadcastParamsCompile) {
   }
 }
 
+// A reducing region: every kind and dtype FusedReductionFits compiles, with
+// the finishing kernel beside the fused one.
+TEST(CudaFusedLoopSource, TrailingReductionsCompile) {
+  const ReduceKind kinds[] = {ReduceKind::kSum, ReduceKind::kProd, ReduceKind::kMax,
+                              ReduceKind::kMin, ReduceKind::kAny,  ReduceKind::kAll};
+  for (DType dtype : kAllDTypes) {
+    for (ReduceKind kind : kinds) {
+      if (!FusedReductionFits(kind, dtype)) continue;
+      FusedLoopSpec spec;
+      spec.trip_count = 1;
+      spec.num_carried = 0;
+      spec.param_dtypes = {dtype, dtype};
+      spec.param_scalar = {false, true};
+      spec.steps = {Step::Of(ElementwiseKind::kAdd, 0, 1, dtype)};
+      spec.reduction = FusedLoopSpec::Reduction{kind, 2};
+      const std::string source = FusedLoopSource(spec);
+      EXPECT_EQ(CompileErrors(source), "")
+          << DTypeName(dtype) << " " << ReduceKindName(kind) << ":\n"
+          << source;
+      EXPECT_NE(source.find("void resident_fused_finish("), std::string::npos) << source;
+    }
+  }
+}
+
 // Bool elements are their storage byte in the generated code, as in every
 // other kernel (never C++'s bool, which must not hold other byte values).
 TEST(CudaFusedLoopSource, BoolIsItsStorageByte) {

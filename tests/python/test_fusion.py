@@ -107,3 +107,37 @@ def test_broadcast_rows_and_columns_fuse(server, dtype):
         check(y, np.maximum(x * col + row, row) - col)
         check(w, (v - t) * t < v)
         assert fused(server, "region") == before + 2
+
+
+def reductions(server) -> int:
+    m = re.search(r"^resident_fused_reductions_total (\d+)", server.metrics(), re.M)
+    assert m, "resident_fused_reductions_total missing from the metrics"
+    return int(m.group(1))
+
+
+def test_order_free_trailing_reductions_fuse(server):
+    x = sample(np.float32, N, 13)
+    k = sample(np.int32, N, 14)
+    u = sample(np.uint8, N, 15)
+    with rs.connect(server.target) as c:
+        a, kk, uu = c.asarray(x), c.asarray(k), c.asarray(u)
+        c.evaluate(a, kk, uu)
+        before, before_r = fused(server, "region"), reductions(server)
+        count = (a * 2.0 > 1.0).sum()           # a count: int64
+        every = (kk * 3 != 7).all()
+        some = rs.isnan(a - a).any()
+        top = (kk * kk - 5).max(keepdims=True)  # (1,), int32
+        low = (uu * 3 + 1).min()                # wraps in uint8
+        prod = (kk % 3 + 1).prod()              # int64, wraps
+        total = (uu + 1).sum()                  # uint8 -> uint64
+        float_sum = (a * 2.0).sum()             # a float sum: the region alone
+        check(count, (x * np.float32(2.0) > 1.0).sum())
+        check(every, (k * 3 != 7).all())
+        check(some, np.isnan(x - x).any())
+        check(top, (k * k - 5).max(keepdims=True))
+        check(low, (u * np.uint8(3) + np.uint8(1)).min())
+        check(prod, (k % 3 + 1).prod())
+        check(total, (u + np.uint8(1)).sum())
+        check(float_sum, (x * np.float32(2.0)).sum(), exact=False)
+        assert reductions(server) == before_r + 7
+        assert fused(server, "region") == before + 7

@@ -234,6 +234,45 @@ std::shared_ptr<Program> BroadcastProgram(const HandleId&, int64_t) {
   return p;
 }
 
+// Regions ending in a reduction of every element (k: int32 handle):
+//   a = k * 3 - 1; c = (a > 2).sum()              count of a bool: int64
+//   d = k.astype(uint8) * 7; m = d.max(keepdims)  wrapping uint8, (1,)
+//   e = (k + 0.5 != 1.5).all(); f = (k - 5).prod() (int32 -> int64, wraps)
+//   g = k + 1; s = g.astype(f32).sum()            a float sum: not fused,
+//                                                 the run before it is
+std::shared_ptr<Program> ReductionProgram(const HandleId& k, int64_t n) {
+  using K = ElementwiseKind;
+  auto p = std::make_shared<Program>();
+  auto v = [](uint32_t i) { return Operand::Value(i); };
+  const Operand kh = Operand::Handle(k);
+  auto& b = p->instructions;
+  auto reduce = [](OpKind op, uint32_t of, bool keepdims = false) {
+    Instruction r = Op(op, {Operand::Value(of)});
+    r.keepdims = keepdims;
+    return r;
+  };
+  b.push_back(WithScalar(K::kMultiply, kh, 1, Scalar::Int(3)));    // 0
+  b.push_back(WithScalar(K::kSubtract, v(0), 1, Scalar::Int(1)));  // 1: a
+  b.push_back(WithScalar(K::kGreater, v(1), 1, Scalar::Int(2)));   // 2
+  b.push_back(reduce(OpKind::kSum, 2));                            // 3: c
+  Instruction cast = Op(OpKind::kAstype, {kh});
+  cast.dtype = DType::kUint8;
+  b.push_back(cast);                                                   // 4
+  b.push_back(WithScalar(K::kMultiply, v(4), 1, Scalar::Int(7)));      // 5: d
+  b.push_back(reduce(OpKind::kMax, 5, /*keepdims=*/true));             // 6: m
+  b.push_back(WithScalar(K::kAdd, kh, 1, Scalar::Float(0.5)));         // 7
+  b.push_back(WithScalar(K::kNotEqual, v(7), 1, Scalar::Float(1.5)));  // 8
+  b.push_back(reduce(OpKind::kAll, 8));                                // 9: e
+  b.push_back(WithScalar(K::kSubtract, kh, 1, Scalar::Int(5)));        // 10
+  b.push_back(reduce(OpKind::kProd, 10));                              // 11: f
+  b.push_back(WithScalar(K::kAdd, kh, 1, Scalar::Int(1)));             // 12: g
+  Instruction to_f32 = Op(OpKind::kAstype, {v(12)});
+  to_f32.dtype = DType::kFloat32;
+  b.push_back(to_f32);                    // 13
+  b.push_back(reduce(OpKind::kSum, 13));  // 14: s
+  return p;
+}
+
 using ProgramFn = std::shared_ptr<Program> (*)(const HandleId&, int64_t);
 
 std::vector<std::string> RunProgram(bool fuse, int* fused_calls, ProgramFn make = TestProgram,
@@ -414,6 +453,46 @@ TEST(FusedExecutorTest, BroadcastOperandsFuseBitForBit) {
       EXPECT_EQ(got, want) << i << "," << j;
     }
   }
+}
+
+TEST(FusedExecutorTest, TrailingReductionsFuseBitForBit) {
+  const std::vector<OutputSpec> outs = {
+      {3, true, false}, {6, true, false}, {9, true, false}, {11, true, false}, {14, true, false}};
+  int fused_calls = 0;
+  std::vector<int> starts;
+  const std::vector<std::string> op_by_op =
+      RunProgram(false, &fused_calls, ReductionProgram, outs, DType::kInt32, &starts);
+  // Instructions 0-3, 4-6, 7-9 and 12-13 (the float sum stays out); the
+  // lone subtract before the prod (10-11) is a region too.
+  EXPECT_EQ(starts, (std::vector<int>{0, 4, 7, 10, 12}));
+  const std::vector<std::string> fused = RunProgram(true, &fused_calls, ReductionProgram, outs);
+  EXPECT_EQ(fused_calls, 5);
+  ASSERT_EQ(op_by_op.size(), 5u);
+  ASSERT_EQ(fused.size(), 5u);
+  for (size_t i = 0; i < 5; ++i) EXPECT_TRUE(op_by_op[i] == fused[i]) << "output " << i;
+  // Against values computed here from k[i] = i % 7 - 3.
+  const int64_t n = 70001;
+  int64_t count = 0;
+  uint8_t most = 0;
+  bool all = true;
+  uint64_t prod = 1;
+  for (int64_t i = 0; i < n; ++i) {
+    const int32_t k = static_cast<int32_t>(i % 7) - 3;
+    count += k * 3 - 1 > 2;
+    most = std::max<uint8_t>(most, static_cast<uint8_t>(static_cast<uint8_t>(k) * 7));
+    all &= k + 0.5 != 1.5;
+    prod *= static_cast<uint64_t>(static_cast<int64_t>(k - 5));
+  }
+  int64_t got_count;
+  std::memcpy(&got_count, fused[0].data(), 8);
+  EXPECT_EQ(got_count, count);
+  ASSERT_EQ(fused[1].size(), 1u);
+  EXPECT_EQ(static_cast<uint8_t>(fused[1][0]), most);
+  ASSERT_EQ(fused[2].size(), 1u);
+  EXPECT_EQ(fused[2][0] != 0, all);
+  uint64_t got_prod;
+  std::memcpy(&got_prod, fused[3].data(), 8);
+  EXPECT_EQ(got_prod, prod);
 }
 
 // A backend that declines a spec (the CUDA kernel cache at its cap) gets

@@ -189,9 +189,7 @@ class CpuBackend final : public Backend {
       return cpu::Transpose(&pool_, View(*op.in), op.perm, o);
     });
   }
-  absl::Status Do(const FusedLoopOp& op) {
-    return cpu::RunFusedLoop(&pool_, *op.spec, op.params, op.outs);
-  }
+  absl::Status Do(const FusedLoopOp& op) { return cpu::RunFusedLoop(&pool_, op); }
 
   cpu::ThreadPool pool_;
   const int64_t total_;

@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
+#include "kernels/cpu/array_view.h"
 #include "kernels/cpu/convert.h"
 #include "kernels/cpu/elementwise.h"
 
@@ -114,12 +116,105 @@ void GatherBroadcast(const void* base, int64_t item, const FusedBroadcastLayout&
   }
 }
 
+// A region's trailing reduction (FusedReductionFits's kinds) as 64 bits:
+// sums and products wrapping, max/min compared with the element's
+// signedness, any/all as 0/1. The kinds are order-free, so each thread's
+// blocks reduce apart and merge in any order, as the reduction kernels'
+// results do not depend on theirs.
+class Reducer {
+ public:
+  Reducer(ReduceKind kind, DType dtype)
+      : kind_(kind), dtype_(dtype), signed_(IsSignedInteger(dtype) || dtype == DType::kBool) {
+    switch (kind) {
+      case ReduceKind::kProd:
+      case ReduceKind::kAll:
+        acc_ = 1;
+        break;
+      case ReduceKind::kMax:
+        acc_ = signed_ ? static_cast<uint64_t>(std::numeric_limits<int64_t>::min()) : 0;
+        break;
+      case ReduceKind::kMin:
+        acc_ = signed_ ? static_cast<uint64_t>(std::numeric_limits<int64_t>::max())
+                       : std::numeric_limits<uint64_t>::max();
+        break;
+      default:
+        acc_ = 0;
+    }
+  }
+
+  // Adds `count` elements (one element `count` times if `one`).
+  absl::Status Add(const void* tile, bool one, int64_t count) {
+    const bool truth = kind_ == ReduceKind::kAny || kind_ == ReduceKind::kAll;
+    return DispatchDType(dtype_, [&](auto zero) -> absl::Status {
+      using T = decltype(zero);
+      const T* p = static_cast<const T*>(tile);
+      auto value = [&](const T& v) -> std::optional<uint64_t> {
+        if constexpr (kIsHalfStorage<T>) {
+          return static_cast<uint64_t>(resident_load(v) != 0.0f);
+        } else if constexpr (kIsBoolStorage<T>) {
+          return static_cast<uint64_t>(v != 0);
+        } else if constexpr (std::is_integral_v<T>) {
+          if (truth) return static_cast<uint64_t>(v != 0);
+          if constexpr (std::is_signed_v<T>) return static_cast<uint64_t>(static_cast<int64_t>(v));
+          return static_cast<uint64_t>(v);
+        } else if constexpr (std::is_floating_point_v<T>) {
+          return static_cast<uint64_t>(v != 0);  // NaN is true
+        } else {
+          return std::nullopt;
+        }
+      };
+      for (int64_t e = 0; e < count; ++e) {
+        const std::optional<uint64_t> v = value(p[one ? 0 : e]);
+        if (!v) return absl::InvalidArgumentError("FusedLoop: a reduction of an unfused dtype");
+        acc_ = Combine(acc_, *v);
+      }
+      return absl::OkStatus();
+    });
+  }
+
+  void Merge(const Reducer& other) { acc_ = Combine(acc_, other.acc_); }
+
+  // The result into `out` (ReduceResultType(kind, dtype), one element).
+  void Write(void* out) const {
+    const DType type = ReduceResultType(kind_, dtype_);
+    uint64_t v = acc_;
+    if (type == DType::kBool) v = v != 0 ? 1 : 0;
+    // Little-endian: a value that fits the narrower type is its low bytes.
+    std::memcpy(out, &v, static_cast<size_t>(ItemSize(type)));
+  }
+
+ private:
+  uint64_t Combine(uint64_t a, uint64_t b) const {
+    switch (kind_) {
+      case ReduceKind::kSum:
+        return a + b;
+      case ReduceKind::kProd:
+        return a * b;
+      case ReduceKind::kMax:
+        return signed_ ? (static_cast<int64_t>(a) < static_cast<int64_t>(b) ? b : a)
+                       : std::max(a, b);
+      case ReduceKind::kMin:
+        return signed_ ? (static_cast<int64_t>(b) < static_cast<int64_t>(a) ? b : a)
+                       : std::min(a, b);
+      case ReduceKind::kAny:
+        return a | b;
+      default:  // kAll
+        return a & b;
+    }
+  }
+
+  ReduceKind kind_;
+  DType dtype_;
+  bool signed_;
+  uint64_t acc_ = 0;
+};
+
 }  // namespace
 
-absl::Status RunFusedLoop(ThreadPool* pool, const FusedLoopSpec& spec,
-                          absl::Span<const DeviceArray> params,
-                          absl::Span<const DeviceArray> outs) {
-  ASSIGN_OR_RETURN(const Shape shape, CheckFusedLoopOp(FusedLoopOp{&spec, params, outs}));
+absl::Status RunFusedLoop(ThreadPool* pool, const FusedLoopOp& op) {
+  ASSIGN_OR_RETURN(const Shape shape, CheckFusedLoopOp(op));
+  const FusedLoopSpec& spec = *op.spec;
+  const absl::Span<const DeviceArray> params = op.params, outs = op.outs;
   const int np = static_cast<int>(spec.param_dtypes.size());
   const bool region = spec.num_carried == 0;  // a straight-line region
   const int slots = np + static_cast<int>(spec.steps.size());
@@ -148,8 +243,13 @@ absl::Status RunFusedLoop(ThreadPool* pool, const FusedLoopSpec& spec,
   }
   absl::Status first_error;
   std::mutex error_mu;
+  const std::optional<FusedLoopSpec::Reduction>& reduction = spec.reduction;
+  std::optional<Reducer> reduced;
+  if (reduction) reduced.emplace(reduction->kind, dtype[reduction->slot]);
   const int64_t blocks = (n + kBlock - 1) / kBlock;
   ParallelFor(pool, blocks, 1, [&](int64_t b0, int64_t b1) {
+    std::optional<Reducer> part;
+    if (reduction) part.emplace(reduction->kind, dtype[reduction->slot]);
     // Per-thread scratch: one block of every slot (carried slots hold the
     // running values; invariant slots point at the params).
     std::vector<std::unique_ptr<char[]>> mem(slots);
@@ -257,7 +357,17 @@ absl::Status RunFusedLoop(ThreadPool* pool, const FusedLoopSpec& spec,
         std::memcpy(static_cast<char*>(outs[c].data()) + begin * ItemSize(dtype[c]), mem[c].get(),
                     static_cast<size_t>(count * ItemSize(dtype[c])));
       }
-      for (size_t k = 0; region && k < outs.size(); ++k) {
+      if (part) {
+        const void* dr = nullptr;
+        absl::Span<const int64_t> sr;
+        view_of(reduction->slot, &dr, &sr);
+        if (absl::Status st = part->Add(dr, sr.empty(), count); !st.ok()) {
+          std::lock_guard<std::mutex> lock(error_mu);
+          if (first_error.ok()) first_error = st;
+          return;
+        }
+      }
+      for (size_t k = 0; region && k < spec.yields.size(); ++k) {
         const int y = spec.yields[k];
         const int64_t item = ItemSize(dtype[y]);
         const void* dy = nullptr;
@@ -271,8 +381,14 @@ absl::Status RunFusedLoop(ThreadPool* pool, const FusedLoopSpec& spec,
         }
       }
     }
+    if (part) {
+      std::lock_guard<std::mutex> lock(error_mu);
+      reduced->Merge(*part);
+    }
   });
-  return first_error;
+  RETURN_IF_ERROR(first_error);
+  if (reduced) reduced->Write(outs.back().data());
+  return absl::OkStatus();
 }
 
 }  // namespace resident::cpu

@@ -17,8 +17,7 @@ namespace resident::cpu {
 // Runs FusedLoopOp's contract (device_op.h) for arrays the backend has
 // checked; INVALID_ARGUMENT when params or outs do not match the spec, or
 // for a step the kernels refuse.
-absl::Status RunFusedLoop(ThreadPool* pool, const FusedLoopSpec& spec,
-                          absl::Span<const DeviceArray> params, absl::Span<const DeviceArray> outs);
+absl::Status RunFusedLoop(ThreadPool* pool, const FusedLoopOp& op);
 
 }  // namespace resident::cpu
 

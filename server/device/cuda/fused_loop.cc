@@ -163,6 +163,68 @@ __device__ __forceinline__ long long resident_broadcast(long long i, const Resid
 )";
 static_assert(kMaxFusedBroadcastRank == 4, "ResidentBroadcast holds 4 dims");
 
+// A trailing reduction's accumulator, identity and combine (device code):
+// 64 bits, signed for max/min of signed integers and bool, else unsigned
+// (sums and products wrap); then a block's combine over warp shuffles. The
+// kinds FusedReductionFits are order-free, so any tree gives the same bits.
+std::string ReductionPrelude(ReduceKind kind, DType dtype) {
+  const bool is_signed = IsSignedInteger(dtype) || dtype == DType::kBool;
+  const bool minmax = kind == ReduceKind::kMax || kind == ReduceKind::kMin;
+  const char* acc = minmax && is_signed ? "long long" : "unsigned long long";
+  const char* identity = "0ULL";
+  const char* combine = "((a) + (b))";
+  switch (kind) {
+    case ReduceKind::kProd:
+      identity = "1ULL";
+      combine = "((a) * (b))";
+      break;
+    case ReduceKind::kAll:
+      identity = "1ULL";
+      combine = "((a) & (b))";
+      break;
+    case ReduceKind::kAny:
+      combine = "((a) | (b))";
+      break;
+    case ReduceKind::kMax:
+      identity = is_signed ? "(-9223372036854775807LL - 1)" : "0ULL";
+      combine = "((a) < (b) ? (b) : (a))";
+      break;
+    case ReduceKind::kMin:
+      identity = is_signed ? "9223372036854775807LL" : "18446744073709551615ULL";
+      combine = "((b) < (a) ? (b) : (a))";
+      break;
+    default:
+      break;
+  }
+  return absl::StrCat(
+      "typedef ", acc, " resident_acc;\n", "#define RESIDENT_IDENTITY ((resident_acc)", identity,
+      ")\n", "#define RESIDENT_COMBINE(a, b) ", combine, "\n",
+      R"(__device__ __forceinline__ resident_acc resident_block_combine(resident_acc v) {
+  __shared__ resident_acc warps[32];
+  for (int o = 16; o > 0; o >>= 1) v = RESIDENT_COMBINE(v, __shfl_down_sync(0xffffffffu, v, o));
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  if (lane == 0) warps[warp] = v;
+  __syncthreads();
+  if (warp == 0) {
+    v = lane < (int)(blockDim.x >> 5) ? warps[lane] : RESIDENT_IDENTITY;
+    for (int o = 16; o > 0; o >>= 1) v = RESIDENT_COMBINE(v, __shfl_down_sync(0xffffffffu, v, o));
+  }
+  return v;
+}
+)");
+}
+
+// The reduction's value of slot `x` (of `dtype`) as resident_acc: 0/1 for
+// any/all (a float's NaN is true) and bool, the integer widened otherwise.
+std::string ReductionElement(ReduceKind kind, DType dtype, const std::string& x) {
+  if (kind == ReduceKind::kAny || kind == ReduceKind::kAll || dtype == DType::kBool) {
+    const std::string v = IsHalf(dtype) ? absl::StrCat("resident_load(", x, ")") : x;
+    return absl::StrCat("(resident_acc)(", v, " != 0)");
+  }
+  if (IsSignedInteger(dtype)) return absl::StrCat("(resident_acc)(long long)", x);
+  return absl::StrCat("(resident_acc)", x);
+}
+
 // The host side of ResidentBroadcast, passed by value to the kernel.
 struct BroadcastArg {
   long long dim[4];
@@ -205,9 +267,15 @@ std::string FusedLoopKernel(const FusedLoopSpec& spec) {
     absl::StrAppend(&src, CType(region ? slot_dtypes[spec.yields[k]] : spec.param_dtypes[k]),
                     region ? "* __restrict__ out" : "* out", k, ", ");
   }
+  const std::optional<FusedLoopSpec::Reduction>& red = spec.reduction;
+  if (red) {
+    absl::StrAppend(&src, "unsigned long long* __restrict__ partial, ");
+  }
   absl::StrAppend(&src,
                   "long long trips, long long n) {\n"
-                  "  const long long stride = (long long)blockDim.x * gridDim.x;\n"
+                  "  const long long stride = (long long)blockDim.x * gridDim.x;\n");
+  if (red) absl::StrAppend(&src, "  resident_acc acc = RESIDENT_IDENTITY;\n");
+  absl::StrAppend(&src,
                   "  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;"
                   " i < n; i += stride) {\n");
   // Every param is read before any out is written (outs may alias them).
@@ -233,6 +301,11 @@ std::string FusedLoopKernel(const FusedLoopSpec& spec) {
     for (size_t k = 0; k < spec.yields.size(); ++k) {
       absl::StrAppend(&src, "    out", k, "[i] = ", Slot(spec, spec.yields[k]), ";\n");
     }
+    if (red) {
+      absl::StrAppend(&src, "    acc = RESIDENT_COMBINE(acc, ",
+                      ReductionElement(red->kind, slot_dtypes[red->slot], Slot(spec, red->slot)),
+                      ");\n");
+    }
   } else {
     for (int c = 0; c < spec.num_carried; ++c) {
       absl::StrAppend(&src, "      const ", CType(spec.param_dtypes[c]), " y", c, " = ",
@@ -246,7 +319,25 @@ std::string FusedLoopKernel(const FusedLoopSpec& spec) {
       absl::StrAppend(&src, "    out", c, "[i] = p", c, ";\n");
     }
   }
-  absl::StrAppend(&src, "  }\n}\n");
+  absl::StrAppend(&src, "  }\n");
+  if (red) {
+    absl::StrAppend(&src, "  acc = resident_block_combine(acc);\n",
+                    "  if (threadIdx.x == 0) partial[blockIdx.x] = (unsigned long long)acc;\n");
+  }
+  absl::StrAppend(&src, "}\n");
+  if (red) {
+    // One block combines the partials into the result's dtype.
+    const DType out = ReduceResultType(red->kind, slot_dtypes[red->slot]);
+    absl::StrAppend(
+        &src, "extern \"C\" __global__ void resident_fused_finish(",
+        "const unsigned long long* __restrict__ partial, long long count, ", CType(out),
+        "* __restrict__ out) {\n", "  resident_acc acc = RESIDENT_IDENTITY;\n",
+        "  for (long long k = threadIdx.x; k < count; k += blockDim.x) {\n",
+        "    acc = RESIDENT_COMBINE(acc, (resident_acc)partial[k]);\n", "  }\n",
+        "  acc = resident_block_combine(acc);\n", "  if (threadIdx.x == 0) out[0] = ",
+        out == DType::kBool ? "(char)(acc != 0)" : absl::StrCat("(", CType(out), ")acc"), ";\n}\n");
+    src = absl::StrCat(ReductionPrelude(red->kind, slot_dtypes[red->slot]), src);
+  }
   return src;
 }
 
@@ -268,7 +359,7 @@ bool FusedKernelCache::Admits(const FusedLoopSpec& spec) {
   return kernels_.contains(kernel);
 }
 
-absl::StatusOr<cudaKernel_t> FusedKernelCache::Get(const std::string& kernel) {
+absl::StatusOr<FusedKernels> FusedKernelCache::Get(const std::string& kernel) {
   std::lock_guard<std::mutex> lock(mu_);
   if (auto it = kernels_.find(kernel); it != kernels_.end()) return it->second.second;
   const std::string source = absl::StrCat(ElementwiseExprText(), kernel);
@@ -306,15 +397,18 @@ absl::StatusOr<cudaKernel_t> FusedKernelCache::Get(const std::string& kernel) {
     (void)cudaGetLastError();
     return absl::InternalError(absl::StrCat("cudaLibraryLoadData: ", cudaGetErrorString(e)));
   }
-  cudaKernel_t compiled_kernel = nullptr;
-  e = cudaLibraryGetKernel(&compiled_kernel, library, "resident_fused");
+  FusedKernels compiled_kernels;
+  e = cudaLibraryGetKernel(&compiled_kernels.main, library, "resident_fused");
+  if (e == cudaSuccess && kernel.find("resident_fused_finish") != std::string::npos) {
+    e = cudaLibraryGetKernel(&compiled_kernels.finish, library, "resident_fused_finish");
+  }
   if (e != cudaSuccess) {
     (void)cudaGetLastError();
     (void)cudaLibraryUnload(library);
     return absl::InternalError(absl::StrCat("cudaLibraryGetKernel: ", cudaGetErrorString(e)));
   }
-  kernels_.emplace(kernel, std::make_pair(library, compiled_kernel));
-  return compiled_kernel;
+  kernels_.emplace(kernel, std::make_pair(library, compiled_kernels));
+  return compiled_kernels;
 }
 
 // --- CudaBackend::Do(FusedLoopOp) ----------------------------------------------
@@ -325,10 +419,15 @@ absl::Status CudaBackend::Do(const StreamRef& s, const FusedLoopOp& op) {
   ASSIGN_OR_RETURN(const Shape shape, CheckFusedLoopOp(op));
   const int64_t n = NumElements(shape);
   if (n == 0) return absl::OkStatus();
-  ASSIGN_OR_RETURN(cudaKernel_t kernel, fused_kernels_->Get(FusedLoopKernel(spec)));
+  ASSIGN_OR_RETURN(const FusedKernels kernels, fused_kernels_->Get(FusedLoopKernel(spec)));
+  const bool reduces = spec.reduction.has_value();
+  if (reduces && kernels.finish == nullptr) {
+    return absl::InternalError("FusedLoop: the reduction's kernel is missing");
+  }
   std::vector<const void*> pointers;
   for (const DeviceArray& a : params) pointers.push_back(a.data());
-  for (const DeviceArray& a : outs) pointers.push_back(a.data());
+  // A reduction's out is the finishing kernel's.
+  for (size_t k = 0; k < spec.yields.size(); ++k) pointers.push_back(outs[k].data());
   // Reserved up front: args keeps their addresses.
   std::vector<BroadcastArg> layouts;
   layouts.reserve(params.size());
@@ -351,15 +450,30 @@ absl::Status CudaBackend::Do(const StreamRef& s, const FusedLoopOp& op) {
     b.narrow = n <= int64_t{0xffffffff} ? 1 : 0;
     args.push_back(&b);
   }
-  args.push_back(&trips);
-  args.push_back(&count);
   constexpr int kBlock = 256;
   const int64_t blocks =
       std::min<int64_t>((n + kBlock - 1) / kBlock, int64_t{device_->sm_count} * 32);
-  return Check(
-      cudaLaunchKernel(reinterpret_cast<const void*>(kernel), dim3(static_cast<unsigned>(blocks)),
-                       dim3(kBlock), args.data(), 0, s->stream()),
-      "cudaLaunchKernel(fused loop)");
+  // One 8-byte partial per block, freed (stream-ordered) after the finish.
+  std::shared_ptr<CudaBuffer> partial;
+  void* partial_data = nullptr;
+  if (reduces) {
+    ASSIGN_OR_RETURN(partial, AllocateOn(s, blocks * 8));
+    partial_data = partial->data();
+    args.push_back(&partial_data);
+  }
+  args.push_back(&trips);
+  args.push_back(&count);
+  RETURN_IF_ERROR(Check(cudaLaunchKernel(reinterpret_cast<const void*>(kernels.main),
+                                         dim3(static_cast<unsigned>(blocks)), dim3(kBlock),
+                                         args.data(), 0, s->stream()),
+                        "cudaLaunchKernel(fused loop)"));
+  if (!reduces) return absl::OkStatus();
+  long long partials = blocks;
+  void* out = outs.back().data();
+  void* finish_args[] = {&partial_data, &partials, &out};
+  return Check(cudaLaunchKernel(reinterpret_cast<const void*>(kernels.finish), dim3(1),
+                                dim3(kBlock), finish_args, 0, s->stream()),
+               "cudaLaunchKernel(fused reduction)");
 }
 
 }  // namespace resident::cuda_internal

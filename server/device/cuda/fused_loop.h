@@ -18,20 +18,30 @@
 namespace resident::cuda_internal {
 
 // The kernel's CUDA source for `spec` (public for tests and logs). The
-// kernel is `resident_fused(p0, ..., o0, ..., trips, n)`.
+// kernel is `resident_fused(in0, [b0,] ..., out0, ..., [partial,] trips, n)`:
+// a broadcast param's layout follows its pointer, and a reducing region
+// writes one partial per block.
 std::string FusedLoopSource(const FusedLoopSpec& spec);
 // The kernel alone, after the op table's functions (ElementwiseExprText())
 // that FusedLoopSource puts first: what the cache is keyed by.
 std::string FusedLoopKernel(const FusedLoopSpec& spec);
+
+// A compiled spec: resident_fused, and for a reducing region
+// resident_fused_finish(partial, count, out), which combines the per-block
+// partials resident_fused writes.
+struct FusedKernels {
+  cudaKernel_t main = nullptr;
+  cudaKernel_t finish = nullptr;
+};
 
 // Compiled kernels by kernel text, for one device.
 class FusedKernelCache {
  public:
   explicit FusedKernelCache(int major, int minor) : major_(major), minor_(minor) {}
   ~FusedKernelCache();
-  // The kernel of FusedLoopKernel's text `kernel`, compiling it (after the
-  // op table's functions) on first use.
-  absl::StatusOr<cudaKernel_t> Get(const std::string& kernel);
+  // The kernels of FusedLoopKernel's text `kernel`, compiling them (after
+  // the op table's functions) on first use.
+  absl::StatusOr<FusedKernels> Get(const std::string& kernel);
   // Whether `spec`'s kernel is cached or the cache has room (kMaxKernels):
   // past the cap new fused ops run op by op; the text is made only then.
   bool Admits(const FusedLoopSpec& spec);
@@ -41,7 +51,7 @@ class FusedKernelCache {
  private:
   const int major_, minor_;
   std::mutex mu_;
-  absl::flat_hash_map<std::string, std::pair<cudaLibrary_t, cudaKernel_t>> kernels_;
+  absl::flat_hash_map<std::string, std::pair<cudaLibrary_t, FusedKernels>> kernels_;
 };
 
 }  // namespace resident::cuda_internal
