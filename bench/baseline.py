@@ -120,6 +120,33 @@ def chain(lib, quick, reps, m):
     del x
 
 
+def fused(lib, quick, reps, m):
+    """resident-bench's fused: x * w + b with rows w, b; (x > 0.5).sum()."""
+    rows, cols = (64 if quick else 4096), 2048
+    n = rows * cols
+    x = (lib.xp.arange(n, dtype="float32") * (1.0 / n)).reshape(rows, cols)
+    w = lib.xp.arange(cols, dtype="float32") * 0.001
+    b = lib.xp.arange(cols, dtype="float32") * -0.5
+
+    def bias():
+        lib.sync()
+        t0 = time.perf_counter()
+        x * w + b
+        lib.sync()
+        return ms_since(t0) * 1e3
+
+    def count():
+        lib.sync()
+        t0 = time.perf_counter()
+        (x > 0.5).sum()
+        lib.sync()
+        return ms_since(t0) * 1e3
+
+    put(m, "fused_bias.us", repeat(max(reps, 5), bias))
+    put(m, "fused_count.us", repeat(max(reps, 5), count))
+    del x
+
+
 def dot(lib, quick, reps, m):
     n = 1024 if quick else 8192
     m["dot.n"] = n
@@ -185,6 +212,7 @@ def bench(lib, args):
              ("roundtrip", lambda: roundtrip(lib, m)),
              ("tiny_ops", lambda: tiny_ops(lib, args.reps, m)),
              ("chain", lambda: chain(lib, args.quick, args.reps, m)),
+             ("fused", lambda: fused(lib, args.quick, args.reps, m)),
              ("dot", lambda: dot(lib, args.quick, args.reps, m)),
              ("transfer", lambda: transfer(lib, args.quick, args.reps, m)),
              ("first_result", lambda: first_result(lib, m))]

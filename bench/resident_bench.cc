@@ -143,7 +143,7 @@ PhaseTotals ScrapePhases() {
 
 // The server's resident_fused_ops_total by form (zeros without --metrics_port).
 struct FusedCounts {
-  int64_t loops = 0, regions = 0;
+  int64_t loops = 0, regions = 0, reductions = 0;
 };
 FusedCounts ScrapeFused() {
   FusedCounts f;
@@ -151,6 +151,12 @@ FusedCounts ScrapeFused() {
   if (port == 0) return f;
   const std::string text = resident::HttpGet(port, "/metrics");
   for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    constexpr absl::string_view kReductions = "resident_fused_reductions_total ";
+    if (absl::StartsWith(line, kReductions)) {
+      f.reductions =
+          std::strtoll(std::string(line.substr(kReductions.size())).c_str(), nullptr, 10);
+      continue;
+    }
     constexpr absl::string_view kPrefix = "resident_fused_ops_total{form=\"";
     if (!absl::StartsWith(line, kPrefix)) continue;
     line.remove_prefix(kPrefix.size());
@@ -443,6 +449,63 @@ void Chain(int reps, Results& r) {
   r.Add("chain.fused_regions", static_cast<double>(after.regions - before.regions));
 }
 
+// --- fused: broadcast operands and a trailing reduction in one region ----------
+
+// bias: y = x * w + b, x (4096, 2048) float32, w and b rows of 2048 (read in
+// place by the fused kernel); count: (x > 0.5).sum(), the bool array never
+// written. Each one request, its result ready on the server.
+void FusedForms(int reps, Results& r) {
+  const bool quick = absl::GetFlag(FLAGS_quick);
+  const int64_t rows = quick ? 64 : 4096, cols = 2048, n = rows * cols;
+  auto c = Connect(true);
+  namespace rc = resident::client;
+  using resident::Scalar;
+  const Array ramp =
+      rc::arange(*c, Scalar::Int(0), Scalar::Int(n), Scalar::Int(1), DType::kFloat32) *
+      (1.0 / static_cast<double>(n));
+  Array x = rc::reshape(ramp, {rows, cols});
+  Array w =
+      rc::arange(*c, Scalar::Int(0), Scalar::Int(cols), Scalar::Int(1), DType::kFloat32) * 0.001;
+  Array b =
+      rc::arange(*c, Scalar::Int(0), Scalar::Int(cols), Scalar::Int(1), DType::kFloat32) * -0.5;
+  Ok(c->EvaluateAll({x, w, b}), "fused inputs");
+  const double bw = absl::GetFlag(FLAGS_copy_bw_gbs) * 1e9;
+  const FusedCounts before = ScrapeFused();
+  for (const bool count : {false, true}) {
+    const std::string key = count ? "fused_count" : "fused_bias";
+    PhaseSampler ps;
+    const Stats s = Repeat(reps, [&] {
+      ps.Begin();
+      const auto t0 = Clock::now();
+      if (count) {
+        Array k = rc::sum(rc::greater(x, 0.5));
+        Ok(k.Evaluate(), "count program");
+      } else {
+        Array y = x * w + b;
+        Ok(y.Evaluate(), "bias program");
+      }
+      const double us = Since(t0) * 1e3;
+      ps.End();
+      return us;
+    });
+    // One pass: bias reads x and writes y; count reads x.
+    const double floor_us = (count ? 1.0 : 2.0) * 4 * n / bw * 1e6;
+    std::printf(
+        "%s: %s on (%lld, %lld) float32: median %.1f us  min %.1f us (one-pass floor %.1f us)\n",
+        key.c_str(), count ? "(x > 0.5).sum()" : "x * w + b (w, b rows)",
+        static_cast<long long>(rows), static_cast<long long>(cols), s.median, s.min, floor_us);
+    ReportPhases(ps.sum(), key, r);
+    r.AddStats(key + ".us", s);
+    r.Add(key + ".floor_us", floor_us);
+  }
+  const FusedCounts after = ScrapeFused();
+  std::printf("fused: regions run %lld, of which with a reduction %lld (2 x (%d runs + warm-up))\n",
+              static_cast<long long>(after.regions - before.regions),
+              static_cast<long long>(after.reductions - before.reductions), reps);
+  r.Add("fused.regions", static_cast<double>(after.regions - before.regions));
+  r.Add("fused.reductions", static_cast<double>(after.reductions - before.reductions));
+}
+
 // --- dot: n x n float32 / float64, result kept on the server ------------------
 
 void Dot(int reps, Results& r) {
@@ -643,8 +706,8 @@ int main(int argc, char** argv) {
   absl::ParseCommandLine(argc, argv);
   if (absl::GetFlag(FLAGS_first_result)) return FirstResultChild();
 
-  const std::vector<std::string> all = {"seed", "roundtrip", "tiny_ops",    "chain",
-                                        "dot",  "transfer",  "first_result"};
+  const std::vector<std::string> all = {"seed",  "roundtrip", "tiny_ops", "chain",
+                                        "fused", "dot",       "transfer", "first_result"};
   std::set<std::string> only;
   for (absl::string_view w : absl::StrSplit(absl::GetFlag(FLAGS_only), ',', absl::SkipEmpty())) {
     if (std::find(all.begin(), all.end(), w) == all.end()) {
@@ -666,6 +729,7 @@ int main(int argc, char** argv) {
   if (want("roundtrip")) Roundtrip(false, r), Roundtrip(true, r);
   if (want("tiny_ops")) TinyOps(reps, r);
   if (want("chain")) Chain(reps, r);
+  if (want("fused")) FusedForms(reps, r);
   if (want("dot")) Dot(reps, r);
   if (want("transfer")) Transfer(reps, r);
   if (want("first_result")) FirstResult(r);

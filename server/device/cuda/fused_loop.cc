@@ -360,8 +360,13 @@ bool FusedKernelCache::Admits(const FusedLoopSpec& spec) {
 }
 
 absl::StatusOr<FusedKernels> FusedKernelCache::Get(const std::string& kernel) {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (auto it = kernels_.find(kernel); it != kernels_.end()) return it->second.second;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (auto it = kernels_.find(kernel); it != kernels_.end()) return it->second.second;
+  }
+  // Compiled and loaded without the lock (NVRTC takes tens of ms), so other
+  // sessions' cached fused launches on this device do not wait for it; two
+  // first uses of one kernel at once compile it twice and keep one.
   const std::string source = absl::StrCat(ElementwiseExprText(), kernel);
   nvrtcProgram prog = nullptr;
   RETURN_IF_ERROR(
@@ -407,8 +412,10 @@ absl::StatusOr<FusedKernels> FusedKernelCache::Get(const std::string& kernel) {
     (void)cudaLibraryUnload(library);
     return absl::InternalError(absl::StrCat("cudaLibraryGetKernel: ", cudaGetErrorString(e)));
   }
-  kernels_.emplace(kernel, std::make_pair(library, compiled_kernels));
-  return compiled_kernels;
+  std::lock_guard<std::mutex> lock(mu_);
+  const auto [it, inserted] = kernels_.emplace(kernel, std::make_pair(library, compiled_kernels));
+  if (!inserted) (void)cudaLibraryUnload(library);  // another thread's won
+  return it->second.second;
 }
 
 // --- CudaBackend::Do(FusedLoopOp) ----------------------------------------------

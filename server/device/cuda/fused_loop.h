@@ -40,7 +40,9 @@ class FusedKernelCache {
   explicit FusedKernelCache(int major, int minor) : major_(major), minor_(minor) {}
   ~FusedKernelCache();
   // The kernels of FusedLoopKernel's text `kernel`, compiling them (after
-  // the op table's functions) on first use.
+  // the op table's functions) on first use, outside the cache's lock.
+  // Compiles racing past Admits may take the cache a few kernels over the
+  // cap (at most one per launch in flight).
   absl::StatusOr<FusedKernels> Get(const std::string& kernel);
   // Whether `spec`'s kernel is cached or the cache has room (kMaxKernels):
   // past the cap new fused ops run op by op; the text is made only then.
