@@ -121,6 +121,18 @@ void GatherBroadcast(const void* base, int64_t item, const FusedBroadcastLayout&
 // signedness, any/all as 0/1. The kinds are order-free, so each thread's
 // blocks reduce apart and merge in any order, as the reduction kernels'
 // results do not depend on theirs.
+// acc folded with conv(p[e]) for e < count (p[0] each time if `one`).
+template <typename A, typename T, typename Conv, typename Op>
+A Fold(const T* p, bool one, int64_t count, A acc, Conv conv, Op op) {
+  if (one) {
+    const A v = static_cast<A>(conv(p[0]));
+    for (int64_t e = 0; e < count; ++e) acc = op(acc, v);
+    return acc;
+  }
+  for (int64_t e = 0; e < count; ++e) acc = op(acc, static_cast<A>(conv(p[e])));
+  return acc;
+}
+
 class Reducer {
  public:
   Reducer(ReduceKind kind, DType dtype)
@@ -142,33 +154,69 @@ class Reducer {
     }
   }
 
-  // Adds `count` elements (one element `count` times if `one`).
+  // Adds `count` elements (one element `count` times if `one`): one typed
+  // loop per kind, so the compiler can vectorise it.
   absl::Status Add(const void* tile, bool one, int64_t count) {
-    const bool truth = kind_ == ReduceKind::kAny || kind_ == ReduceKind::kAll;
     return DispatchDType(dtype_, [&](auto zero) -> absl::Status {
       using T = decltype(zero);
-      const T* p = static_cast<const T*>(tile);
-      auto value = [&](const T& v) -> std::optional<uint64_t> {
-        if constexpr (kIsHalfStorage<T>) {
-          return static_cast<uint64_t>(resident_load(v) != 0.0f);
-        } else if constexpr (kIsBoolStorage<T>) {
-          return static_cast<uint64_t>(v != 0);
-        } else if constexpr (std::is_integral_v<T>) {
-          if (truth) return static_cast<uint64_t>(v != 0);
-          if constexpr (std::is_signed_v<T>) return static_cast<uint64_t>(static_cast<int64_t>(v));
-          return static_cast<uint64_t>(v);
-        } else if constexpr (std::is_floating_point_v<T>) {
-          return static_cast<uint64_t>(v != 0);  // NaN is true
-        } else {
-          return std::nullopt;
+      if constexpr (!kIsHalfStorage<T> && !std::is_arithmetic_v<T>) {
+        return absl::InvalidArgumentError("FusedLoop: a reduction of an unfused dtype");
+      } else {
+        const T* p = static_cast<const T*>(tile);
+        // Truth for any/all (a float's NaN is true); the integer widened to
+        // 64 bits (bool as 0/1) for the rest.
+        auto truth = [](const T& v) -> uint64_t {
+          if constexpr (kIsHalfStorage<T>) {
+            return resident_load(v) != 0.0f;
+          } else {
+            return v != 0;
+          }
+        };
+        auto widen = [](const T& v) -> uint64_t {
+          if constexpr (kIsHalfStorage<T>) {
+            return resident_load(v) != 0.0f;  // never reached: no half sums fuse
+          } else if constexpr (kIsBoolStorage<T>) {
+            return v != 0;
+          } else if constexpr (std::is_signed_v<T>) {
+            return static_cast<uint64_t>(static_cast<int64_t>(v));
+          } else {
+            return static_cast<uint64_t>(v);
+          }
+        };
+        auto as_signed = [&](const T& v) { return static_cast<int64_t>(widen(v)); };
+        switch (kind_) {
+          case ReduceKind::kAny:
+            acc_ = Fold(p, one, count, acc_, truth, [](uint64_t a, uint64_t b) { return a | b; });
+            break;
+          case ReduceKind::kAll:
+            acc_ = Fold(p, one, count, acc_, truth, [](uint64_t a, uint64_t b) { return a & b; });
+            break;
+          case ReduceKind::kSum:
+            acc_ = Fold(p, one, count, acc_, widen, [](uint64_t a, uint64_t b) { return a + b; });
+            break;
+          case ReduceKind::kProd:
+            acc_ = Fold(p, one, count, acc_, widen, [](uint64_t a, uint64_t b) { return a * b; });
+            break;
+          case ReduceKind::kMax:
+          case ReduceKind::kMin: {
+            const bool max = kind_ == ReduceKind::kMax;
+            if (signed_) {
+              const int64_t a = Fold(
+                  p, one, count, static_cast<int64_t>(acc_), as_signed,
+                  [max](int64_t x, int64_t y) { return max ? std::max(x, y) : std::min(x, y); });
+              acc_ = static_cast<uint64_t>(a);
+            } else {
+              acc_ = Fold(p, one, count, acc_, widen, [max](uint64_t x, uint64_t y) {
+                return max ? std::max(x, y) : std::min(x, y);
+              });
+            }
+            break;
+          }
+          default:
+            return absl::InvalidArgumentError("FusedLoop: a reduction kind that does not fuse");
         }
-      };
-      for (int64_t e = 0; e < count; ++e) {
-        const std::optional<uint64_t> v = value(p[one ? 0 : e]);
-        if (!v) return absl::InvalidArgumentError("FusedLoop: a reduction of an unfused dtype");
-        acc_ = Combine(acc_, *v);
+        return absl::OkStatus();
       }
-      return absl::OkStatus();
     });
   }
 
