@@ -244,6 +244,26 @@ RESIDENT_HD T resident_ew_minimum(T a, T b) {
   }
   return a < b ? a : b;
 }
+// fmax, fmin: NaN-ignoring (the other operand; NaN only when both are), the
+// tie of zeros as maximum and minimum (NumPy's array loops give b).
+RESIDENT_HD bool resident_ew_fmax(bool a, bool b) { return a || b; }
+template <typename T>
+RESIDENT_HD T resident_ew_fmax(T a, T b) {
+  if constexpr (ResidentIsFloat<T>::value) {
+    if (a != a) return b;
+    if (b != b) return a;
+  }
+  return a > b ? a : b;
+}
+RESIDENT_HD bool resident_ew_fmin(bool a, bool b) { return a && b; }
+template <typename T>
+RESIDENT_HD T resident_ew_fmin(T a, T b) {
+  if constexpr (ResidentIsFloat<T>::value) {
+    if (a != a) return b;
+    if (b != b) return a;
+  }
+  return a < b ? a : b;
+}
 
 // power: floats through pow; integers by squaring (wrapping). NumPy raises
 // for a negative integer exponent; the program layer refuses a negative
@@ -448,6 +468,10 @@ RESIDENT_HD bool resident_ew_logical_and(T a, T b) {
 template <typename T>
 RESIDENT_HD bool resident_ew_logical_or(T a, T b) {
   return a != static_cast<T>(0) || b != static_cast<T>(0);
+}
+template <typename T>
+RESIDENT_HD bool resident_ew_logical_xor(T a, T b) {
+  return (a != static_cast<T>(0)) != (b != static_cast<T>(0));
 }
 template <typename T>
 RESIDENT_HD bool resident_ew_logical_not(T a) {

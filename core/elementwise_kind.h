@@ -43,6 +43,8 @@ enum class ElementwiseRule : uint8_t {
   X(kNegative, negative, 1, kNotBool)             \
   X(kMaximum, maximum, 2, kAll)                   \
   X(kMinimum, minimum, 2, kAll)                   \
+  X(kFmax, fmax, 2, kAll)                         \
+  X(kFmin, fmin, 2, kAll)                         \
   X(kPower, power, 2, kNoBoolPair)                \
   X(kRemainder, remainder, 2, kNoBoolPair)        \
   X(kFloorDivide, floor_divide, 2, kNoBoolPair)   \
@@ -66,6 +68,7 @@ enum class ElementwiseRule : uint8_t {
   X(kGreaterEqual, greater_equal, 2, kBoolResult) \
   X(kLogicalAnd, logical_and, 2, kBoolResult)     \
   X(kLogicalOr, logical_or, 2, kBoolResult)       \
+  X(kLogicalXor, logical_xor, 2, kBoolResult)     \
   X(kLogicalNot, logical_not, 1, kBoolResult)     \
   X(kIsnan, isnan, 1, kBoolResult)                \
   X(kIsfinite, isfinite, 1, kBoolResult)

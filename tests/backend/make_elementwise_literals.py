@@ -16,9 +16,9 @@ import numpy as np
 
 warnings.simplefilter("ignore")
 
-BINARY = ["add", "subtract", "multiply", "divide", "maximum", "minimum", "power", "remainder",
-          "floor_divide", "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
-          "logical_and", "logical_or"]
+BINARY = ["add", "subtract", "multiply", "divide", "maximum", "minimum", "fmax", "fmin", "power",
+          "remainder", "floor_divide", "equal", "not_equal", "less", "less_equal", "greater",
+          "greater_equal", "logical_and", "logical_or", "logical_xor"]
 UNARY = ["negative", "absolute", "sign", "sqrt", "exp", "log", "log1p", "expm1", "sin", "cos",
          "tanh", "floor", "ceil", "logical_not", "isnan", "isfinite"]
 DTYPES = {"kBool": np.bool_, "kInt8": np.int8, "kInt16": np.int16, "kInt32": np.int32,

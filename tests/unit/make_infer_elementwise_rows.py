@@ -21,11 +21,11 @@ DTYPES = [("kBool", np.bool_), ("kInt8", np.int8), ("kInt16", np.int16), ("kInt3
           ("kUint32", np.uint32), ("kUint64", np.uint64), ("kFloat32", np.float32),
           ("kFloat64", np.float64), ("kFloat16", np.float16), ("kBFloat16", ml_dtypes.bfloat16)]
 NAME = {np.dtype(t): n for n, t in DTYPES}
-OPS = ["add", "subtract", "multiply", "divide", "negative", "maximum", "minimum", "power",
-       "remainder", "floor_divide", "absolute", "sign", "sqrt", "exp", "log", "log1p", "expm1",
-       "sin", "cos", "tanh", "floor", "ceil", "equal", "not_equal", "less", "less_equal",
-       "greater", "greater_equal", "logical_and", "logical_or", "logical_not", "isnan",
-       "isfinite"]
+OPS = ["add", "subtract", "multiply", "divide", "negative", "maximum", "minimum", "fmax", "fmin",
+       "power", "remainder", "floor_divide", "absolute", "sign", "sqrt", "exp", "log", "log1p",
+       "expm1", "sin", "cos", "tanh", "floor", "ceil", "equal", "not_equal", "less", "less_equal",
+       "greater", "greater_equal", "logical_and", "logical_or", "logical_xor", "logical_not",
+       "isnan", "isfinite"]
 # Weak Python scalars (NEP 50): kind and value, as core/scalar.h spells them.
 SCALARS = [("Scalar::Bool(true)", True), ("Scalar::Int(1)", 1), ("Scalar::Int(-1)", -1),
            ("Scalar::Int(200)", 200), ("Scalar::Int(40000)", 40000),

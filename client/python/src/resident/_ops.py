@@ -17,9 +17,10 @@ from . import _infer, _infer_shape
 
 #: Binary ufuncs: NumPy broadcasting and promotion; Python operators below.
 #: Mirrors the server's op table (core/elementwise_kind.h), in its order.
-BINARY_ELEMENTWISE = ("add", "subtract", "multiply", "divide", "maximum", "minimum", "power",
-                      "remainder", "floor_divide", "equal", "not_equal", "less", "less_equal",
-                      "greater", "greater_equal", "logical_and", "logical_or")
+BINARY_ELEMENTWISE = ("add", "subtract", "multiply", "divide", "maximum", "minimum", "fmax",
+                      "fmin", "power", "remainder", "floor_divide", "equal", "not_equal", "less",
+                      "less_equal", "greater", "greater_equal", "logical_and", "logical_or",
+                      "logical_xor")
 #: Unary ufuncs.
 UNARY_ELEMENTWISE = ("negative", "absolute", "sign", "sqrt", "exp", "log", "log1p", "expm1",
                      "sin", "cos", "tanh", "floor", "ceil", "logical_not", "isnan", "isfinite")
