@@ -126,7 +126,7 @@ DType ReduceResultType(ReduceKind kind, DType in) {
     case ReduceKind::kProd:
       return SumResultType(in);
     case ReduceKind::kMean:
-      return IsFloating(in) ? in : DType::kFloat64;
+      return IsFloating(in) || IsComplex(in) ? in : DType::kFloat64;
     case ReduceKind::kMax:
     case ReduceKind::kMin:
       return in;

@@ -86,6 +86,7 @@ class SpecBuilder {
     // Only elementwise ops and astype fuse: not creation, dot, sum,
     // reshape, transpose or loops.
     if (!Fusible(ins)) return -1;
+    if (TouchesComplex(i, slots, type)) return -1;
     bool scalar = false;
     if (!Fits(type.shape, &scalar)) return -1;
     if (ins.op == OpKind::kClip || ins.op == OpKind::kWhere) {
@@ -162,6 +163,17 @@ class SpecBuilder {
     slot_dtype_.push_back(step.dtype);
     return static_cast<int>(slot_dtype_.size()) - 1;
   }
+  // Complex values never fuse (no generated kernel computes them): not as
+  // an operand, as a scalar's compute dtype, nor as the result.
+  bool TouchesComplex(size_t i, absl::Span<const int> slots, const ValueType& type) const {
+    if (IsComplex(type.dtype)) return true;
+    for (int s : slots) {
+      if (IsComplex(slot_dtype_[s])) return true;
+    }
+    auto it = scalars_.find(i);
+    return it != scalars_.end() && IsComplex(it->second.types.compute);
+  }
+
   int CastTo(int slot, DType dtype) {
     return slot_dtype_[slot] == dtype ? slot : Push(Step::Cast(slot, dtype));
   }

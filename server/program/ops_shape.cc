@@ -23,9 +23,13 @@ absl::StatusOr<DeviceArray> Join(OpContext& ctx, const std::vector<DeviceArray>&
 absl::StatusOr<DeviceArray> RunReduction(OpContext& ctx, const Instruction& ins,
                                          std::vector<DeviceArray> args, const ValueType& out) {
   const ReduceKind kind = *ReduceKindOf(ins.op);
-  const DeviceArray& a = args[0];
-  const int rank = static_cast<int>(a.shape.size());
+  const int rank = static_cast<int>(args[0].shape.size());
   ASSIGN_OR_RETURN(std::vector<int> axes, ReductionAxes(ins, rank));
+  if (IsComplex(args[0].dtype) && (kind == ReduceKind::kAny || kind == ReduceKind::kAll)) {
+    // Complex truth is either part nonzero: the bool cast's.
+    ASSIGN_OR_RETURN(args[0], Convert(ctx, std::move(args[0]), DType::kBool));
+  }
+  const DeviceArray& a = args[0];
   Shape reduced;  // the result without keepdims' 1s
   for (int d = 0, j = 0; d < rank; ++d) {
     if (j < static_cast<int>(axes.size()) && axes[j] == d) {
@@ -36,6 +40,19 @@ absl::StatusOr<DeviceArray> RunReduction(OpContext& ctx, const Instruction& ins,
   }
   ASSIGN_OR_RETURN(DeviceArray r, Allocate(ctx, out.dtype, std::move(reduced)));
   Backend& be = ctx.device.backend();
+  if (IsComplex(a.dtype)) {
+    // sum and mean (the program layer refuses the other complex
+    // reductions) reduce each part: the same buffers read as their parts'
+    // float with a trailing axis of 2, which is not reduced.
+    const DType part = ComplexComponent(a.dtype);
+    Shape in_shape = a.shape, out_shape = r.shape;
+    in_shape.push_back(2);
+    out_shape.push_back(2);
+    const DeviceArray parts{a.buffer, part, in_shape};
+    const DeviceArray r_parts{r.buffer, part, out_shape};
+    RETURN_IF_ERROR(be.Run(ctx.stream, ReduceAxesOp{kind, axes, &parts, &r_parts}));
+    return DeviceArray{r.buffer, out.dtype, out.shape};
+  }
   if (kind == ReduceKind::kSum && (static_cast<int>(axes.size()) == rank || axes.size() == 1)) {
     // Sums over everything or one axis keep the tuned single-axis kernels.
     const std::optional<int> axis =
