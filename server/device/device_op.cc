@@ -167,14 +167,16 @@ const char* ReduceKindName(ReduceKind kind) {
 bool DefinedFor(DeviceOpKind kind, DType dtype) {
   switch (kind) {
     case DeviceOpKind::kArange:
-      return dtype != DType::kBool;  // NumPy fills bool through its integers
+      // NumPy fills bool through its integers; complex arange is refused.
+      return dtype != DType::kBool && !IsComplex(dtype);
+    case DeviceOpKind::kFusedLoop:
+      return !IsComplex(dtype);  // complex never fuses (server/program/fusion.cc)
     case DeviceOpKind::kFill:
     case DeviceOpKind::kElementwise:
     case DeviceOpKind::kCast:
     case DeviceOpKind::kMatmul:
     case DeviceOpKind::kReduce:
     case DeviceOpKind::kTranspose:
-    case DeviceOpKind::kFusedLoop:
     case DeviceOpKind::kReduceAxes:
     case DeviceOpKind::kSlice:
     case DeviceOpKind::kConcat:

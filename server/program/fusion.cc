@@ -15,6 +15,19 @@ bool Fusible(const Instruction& ins) {
          ins.op == OpKind::kClip || ins.op == OpKind::kWhere;
 }
 
+// Complex values never fuse (no generated kernel computes them): an
+// instruction with a complex operand, scalar or result runs op by op.
+bool TouchesComplex(const Instruction& ins, absl::Span<const DType> operands, DType result) {
+  if (IsComplex(result)) return true;
+  for (DType d : operands) {
+    if (IsComplex(d)) return true;
+  }
+  for (const ScalarOperand& s : ins.scalars) {
+    if (s.value.is_complex()) return true;
+  }
+  return false;
+}
+
 // Builds a FusedLoopSpec over arrays of one shape: every param first (full
 // shape or one element, broadcast without changing the shape), then the
 // steps of each instruction, so that every param slot precedes every step
@@ -86,7 +99,9 @@ class SpecBuilder {
     // Only elementwise ops and astype fuse: not creation, dot, sum,
     // reshape, transpose or loops.
     if (!Fusible(ins)) return -1;
-    if (TouchesComplex(i, slots, type)) return -1;
+    std::vector<DType> operands;
+    for (int slot : slots) operands.push_back(slot_dtype_[slot]);
+    if (TouchesComplex(ins, operands, type.dtype)) return -1;
     bool scalar = false;
     if (!Fits(type.shape, &scalar)) return -1;
     if (ins.op == OpKind::kClip || ins.op == OpKind::kWhere) {
@@ -163,17 +178,6 @@ class SpecBuilder {
     slot_dtype_.push_back(step.dtype);
     return static_cast<int>(slot_dtype_.size()) - 1;
   }
-  // Complex values never fuse (no generated kernel computes them): not as
-  // an operand, as a scalar's compute dtype, nor as the result.
-  bool TouchesComplex(size_t i, absl::Span<const int> slots, const ValueType& type) const {
-    if (IsComplex(type.dtype)) return true;
-    for (int s : slots) {
-      if (IsComplex(slot_dtype_[s])) return true;
-    }
-    auto it = scalars_.find(i);
-    return it != scalars_.end() && IsComplex(it->second.types.compute);
-  }
-
   int CastTo(int slot, DType dtype) {
     return slot_dtype_[slot] == dtype ? slot : Push(Step::Cast(slot, dtype));
   }
@@ -358,6 +362,9 @@ std::vector<FusedRegion> FindFusedRegions(
     if (!Fusible(ins)) return false;
     const ValueType& out = scope.types[scope.first_output[i]];
     if (out.shape != shape) return false;
+    std::vector<DType> operands;
+    for (const Operand& o : ins.operands) operands.push_back(type_of(o).dtype);
+    if (TouchesComplex(ins, operands, out.dtype)) return false;
     if (ins.op == OpKind::kAstype &&
         (ins.operands.size() != 1 || type_of(ins.operands[0]).dtype == out.dtype)) {
       return false;
