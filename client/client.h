@@ -398,7 +398,9 @@ Array expand_dims(const Array& a, const AxisArg& axis);
   template <typename T, std::enable_if_t<std::is_arithmetic_v<T>, int> = 0>     \
   Array operator op(T a, const Array& b) {                                      \
     return fn(a, b);                                                            \
-  }
+  }                                                                             \
+  inline Array operator op(const Array& a, std::complex<double> b) { return fn(a, b); } \
+  inline Array operator op(std::complex<double> a, const Array& b) { return fn(a, b); }
 RESIDENT_CLIENT_OPERATOR(+, add)
 RESIDENT_CLIENT_OPERATOR(-, subtract)
 RESIDENT_CLIENT_OPERATOR(*, multiply)

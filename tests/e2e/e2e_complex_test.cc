@@ -97,7 +97,7 @@ TEST_F(ComplexDtypesTest, ElementwiseIsNumpysBitForBit) {
   ExpectArray(client::absolute(a_), DType::kFloat32, {6},
               {2.2360680103302, 0.55901700258255, 5, 0, 1.0000000150474662e+30, 0.7071067690849304},
               "np.abs(a)");
-  ExpectArray(a_ == b_, DType::kBool, {6}, {0, 0, 0, 0, 0, 0}, "a == b");
+  ExpectArray(client::equal(a_, b_), DType::kBool, {6}, {0, 0, 0, 0, 0, 0}, "a == b");
   ExpectArray(client::less(a_, b_), DType::kBool, {6}, {1, 1, 0, 1, 0, 1}, "a < b (lexicographic)");
   Expect(client::maximum(a_, b_), DType::kComplex64,
          {{2, -1}, {0.125, 0}, {3, -4}, {1, 1}, {1.0000000150474662e+30, 1.0000000031710769e-30},

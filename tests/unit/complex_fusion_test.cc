@@ -70,14 +70,14 @@ std::shared_ptr<Program> MixedProgram(int64_t n) {
   return p;
 }
 
-struct Run {
+struct MixedRun {
   std::vector<std::string> bytes;
   std::vector<std::pair<int, int>> regions;  // [begin, end) of each fused region
   int fused_calls = 0;
 };
 
-Run RunMixed(bool fuse) {
-  Run r;
+MixedRun RunMixed(bool fuse) {
+  MixedRun r;
   auto f = std::make_unique<FusingBackend>(NewCpuBackend(2), fuse);
   FusingBackend* fusing = f.get();
   Device device(std::move(f), int64_t{1} << 30);
@@ -107,8 +107,8 @@ Run RunMixed(bool fuse) {
 }
 
 TEST(ComplexFusionTest, ComplexStaysOutOfRegionsAndLoops) {
-  const Run fused = RunMixed(true);
-  const Run op_by_op = RunMixed(false);
+  const MixedRun fused = RunMixed(true);
+  const MixedRun op_by_op = RunMixed(false);
   // Only the two real runs fuse: [1, 3) and [7, 9).
   EXPECT_EQ(fused.regions, (std::vector<std::pair<int, int>>{{1, 3}, {7, 9}}));
   EXPECT_EQ(fused.fused_calls, 2) << "the complex loop must run op by op";
