@@ -389,16 +389,16 @@ Array squeeze(const Array& a, const AxisArg& axis = {});
 Array expand_dims(const Array& a, const AxisArg& axis);
 
 // Operators of arrays, and of an array and a number (x + 1.0, 2 * x).
-#define RESIDENT_CLIENT_OPERATOR(op, fn)                                        \
-  inline Array operator op(const Array& a, const Array& b) { return fn(a, b); } \
-  template <typename T, std::enable_if_t<std::is_arithmetic_v<T>, int> = 0>     \
-  Array operator op(const Array& a, T b) {                                      \
-    return fn(a, b);                                                            \
-  }                                                                             \
-  template <typename T, std::enable_if_t<std::is_arithmetic_v<T>, int> = 0>     \
-  Array operator op(T a, const Array& b) {                                      \
-    return fn(a, b);                                                            \
-  }                                                                             \
+#define RESIDENT_CLIENT_OPERATOR(op, fn)                                                \
+  inline Array operator op(const Array& a, const Array& b) { return fn(a, b); }         \
+  template <typename T, std::enable_if_t<std::is_arithmetic_v<T>, int> = 0>             \
+  Array operator op(const Array& a, T b) {                                              \
+    return fn(a, b);                                                                    \
+  }                                                                                     \
+  template <typename T, std::enable_if_t<std::is_arithmetic_v<T>, int> = 0>             \
+  Array operator op(T a, const Array& b) {                                              \
+    return fn(a, b);                                                                    \
+  }                                                                                     \
   inline Array operator op(const Array& a, std::complex<double> b) { return fn(a, b); } \
   inline Array operator op(std::complex<double> a, const Array& b) { return fn(a, b); }
 RESIDENT_CLIENT_OPERATOR(+, add)

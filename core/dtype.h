@@ -33,8 +33,8 @@ enum class DType : uint8_t {
   kUint64,
   kFloat32,
   kFloat64,
-  kFloat16,   // IEEE binary16, NumPy's float16
-  kBFloat16,  // ml_dtypes' bfloat16: the top 16 bits of a float32
+  kFloat16,     // IEEE binary16, NumPy's float16
+  kBFloat16,    // ml_dtypes' bfloat16: the top 16 bits of a float32
   kComplex64,   // NumPy's complex64: two float32 (real, imaginary)
   kComplex128,  // NumPy's complex128: two float64
 };
@@ -51,8 +51,8 @@ inline constexpr DType kComplexDTypes[] = {DType::kComplex64, DType::kComplex128
 
 // Every dtype, real and complex.
 inline constexpr DType kEveryDType[] = {
-    DType::kBool,    DType::kInt8,    DType::kInt16,   DType::kInt32,     DType::kInt64,
-    DType::kUint8,   DType::kUint16,  DType::kUint32,  DType::kUint64,    DType::kFloat32,
+    DType::kBool,    DType::kInt8,    DType::kInt16,    DType::kInt32,     DType::kInt64,
+    DType::kUint8,   DType::kUint16,  DType::kUint32,   DType::kUint64,    DType::kFloat32,
     DType::kFloat64, DType::kFloat16, DType::kBFloat16, DType::kComplex64, DType::kComplex128};
 
 // The 16-bit float storage types (core/half.h): structs, not C++

@@ -35,7 +35,7 @@ class Scalar {
   // A complex's real part, as NumPy's unsafe cast of a complex to a real
   // dtype takes it (NumPy warns ComplexWarning; Resident does it silently).
   double as_double() const;
-  double imag() const;  // 0 for every kind but complex
+  double imag() const;       // 0 for every kind but complex
   int64_t as_int64() const;  // floats truncate; NaN and out of range -> INT64_MIN
   bool as_bool() const;      // non-zero (NaN is true)
 

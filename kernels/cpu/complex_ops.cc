@@ -85,11 +85,11 @@ absl::Status RunTyped(ThreadPool* pool, const ConstView& a, const ConstView& b,
 }
 
 template <typename C>
-absl::Status RunKind(ThreadPool* pool, ElementwiseKind kind, const ConstView& a,
-                     const ConstView& b, const MutView& out) {
+absl::Status RunKind(ThreadPool* pool, ElementwiseKind kind, const ConstView& a, const ConstView& b,
+                     const MutView& out) {
   switch (kind) {
-#define RESIDENT_CX_CASE(k)    \
-  case ElementwiseKind::k: \
+#define RESIDENT_CX_CASE(k) \
+  case ElementwiseKind::k:  \
     return RunTyped<C, ElementwiseKind::k>(pool, a, b, out);
     RESIDENT_CX_CASE(kAdd)
     RESIDENT_CX_CASE(kSubtract)
@@ -114,8 +114,8 @@ absl::Status RunKind(ThreadPool* pool, ElementwiseKind kind, const ConstView& a,
     default:
       break;
   }
-  return absl::InvalidArgumentError(absl::StrCat(ElementwiseName(kind), " is not supported for ",
-                                                 NameOf(out.dtype)));
+  return absl::InvalidArgumentError(
+      absl::StrCat(ElementwiseName(kind), " is not supported for ", NameOf(out.dtype)));
 }
 
 }  // namespace
@@ -123,8 +123,8 @@ absl::Status RunKind(ThreadPool* pool, ElementwiseKind kind, const ConstView& a,
 absl::Status ComplexElementwise(ThreadPool* pool, ElementwiseKind kind,
                                 absl::Span<const ConstView> in, const MutView& out) {
   if (!ComplexKernelKind(kind) || !IsComplex(out.dtype)) {
-    return absl::InvalidArgumentError(absl::StrCat(ElementwiseName(kind), " is not supported for ",
-                                                   NameOf(out.dtype)));
+    return absl::InvalidArgumentError(
+        absl::StrCat(ElementwiseName(kind), " is not supported for ", NameOf(out.dtype)));
   }
   if (static_cast<int>(in.size()) != Arity(kind) || in.empty()) {
     return absl::InvalidArgumentError(
@@ -132,8 +132,9 @@ absl::Status ComplexElementwise(ThreadPool* pool, ElementwiseKind kind,
   }
   for (const ConstView& v : in) {
     if (v.dtype != out.dtype) {
-      return absl::InvalidArgumentError(absl::StrCat(ElementwiseName(kind), " needs one dtype, got ",
-                                                     NameOf(v.dtype), " -> ", NameOf(out.dtype)));
+      return absl::InvalidArgumentError(absl::StrCat(ElementwiseName(kind),
+                                                     " needs one dtype, got ", NameOf(v.dtype),
+                                                     " -> ", NameOf(out.dtype)));
     }
   }
   const ConstView& b = in.size() > 1 ? in[1] : in[0];

@@ -91,11 +91,11 @@ void ComplexBlasMatmul(const MatmulDims& d, const T* a, const T* b, T* out) {
     const T* bi = b + i * d.b_batch_stride;
     T* oi = out + i * d.m * d.n;
     if constexpr (std::is_same_v<T, Complex64>) {
-      cblas_cgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, &one, ai, k, bi, n, &zero,
-                  oi, n);
+      cblas_cgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, &one, ai, k, bi, n, &zero, oi,
+                  n);
     } else {
-      cblas_zgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, &one, ai, k, bi, n, &zero,
-                  oi, n);
+      cblas_zgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, &one, ai, k, bi, n, &zero, oi,
+                  n);
     }
   }
 }
@@ -153,7 +153,8 @@ absl::Status Matmul(ThreadPool* pool, DType dtype, const MatmulDims& d, const vo
     std::memset(out, 0, static_cast<size_t>(extent.out * ItemSize(dtype)));
     return absl::OkStatus();
   }
-  if ((IsFloating(dtype) || IsComplex(dtype)) && (d.m > INT_MAX || d.n > INT_MAX || d.k > INT_MAX)) {
+  if ((IsFloating(dtype) || IsComplex(dtype)) &&
+      (d.m > INT_MAX || d.n > INT_MAX || d.k > INT_MAX)) {
     return absl::UnimplementedError(
         absl::StrCat("matmul dimension over BLAS's int range: m=", d.m, " k=", d.k, " n=", d.n));
   }

@@ -71,8 +71,8 @@ template <typename C>
 cudaError_t LaunchKind(const LaunchContext& ctx, ElementwiseKind op, const void* a, const void* b,
                        void* out, const StridedLayout& layout, int64_t n) {
   switch (op) {
-#define RESIDENT_CX_CASE(k)  \
-  case ElementwiseKind::k: \
+#define RESIDENT_CX_CASE(k) \
+  case ElementwiseKind::k:  \
     return Launch<C, ElementwiseKind::k>(ctx, a, b, out, layout, n);
     RESIDENT_CX_CASE(kAdd)
     RESIDENT_CX_CASE(kSubtract)

@@ -175,7 +175,8 @@ absl::StatusOr<ArangeParams> ComputeArange(const Scalar& start, const Scalar& st
     case DType::kComplex128:
       return Invalid(absl::StrCat("arange of ", DTypeName(dtype),
                                   " is not supported by Resident (NumPy computes it); use "
-                                  "arange(...).astype(", DTypeName(dtype), ")"));
+                                  "arange(...).astype(",
+                                  DTypeName(dtype), ")"));
     case DType::kFloat64: {
       const double a = start.as_double();
       const double b = all_int ? static_cast<double>(IntegerNext(start, step))
@@ -390,6 +391,9 @@ int64_t AllocationBound(const Instruction& ins, absl::Span<const ValueType> ops,
     case OpKind::kAll:
       // A complex operand is cast to bool first (ops_shape.cc).
       return IsComplex(ops[0].dtype) ? SaturatingAdd(out, ops[0].num_elements()) : out;
+    case OpKind::kProd:
+      // A complex product's transposed copy and halving rows (ops_shape.cc).
+      return IsComplex(ops[0].dtype) ? SaturatingAdd(out, SaturatingMul(ops[0].nbytes(), 3)) : out;
     case OpKind::kElementwise:
       return ElementwiseAllocationBound(ins, ops, result);
     case OpKind::kWhere:

@@ -38,9 +38,9 @@ absl::Status Refused(ElementwiseKind kind, DType p) {
           "use the `~` operator or the logical_not function instead");
     default:
       if (IsComplex(p)) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("ufunc '", ElementwiseName(kind), "' not supported for the input types (",
-                         DTypeName(p), "), as in NumPy"));
+        return absl::InvalidArgumentError(absl::StrCat("ufunc '", ElementwiseName(kind),
+                                                       "' not supported for the input types (",
+                                                       DTypeName(p), "), as in NumPy"));
       }
       return absl::InvalidArgumentError(
           absl::StrCat("ufunc '", ElementwiseName(kind),
@@ -186,8 +186,9 @@ absl::StatusOr<ValueType> InferSelect(const Instruction& ins, absl::Span<const V
   bool complex = IsComplex(p);
   for (DType d : dtypes) complex = complex || IsComplex(d);
   if (complex) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        OpName(ins.op), " of complex operands is not supported by Resident yet (NumPy computes it)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(OpName(ins.op),
+                     " of complex operands is not supported by Resident yet (NumPy computes it)"));
   }
   Shape shape;
   for (const ValueType& a : arrays) {

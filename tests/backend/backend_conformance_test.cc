@@ -697,9 +697,13 @@ TEST_P(BackendConformanceTest, MatmulEveryDtype) {
 // table's others are refused alike), casts from and to every dtype, fill,
 // transpose and cgemm / zgemm, against the CPU reference.
 TEST_P(BackendConformanceTest, ComplexOpsCastsFillTransposeMatmul) {
-  const std::vector<std::pair<Shape, Shape>> cases = {
-      {{1000}, {1000}}, {{3, 1}, {4}}, {{}, {2, 3}}, {{2, 3}, {}}, {{5, 1, 7}, {1, 6, 1}},
-      {{0, 3}, {3}},    {{(1 << 16) + 3}, {(1 << 16) + 3}}};
+  const std::vector<std::pair<Shape, Shape>> cases = {{{1000}, {1000}},
+                                                      {{3, 1}, {4}},
+                                                      {{}, {2, 3}},
+                                                      {{2, 3}, {}},
+                                                      {{5, 1, 7}, {1, 6, 1}},
+                                                      {{0, 3}, {3}},
+                                                      {{(1 << 16) + 3}, {(1 << 16) + 3}}};
   const OpFn cast = [](Backend& b, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
     return b.Run(s, CastOp{in.data(), &o});
   };
@@ -711,11 +715,11 @@ TEST_P(BackendConformanceTest, ComplexOpsCastsFillTransposeMatmul) {
         ASSERT_TRUE(out.ok());
         std::vector<HostArray> in = {Random(d, sa, seed++)};
         if (Arity(op) == 2) in.push_back(Random(d, sb, seed++));
-        Check(std::string(OpName(op)) + " " + Describe(d, sa), in, d, *out,
-              [op](Backend& b, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
-                return b.Run(s, ElementwiseOp{op, {in.data(), in.size() > 1 ? &in[1] : nullptr},
-                                              &o});
-              });
+        Check(
+            std::string(OpName(op)) + " " + Describe(d, sa), in, d, *out,
+            [op](Backend& b, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
+              return b.Run(s, ElementwiseOp{op, {in.data(), in.size() > 1 ? &in[1] : nullptr}, &o});
+            });
         if (!ElementwiseAccepts(op, d)) break;
       }
     }

@@ -101,9 +101,9 @@ TEST_P(ComplexLiteralsTest, EveryOpMatchesNumpy) {
     const int64_t fs = ItemSize(f);
     int bad = 0;
     for (int i = 0; i < c.n && bad < 10; ++i) {
-      const std::string at = absl::StrCat("element ", i, " a=(", Part(Bytes(c.a, c.n, c.dtype), i,
-                                                                      c.dtype, 0),
-                                          ", ", Part(Bytes(c.a, c.n, c.dtype), i, c.dtype, 1), ")");
+      const std::string at =
+          absl::StrCat("element ", i, " a=(", Part(Bytes(c.a, c.n, c.dtype), i, c.dtype, 0), ", ",
+                       Part(Bytes(c.a, c.n, c.dtype), i, c.dtype, 1), ")");
       const double gre = Part(got, i, c.dtype, 0), gim = Part(got, i, c.dtype, 1);
       if (bool_result) {
         const bool w = c.want[i] != 0;
@@ -124,8 +124,8 @@ TEST_P(ComplexLiteralsTest, EveryOpMatchesNumpy) {
       const bool ok = Same(&got[2 * i * fs], &w[2 * i * fs], f) &&
                       Same(&got[(2 * i + 1) * fs], &w[(2 * i + 1) * fs], f);
       if (!ok) ++bad;
-      EXPECT_TRUE(ok) << at << ": got (" << gre << ", " << gim << "), NumPy (" << Part(w, i, c.dtype, 0)
-                      << ", " << Part(w, i, c.dtype, 1) << ")";
+      EXPECT_TRUE(ok) << at << ": got (" << gre << ", " << gim << "), NumPy ("
+                      << Part(w, i, c.dtype, 0) << ", " << Part(w, i, c.dtype, 1) << ")";
     }
     ++checked;
   }

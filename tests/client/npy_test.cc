@@ -339,8 +339,8 @@ TEST(ParseNpyTest, HalfDTypes) {
 // numpy.save(f, np.zeros(0, np.complex64)) and np.save("complex128.npy",
 // np.array([1 + 2j])) (tests/client/data/gen_fixtures.py).
 TEST(ParseNpyTest, ComplexDTypes) {
-  absl::StatusOr<HostArray> c8 = ParseNpy(
-      MakeNpy("{'descr': '<c8', 'fortran_order': False, 'shape': (0,), }", ""));
+  absl::StatusOr<HostArray> c8 =
+      ParseNpy(MakeNpy("{'descr': '<c8', 'fortran_order': False, 'shape': (0,), }", ""));
   ASSERT_TRUE(c8.ok()) << c8.status();
   EXPECT_EQ(c8->dtype, DType::kComplex64);
   absl::StatusOr<HostArray> c16 = ReadNpy(DataPath("complex128.npy"));

@@ -26,10 +26,9 @@ class ComplexDtypesTest : public SharedServerTest<ComplexDtypesTest> {
   void SetUp() override {
     SharedServerTest::SetUp();
     if (c_ == nullptr) return;
-    const std::vector<C64> a = {{1, 2}, {-0.5, 0.25}, {3, -4}, {0, 0}, {1e30f, 1e-30f},
-                                {0.1f, 0.7f}};
-    const std::vector<C64> b = {{2, -1}, {0.125, 0}, {-3, -4}, {1, 1}, {3e-30f, 2},
-                                {0.3f, -0.9f}};
+    const std::vector<C64> a = {{1, 2}, {-0.5, 0.25},    {3, -4},
+                                {0, 0}, {1e30f, 1e-30f}, {0.1f, 0.7f}};
+    const std::vector<C64> b = {{2, -1}, {0.125, 0}, {-3, -4}, {1, 1}, {3e-30f, 2}, {0.3f, -0.9f}};
     a_ = c_->Upload<C64>({6}, a).value();
     b_ = c_->Upload<C64>({6}, b).value();
   }
@@ -58,7 +57,11 @@ class ComplexDtypesTest : public SharedServerTest<ComplexDtypesTest> {
 
 TEST_F(ComplexDtypesTest, UploadDownloadAndDescribe) {
   Expect(a_, DType::kComplex64,
-         {{1, 2}, {-0.5, 0.25}, {3, -4}, {0, 0}, {1.0000000150474662e+30, 1.0000000031710769e-30},
+         {{1, 2},
+          {-0.5, 0.25},
+          {3, -4},
+          {0, 0},
+          {1.0000000150474662e+30, 1.0000000031710769e-30},
           {0.10000000149011612, 0.699999988079071}},
          "a");
   EXPECT_EQ(*a_.dtype(), DType::kComplex64);
@@ -78,19 +81,34 @@ TEST_F(ComplexDtypesTest, UploadDownloadAndDescribe) {
 
 TEST_F(ComplexDtypesTest, ElementwiseIsNumpysBitForBit) {
   Expect(a_ + b_, DType::kComplex64,
-         {{3, 1}, {-0.375, 0.25}, {0, -8}, {1, 1}, {1.0000000150474662e+30, 2},
+         {{3, 1},
+          {-0.375, 0.25},
+          {0, -8},
+          {1, 1},
+          {1.0000000150474662e+30, 2},
           {0.4000000059604645, -0.19999998807907104}},
          "a + b");
   Expect(a_ * b_, DType::kComplex64,
-         {{4, 3}, {-0.0625, 0.03125}, {-25, 0}, {0, 0}, {3, 2.0000000300949324e+30},
+         {{4, 3},
+          {-0.0625, 0.03125},
+          {-25, 0},
+          {0, 0},
+          {3, 2.0000000300949324e+30},
           {0.6600000262260437, 0.12000001221895218}},
          "a * b");
   Expect(a_ / b_, DType::kComplex64,
-         {{0, 1}, {-4, 2}, {0.2800000011920929, 0.9599999785423279}, {0, 0},
-          {0.75, -5.000000075237331e+29}, {-0.6666666269302368, 0.3333333432674408}},
+         {{0, 1},
+          {-4, 2},
+          {0.2800000011920929, 0.9599999785423279},
+          {0, 0},
+          {0.75, -5.000000075237331e+29},
+          {-0.6666666269302368, 0.3333333432674408}},
          "a / b");
   Expect(-a_, DType::kComplex64,
-         {{-1, -2}, {0.5, -0.25}, {-3, 4}, {-0.0, -0.0},
+         {{-1, -2},
+          {0.5, -0.25},
+          {-3, 4},
+          {-0.0, -0.0},
           {-1.0000000150474662e+30, -1.0000000031710769e-30},
           {-0.10000000149011612, -0.699999988079071}},
          "-a");
@@ -100,7 +118,11 @@ TEST_F(ComplexDtypesTest, ElementwiseIsNumpysBitForBit) {
   ExpectArray(client::equal(a_, b_), DType::kBool, {6}, {0, 0, 0, 0, 0, 0}, "a == b");
   ExpectArray(client::less(a_, b_), DType::kBool, {6}, {1, 1, 0, 1, 0, 1}, "a < b (lexicographic)");
   Expect(client::maximum(a_, b_), DType::kComplex64,
-         {{2, -1}, {0.125, 0}, {3, -4}, {1, 1}, {1.0000000150474662e+30, 1.0000000031710769e-30},
+         {{2, -1},
+          {0.125, 0},
+          {3, -4},
+          {1, 1},
+          {1.0000000150474662e+30, 1.0000000031710769e-30},
           {0.30000001192092896, -0.8999999761581421}},
          "np.maximum(a, b)");
 }
@@ -108,7 +130,11 @@ TEST_F(ComplexDtypesTest, ElementwiseIsNumpysBitForBit) {
 TEST_F(ComplexDtypesTest, PromotionAndWeakScalarsAsNumpy2) {
   Array f64 = UploadAs(*c_, DType::kFloat64, {6}, {1, 2, 3, 4, 5, 6});
   Expect(a_ + f64, DType::kComplex128,
-         {{2, 2}, {1.5, 0.25}, {6, -4}, {4, 0}, {1.0000000150474662e+30, 1.0000000031710769e-30},
+         {{2, 2},
+          {1.5, 0.25},
+          {6, -4},
+          {4, 0},
+          {1.0000000150474662e+30, 1.0000000031710769e-30},
           {6.100000001490116, 0.699999988079071}},
          "a + f64");
   Array f32 = UploadAs(*c_, DType::kFloat32, {6}, {1.5, -2, 0, 3, 4, 5});
@@ -118,7 +144,11 @@ TEST_F(ComplexDtypesTest, PromotionAndWeakScalarsAsNumpy2) {
   Expect(i32 * C128(1, -1), DType::kComplex128,
          {{1, -1}, {2, -2}, {3, -3}, {4, -4}, {5, -5}, {6, -6}}, "i32 * (1-1j)");
   Expect(a_ + 1.5, DType::kComplex64,
-         {{2.5, 2}, {1, 0.25}, {4.5, -4}, {1.5, 0}, {1.0000000150474662e+30, 1.0000000031710769e-30},
+         {{2.5, 2},
+          {1, 0.25},
+          {4.5, -4},
+          {1.5, 0},
+          {1.0000000150474662e+30, 1.0000000031710769e-30},
           {1.600000023841858, 0.699999988079071}},
          "a + 1.5 (stays complex64)");
 }
@@ -151,6 +181,9 @@ TEST_F(ComplexDtypesTest, ReductionsAndMatmul) {
   const std::vector<C128> g = {{1, 2}, {3, -1}, {0, 0.5}, {-2, 0}};
   Array x = c_->Upload<C128>({2, 2}, g).value();
   Expect(client::sum(x, 0), DType::kComplex128, {{1, 2.5}, {1, -1}}, "sum(axis=0)");
+  Expect(client::prod(x, 1), DType::kComplex128, {{5, 5}, {0, -1}}, "prod(axis=1)");
+  Expect(client::prod(x), DType::kComplex128, {{5, -5}}, "prod()");
+  Expect(client::prod(client::slice(x, {{0, 0}})), DType::kComplex128, {{1, 0}}, "empty prod");
   const std::vector<C64> z = {{0, 0}, {0, 0}, {0, 1}};
   Array zz = c_->Upload<C64>({3}, z).value();
   ExpectArray(client::any(zz), DType::kBool, {}, {1}, "any");

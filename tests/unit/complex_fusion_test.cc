@@ -59,7 +59,7 @@ std::shared_ptr<Program> MixedProgram(int64_t n) {
   p->instructions.push_back(WithScalar(K::kMultiply, V(0), Scalar::Complex(1, 1)));      // 9
   auto body = std::make_shared<Program>();  // params: k (0), c (1)
   body->instructions.push_back(WithScalar(K::kMultiply, V(0), Scalar::Complex(1, -0.5)));  // 2
-  body->instructions.push_back(MakeElementwise(K::kAdd, {V(2), V(1)}));                   // 3
+  body->instructions.push_back(MakeElementwise(K::kAdd, {V(2), V(1)}));                    // 3
   body->yields = {V(3)};
   Instruction loop;
   loop.op = OpKind::kLoop;

@@ -35,10 +35,10 @@ struct ComplexWeakCase {
 #include "tests/unit/infer_complex_rows.inc"
 
 std::string Name(DType d) {
-  static const char* const kNames[] = {
-      "kBool",    "kInt8",    "kInt16",    "kInt32",     "kInt64",
-      "kUint8",   "kUint16",  "kUint32",   "kUint64",    "kFloat32",
-      "kFloat64", "kFloat16", "kBFloat16", "kComplex64", "kComplex128"};
+  static const char* const kNames[] = {"kBool",     "kInt8",      "kInt16",     "kInt32",
+                                       "kInt64",    "kUint8",     "kUint16",    "kUint32",
+                                       "kUint64",   "kFloat32",   "kFloat64",   "kFloat16",
+                                       "kBFloat16", "kComplex64", "kComplex128"};
   static_assert(std::size(kNames) == std::size(kEveryDType));
   for (size_t i = 0; i < std::size(kEveryDType); ++i) {
     if (kEveryDType[i] == d) return kNames[i];
@@ -63,8 +63,8 @@ TEST(InferComplex, EveryOpWithAComplexOperandAsNumpy) {
     absl::StatusOr<ValueType> t =
         e->arity == 1 ? InferType(MakeElementwise(e->kind, {}), {T(row.a, {3})})
                       : InferType(MakeElementwise(e->kind, {}), {T(row.a, {2, 1}), T(row.b, {3})});
-    EXPECT_EQ(Answer(t), row.want) << row.op << " " << DTypeName(row.a) << ", " << DTypeName(row.b)
-                                   << ": " << t.status();
+    EXPECT_EQ(Answer(t), row.want)
+        << row.op << " " << DTypeName(row.a) << ", " << DTypeName(row.b) << ": " << t.status();
     ++rows;
   }
   EXPECT_GT(rows, 900);
@@ -85,8 +85,8 @@ TEST(InferComplex, WeakScalarsAsNumpy) {
       Instruction ins = MakeElementwise(e->kind, {});
       ins.scalars.push_back(ScalarOperand{position, c.scalar});
       absl::StatusOr<ValueType> t = InferType(ins, {T(c.array, {4})});
-      EXPECT_EQ(Answer(t), c.want) << c.op << " " << DTypeName(c.array) << " "
-                                   << c.scalar.ToString() << " at " << position;
+      EXPECT_EQ(Answer(t), c.want)
+          << c.op << " " << DTypeName(c.array) << " " << c.scalar.ToString() << " at " << position;
     }
   }
 }
@@ -114,7 +114,7 @@ TEST(InferComplex, Reductions) {
     return InferType(ins, {T(d, {3, 4})});
   };
   for (DType d : kComplexDTypes) {
-    for (OpKind op : {OpKind::kSum, OpKind::kMean}) {
+    for (OpKind op : {OpKind::kSum, OpKind::kProd, OpKind::kMean}) {
       absl::StatusOr<ValueType> t = reduce(op, d);
       ASSERT_TRUE(t.ok()) << t.status();
       EXPECT_EQ(t->dtype, d);  // numpy.sum / numpy.mean of complex stay complex
@@ -124,7 +124,8 @@ TEST(InferComplex, Reductions) {
       ASSERT_TRUE(t.ok()) << t.status();
       EXPECT_EQ(t->dtype, DType::kBool);
     }
-    for (OpKind op : {OpKind::kProd, OpKind::kMax, OpKind::kMin, OpKind::kArgmax, OpKind::kArgmin}) {
+    for (OpKind op :
+         {OpKind::kProd, OpKind::kMax, OpKind::kMin, OpKind::kArgmax, OpKind::kArgmin}) {
       absl::StatusOr<ValueType> t = reduce(op, d);
       EXPECT_EQ(t.status().code(), absl::StatusCode::kInvalidArgument);
       EXPECT_THAT(t.status().message(), HasSubstr("not supported by Resident yet"));
