@@ -193,7 +193,7 @@ static_assert(
         StorageType<DType::kBFloat16>, StorageType<DType::kComplex64>,
         StorageType<DType::kComplex128>>::value,
     "each dtype needs a storage type of its own");
-static_assert(dtype_internal::StorageRoundTrips(), "kAllDTypes lists every dtype once");
+static_assert(dtype_internal::StorageRoundTrips(), "kEveryDType lists every dtype once");
 static_assert(ItemSize(DType::kBool) == 1, "NumPy's bool is one byte");
 static_assert(ItemSize(DType::kInt8) == 1 && ItemSize(DType::kUint8) == 1);
 static_assert(ItemSize(DType::kInt16) == 2 && ItemSize(DType::kUint16) == 2 &&

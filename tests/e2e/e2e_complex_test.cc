@@ -5,11 +5,16 @@
 // the NumPy expression beside each:
 //   a = np.array([1+2j, -0.5+0.25j, 3-4j, 0j, 1e30+1e-30j, 0.1+0.7j], np.complex64)
 //   b = np.array([2-1j, 0.125+0j, -3-4j, 1+1j, 3e-30+2j, 0.3-0.9j], np.complex64)
+#include <stdlib.h>
+
 #include <complex>
 #include <cstdint>
+#include <filesystem>
+#include <string>
 #include <vector>
 
 #include "client/client.h"
+#include "core/npy.h"
 #include "e2e_fixture.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -22,6 +27,21 @@ using C64 = std::complex<float>;
 using C128 = std::complex<double>;
 
 class ComplexDtypesTest : public SharedServerTest<ComplexDtypesTest> {
+ public:
+  // A data dir, so named arrays are written as .npy files.
+  static const std::string& DataDir() {
+    static const std::string dir = [] {
+      char t[] = "/tmp/resident-e2e-complex-XXXXXX";
+      return std::string(mkdtemp(t) != nullptr ? t : "");
+    }();
+    return dir;
+  }
+  static ServerOptions Options() {
+    ServerOptions o;
+    o.data_dir = DataDir();
+    return o;
+  }
+
  protected:
   void SetUp() override {
     SharedServerTest::SetUp();
@@ -77,6 +97,23 @@ TEST_F(ComplexDtypesTest, UploadDownloadAndDescribe) {
          "np.full(3, 1-2j)");
   Expect(full(*c_, {1}, Scalar::Float(2.5), DType::kComplex128), DType::kComplex128, {{2.5, 0}},
          "np.full(1, 2.5, complex128)");
+  // A named array is written to the data dir as NumPy's '<c16' .npy and
+  // attaches as it was.
+  ASSERT_TRUE(c_->Keep(*w, "complex-named").ok());
+  absl::StatusOr<Array> named = c_->Attach("complex-named");
+  ASSERT_TRUE(named.ok()) << named.status();
+  Expect(*named, DType::kComplex128, z, "attached");
+  int files = 0;
+  for (const auto& f : std::filesystem::directory_iterator(DataDir() + "/arrays")) {
+    if (f.path().extension() != ".npy") continue;
+    absl::StatusOr<HostArray> h = ReadNpy(f.path().string());
+    ASSERT_TRUE(h.ok()) << h.status();
+    EXPECT_EQ(h->dtype, DType::kComplex128);
+    EXPECT_EQ(h->bytes, std::string(reinterpret_cast<const char*>(z.data()), 32));
+    ++files;
+  }
+  EXPECT_EQ(files, 1);
+  ASSERT_TRUE(c_->Delete("complex-named").ok());
 }
 
 TEST_F(ComplexDtypesTest, ElementwiseIsNumpysBitForBit) {
