@@ -13,6 +13,7 @@
 #ifndef RESIDENT_CLIENT_CLIENT_H_
 #define RESIDENT_CLIENT_CLIENT_H_
 
+#include <complex>
 #include <cstdint>
 #include <cstring>
 #include <functional>
@@ -137,7 +138,14 @@ RESIDENT_CLIENT_DTYPE(double, kFloat64)
 // resident::Float16{bits}; resident_load / resident_store convert.
 RESIDENT_CLIENT_DTYPE(Float16, kFloat16)
 RESIDENT_CLIENT_DTYPE(BFloat16, kBFloat16)
+// complex64 / complex128: std::complex (the same layout as NumPy's, real
+// then imaginary), or core/complex.h's storage structs.
+RESIDENT_CLIENT_DTYPE(std::complex<float>, kComplex64)
+RESIDENT_CLIENT_DTYPE(std::complex<double>, kComplex128)
+RESIDENT_CLIENT_DTYPE(Complex64, kComplex64)
+RESIDENT_CLIENT_DTYPE(Complex128, kComplex128)
 #undef RESIDENT_CLIENT_DTYPE
+static_assert(sizeof(std::complex<float>) == 8 && sizeof(std::complex<double>) == 16);
 
 // An array on the server, or one recorded and not yet computed. Copies
 // share it; the server's copy is released when the last one goes.
@@ -278,6 +286,9 @@ class ArrayOrScalar {
       : scalar_(std::is_same_v<T, bool> ? Scalar::Bool(static_cast<bool>(v))
                 : std::is_integral_v<T> ? Scalar::Int(static_cast<int64_t>(v))
                                         : Scalar::Float(static_cast<double>(v))) {}
+  // A Python complex: weak as NEP 50 says (float32 x + 1i is complex64).
+  ArrayOrScalar(std::complex<double> v)  // NOLINT(google-explicit-constructor)
+      : scalar_(Scalar::Complex(v.real(), v.imag())) {}
   const Array* array() const { return scalar_ ? nullptr : array_; }
   const std::optional<Scalar>& scalar() const { return scalar_; }
 
@@ -378,16 +389,18 @@ Array squeeze(const Array& a, const AxisArg& axis = {});
 Array expand_dims(const Array& a, const AxisArg& axis);
 
 // Operators of arrays, and of an array and a number (x + 1.0, 2 * x).
-#define RESIDENT_CLIENT_OPERATOR(op, fn)                                        \
-  inline Array operator op(const Array& a, const Array& b) { return fn(a, b); } \
-  template <typename T, std::enable_if_t<std::is_arithmetic_v<T>, int> = 0>     \
-  Array operator op(const Array& a, T b) {                                      \
-    return fn(a, b);                                                            \
-  }                                                                             \
-  template <typename T, std::enable_if_t<std::is_arithmetic_v<T>, int> = 0>     \
-  Array operator op(T a, const Array& b) {                                      \
-    return fn(a, b);                                                            \
-  }
+#define RESIDENT_CLIENT_OPERATOR(op, fn)                                                \
+  inline Array operator op(const Array& a, const Array& b) { return fn(a, b); }         \
+  template <typename T, std::enable_if_t<std::is_arithmetic_v<T>, int> = 0>             \
+  Array operator op(const Array& a, T b) {                                              \
+    return fn(a, b);                                                                    \
+  }                                                                                     \
+  template <typename T, std::enable_if_t<std::is_arithmetic_v<T>, int> = 0>             \
+  Array operator op(T a, const Array& b) {                                              \
+    return fn(a, b);                                                                    \
+  }                                                                                     \
+  inline Array operator op(const Array& a, std::complex<double> b) { return fn(a, b); } \
+  inline Array operator op(std::complex<double> a, const Array& b) { return fn(a, b); }
 RESIDENT_CLIENT_OPERATOR(+, add)
 RESIDENT_CLIENT_OPERATOR(-, subtract)
 RESIDENT_CLIENT_OPERATOR(*, multiply)

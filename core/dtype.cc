@@ -30,12 +30,16 @@ const char* DTypeName(DType dtype) {
       return "float16";
     case DType::kBFloat16:
       return "bfloat16";
+    case DType::kComplex64:
+      return "complex64";
+    case DType::kComplex128:
+      return "complex128";
   }
   return "?";
 }
 
 std::optional<DType> ParseDType(std::string_view name) {
-  for (DType d : kAllDTypes) {
+  for (DType d : kEveryDType) {
     if (DTypeName(d) == name) return d;
   }
   return std::nullopt;
@@ -67,6 +71,9 @@ DType FloatWithInteger(DType f, DType i) {
 
 DType PromoteTypes(DType a, DType b) {
   if (a == b) return a;
+  if (IsComplex(a) || IsComplex(b)) {
+    return ComplexHolding(PromoteTypes(ComplexComponent(a), ComplexComponent(b)));
+  }
   if (a == DType::kBool) return b;
   if (b == DType::kBool) return a;
   const bool fa = IsFloating(a), fb = IsFloating(b);

@@ -135,11 +135,51 @@ constexpr const char* ElementwiseName(ElementwiseKind kind) {
   return e ? e->name : "?";
 }
 
+// The kinds a backend computes in a complex dtype (kernels/cpu/complex_ops.cc,
+// kernels/cuda/complex.cu). absolute writes |z| as the real part of a
+// complex result (the program layer casts it to the parts' float);
+// kBoolResult kinds write 0/1 as complex.
+constexpr bool ComplexKernelKind(ElementwiseKind kind) {
+  switch (kind) {
+    case ElementwiseKind::kAdd:
+    case ElementwiseKind::kSubtract:
+    case ElementwiseKind::kMultiply:
+    case ElementwiseKind::kDivide:
+    case ElementwiseKind::kNegative:
+    case ElementwiseKind::kAbsolute:
+    case ElementwiseKind::kMaximum:
+    case ElementwiseKind::kMinimum:
+    case ElementwiseKind::kEqual:
+    case ElementwiseKind::kNotEqual:
+    case ElementwiseKind::kLess:
+    case ElementwiseKind::kLessEqual:
+    case ElementwiseKind::kGreater:
+    case ElementwiseKind::kGreaterEqual:
+    case ElementwiseKind::kLogicalAnd:
+    case ElementwiseKind::kLogicalOr:
+    case ElementwiseKind::kLogicalNot:
+    case ElementwiseKind::kIsnan:
+    case ElementwiseKind::kIsfinite:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// The kinds NumPy refuses for complex operands (no complex loop): floor,
+// ceil, remainder, floor_divide. The rest of the table NumPy computes;
+// those not in ComplexKernelKind Resident refuses as not yet supported.
+constexpr bool NumPyRefusesComplex(ElementwiseKind kind) {
+  return kind == ElementwiseKind::kFloor || kind == ElementwiseKind::kCeil ||
+         kind == ElementwiseKind::kRemainder || kind == ElementwiseKind::kFloorDivide;
+}
+
 // Whether a backend computes `kind` in `dtype`: all operands have it, and
 // the result too (kBoolResult kinds write 0/1 in it), by the table's rule.
 constexpr bool ElementwiseAccepts(ElementwiseKind kind, DType dtype) {
   const ElementwiseInfo* e = FindElementwise(kind);
   if (e == nullptr) return false;
+  if (IsComplex(dtype)) return ComplexKernelKind(kind);
   switch (e->rule) {
     case ElementwiseRule::kAll:
     case ElementwiseRule::kBoolResult:
@@ -158,16 +198,29 @@ constexpr bool ElementwiseAccepts(ElementwiseKind kind, DType dtype) {
 // the dtype it computes in and its result's. When NumPy's answer is not ours
 // (ok false), missing_dtype names the dtype NumPy would give that we lack,
 // or is null when NumPy refuses the op itself. Every rule's dtype exists
-// since float16 did, so it is null today; complex dtypes would use it.
+// since float16 did, so it is null today. not_yet is true when NumPy
+// computes the op but Resident does not yet (complex sqrt, exp, ...).
 struct ElementwiseTypes {
   bool ok = false;
   DType compute = DType::kFloat64;
   DType result = DType::kFloat64;
   const char* missing_dtype = nullptr;
+  bool not_yet = false;
 };
 constexpr ElementwiseTypes ResolveElementwise(ElementwiseKind kind, DType promoted) {
   const ElementwiseInfo* e = FindElementwise(kind);
   if (e == nullptr) return {};
+  if (IsComplex(promoted)) {
+    // Complex computes in itself; absolute gives its parts' float, the
+    // bool-valued kinds bool.
+    if (NumPyRefusesComplex(kind)) return {};
+    if (!ComplexKernelKind(kind)) return {false, promoted, promoted, nullptr, true};
+    if (kind == ElementwiseKind::kAbsolute) {
+      return {true, promoted, ComplexComponent(promoted), nullptr};
+    }
+    if (e->rule == ElementwiseRule::kBoolResult) return {true, promoted, DType::kBool, nullptr};
+    return {true, promoted, promoted, nullptr};
+  }
   const bool is_bool = promoted == DType::kBool;
   const ElementwiseTypes same{true, promoted, promoted, nullptr};
   const ElementwiseTypes to_double{true, DType::kFloat64, DType::kFloat64, nullptr};

@@ -45,7 +45,7 @@ constexpr size_t kIoChunkBytes = size_t{64} << 20;
 constexpr absl::string_view kSupportedDTypes =
     "supported: bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, float32, "
     "float64, "
-    "bfloat16 (as '<V2', which numpy.save writes for ml_dtypes.bfloat16)";
+    "complex64, complex128, bfloat16 (as '<V2', which numpy.save writes for ml_dtypes.bfloat16)";
 
 // --- Preamble: magic, version, header length ---------------------------------
 
@@ -339,6 +339,8 @@ absl::StatusOr<DType> DTypeFromDescr(absl::string_view descr) {
   if (code == "f2") dtype = DType::kFloat16;
   if (code == "f4") dtype = DType::kFloat32;
   if (code == "f8") dtype = DType::kFloat64;
+  if (code == "c8") dtype = DType::kComplex64;
+  if (code == "c16") dtype = DType::kComplex128;
   // ml_dtypes.bfloat16 has no type code of its own: numpy.save writes its
   // descr as '<V2'. A two-byte void has no other meaning here.
   if (code == "V2" && order != '|') dtype = DType::kBFloat16;
@@ -437,6 +439,10 @@ absl::string_view Descr(DType dtype) {
       return "<f2";
     case DType::kBFloat16:
       return "<V2";  // what numpy.save writes for ml_dtypes.bfloat16
+    case DType::kComplex64:
+      return "<c8";
+    case DType::kComplex128:
+      return "<c16";
   }
   return "";
 }

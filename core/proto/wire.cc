@@ -10,7 +10,7 @@ namespace {
 // "bool, int8, ...": every dtype's NumPy name.
 std::string SupportedNames() {
   std::string out;
-  for (DType d : kAllDTypes) absl::StrAppend(&out, out.empty() ? "" : ", ", DTypeName(d));
+  for (DType d : kEveryDType) absl::StrAppend(&out, out.empty() ? "" : ", ", DTypeName(d));
   return out;
 }
 
@@ -46,6 +46,10 @@ absl::StatusOr<DType> DecodeDType(int wire) {
       return DType::kFloat16;
     case v1::DTYPE_BFLOAT16:
       return DType::kBFloat16;
+    case v1::DTYPE_COMPLEX64:
+      return DType::kComplex64;
+    case v1::DTYPE_COMPLEX128:
+      return DType::kComplex128;
     case v1::DTYPE_UNSPECIFIED:
       return absl::InvalidArgumentError("dtype is unspecified");
     default:
@@ -82,6 +86,10 @@ v1::DType EncodeDType(DType dtype) {
       return v1::DTYPE_FLOAT16;
     case DType::kBFloat16:
       return v1::DTYPE_BFLOAT16;
+    case DType::kComplex64:
+      return v1::DTYPE_COMPLEX64;
+    case DType::kComplex128:
+      return v1::DTYPE_COMPLEX128;
   }
   return v1::DTYPE_UNSPECIFIED;
 }
@@ -109,6 +117,8 @@ std::optional<Scalar> DecodeScalar(const v1::Scalar& s) {
       return Scalar::Int(s.int_value());
     case v1::Scalar::kFloatValue:
       return Scalar::Float(s.float_value());
+    case v1::Scalar::kComplexValue:
+      return Scalar::Complex(s.complex_value().real(), s.complex_value().imag());
     case v1::Scalar::VALUE_NOT_SET:
       break;
   }
@@ -116,7 +126,10 @@ std::optional<Scalar> DecodeScalar(const v1::Scalar& s) {
 }
 
 void EncodeScalar(const Scalar& s, v1::Scalar* out) {
-  if (s.is_bool()) {
+  if (s.is_complex()) {
+    out->mutable_complex_value()->set_real(s.as_double());
+    out->mutable_complex_value()->set_imag(s.imag());
+  } else if (s.is_bool()) {
     out->set_bool_value(s.as_bool());
   } else if (s.is_int()) {
     out->set_int_value(s.as_int64());

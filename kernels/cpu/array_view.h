@@ -51,6 +51,15 @@ absl::Status DispatchDType(DType dtype, Fn&& fn) {
   });
 }
 
+// DispatchDType over every dtype, complex ones included (the cast, fill and
+// complex kernels).
+template <typename Fn>
+absl::Status DispatchAnyDType(DType dtype, Fn&& fn) {
+  return VisitAnyDType(dtype, std::forward<Fn>(fn), [dtype] {
+    return absl::InvalidArgumentError(absl::StrCat("unknown dtype ", static_cast<int>(dtype)));
+  });
+}
+
 }  // namespace resident::cpu
 
 #endif  // RESIDENT_KERNELS_CPU_ARRAY_VIEW_H_

@@ -43,14 +43,14 @@ absl::Status CastTyped(ThreadPool* pool, const ConstView& a, const MutView& out)
 }  // namespace
 
 absl::Status Cast(ThreadPool* pool, const ConstView& a, const MutView& out) {
-  return DispatchDType(out.dtype, [&](auto to) {
-    return DispatchDType(
+  return DispatchAnyDType(out.dtype, [&](auto to) {
+    return DispatchAnyDType(
         a.dtype, [&](auto from) { return CastTyped<decltype(to), decltype(from)>(pool, a, out); });
   });
 }
 
 absl::Status Fill(ThreadPool* pool, const Scalar& value, const MutView& out) {
-  return DispatchDType(out.dtype, [&](auto zero) {
+  return DispatchAnyDType(out.dtype, [&](auto zero) {
     using T = decltype(zero);
     const T v = ScalarAs<T>(value);
     T* p = static_cast<T*>(out.data);
@@ -68,6 +68,9 @@ absl::Status Arange(ThreadPool* pool, const Scalar& start, const Scalar& delta,
   }
   if (out.dtype == DType::kBool) {
     return absl::InvalidArgumentError("arange does not fill bool arrays");
+  }
+  if (IsComplex(out.dtype)) {
+    return absl::InvalidArgumentError("arange does not fill complex arrays");
   }
   return DispatchDType(out.dtype, [&](auto zero) {
     using T = decltype(zero);

@@ -23,9 +23,36 @@ namespace resident::cpu {
 // round-to-nearest conversion. float16 and bfloat16 convert through float
 // and round to nearest even (core/half.h).
 template <typename To, typename From>
+To ConvertElement(From x);
+
+// Casts with a complex side, as NumPy's: a real value becomes the real part
+// (imaginary +0); complex -> complex converts each part; complex -> bool is
+// `re != 0 || im != 0`; complex -> any other real dtype takes the real part
+// and converts it as that float would (NumPy warns ComplexWarning here;
+// Resident casts silently, as astype(..., casting='unsafe') does).
+template <typename To, typename From>
+To ConvertComplexElement(From x) {
+  if constexpr (kIsComplexStorage<From> && kIsComplexStorage<To>) {
+    using F = typename ResidentIsComplex<To>::component;
+    return To{static_cast<F>(x.re), static_cast<F>(x.im)};
+  } else if constexpr (kIsComplexStorage<From>) {
+    if constexpr (kIsBoolStorage<To>) {
+      return static_cast<To>(resident_cx_nonzero(x));
+    } else {
+      return ConvertElement<To>(x.re);
+    }
+  } else {
+    using F = typename ResidentIsComplex<To>::component;
+    return To{ConvertElement<F>(x), F(0)};
+  }
+}
+
+template <typename To, typename From>
 To ConvertElement(From x) {
   if constexpr (std::is_same_v<To, From>) {
     return x;
+  } else if constexpr (kIsComplexStorage<From> || kIsComplexStorage<To>) {
+    return ConvertComplexElement<To>(x);
   } else if constexpr (kIsHalfStorage<From>) {
     // float16 and bfloat16 go through their exact float value; to an
     // integer by NumPy's (float16) or ml_dtypes' (bfloat16) own rules.
@@ -60,7 +87,8 @@ To ConvertElement(From x) {
   }
 }
 
-// out = a converted to out.dtype, a broadcast to out.shape. out must not
+// out = a converted to out.dtype (either may be complex), a broadcast to
+// out.shape. out must not
 // overlap a unless both have one item size and the same start.
 absl::Status Cast(ThreadPool* pool, const ConstView& a, const MutView& out);
 

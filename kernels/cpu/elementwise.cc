@@ -8,6 +8,7 @@
 #include "core/elementwise_expr.h"
 #include "core/shape.h"
 #include "kernels/cpu/broadcast.h"
+#include "kernels/cpu/complex_ops.h"
 
 namespace resident::cpu {
 namespace {
@@ -247,7 +248,7 @@ absl::Status ChainAccepted(ThreadPool* pool, DType dtype, ChainSide side, const 
 
 absl::Status ElementwiseTile(ElementwiseKind kind, DType dtype, const void* a, bool a_one,
                              const void* b, bool b_one, void* out, int64_t n) {
-  if (!ElementwiseAccepts(kind, dtype)) return Refused(kind, dtype);
+  if (!ElementwiseAccepts(kind, dtype) || IsComplex(dtype)) return Refused(kind, dtype);
   // A unary kind reads a as both operands (Apply ignores the second).
   if (Arity(kind) == 1) {
     b = a;
@@ -278,6 +279,7 @@ absl::Status Elementwise(ThreadPool* pool, ElementwiseKind kind, absl::Span<cons
     }
   }
   if (!ElementwiseAccepts(kind, out.dtype)) return Refused(kind, out.dtype);
+  if (IsComplex(out.dtype)) return ComplexElementwise(pool, kind, in, out);
   // Dispatch generated from the op table; ElementwiseAccepts above keeps
   // each op to the dtypes its expression is defined for.
   switch (kind) {
@@ -293,7 +295,7 @@ absl::Status Elementwise(ThreadPool* pool, ElementwiseKind kind, absl::Span<cons
 absl::Status ElementwiseChain(ThreadPool* pool, ElementwiseKind kind, DType dtype, ChainSide side,
                               const void* x, const void* c, bool c_one, void* out, int64_t n,
                               int64_t trips) {
-  if (!ElementwiseAccepts(kind, dtype)) return Refused(kind, dtype);
+  if (!ElementwiseAccepts(kind, dtype) || IsComplex(dtype)) return Refused(kind, dtype);
   if (Arity(kind) != 2) {
     return absl::InvalidArgumentError(
         absl::StrCat("ElementwiseChain: ", ElementwiseName(kind), " is not a binary op"));

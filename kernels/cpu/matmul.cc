@@ -79,6 +79,27 @@ void BlasMatmul(const MatmulDims& d, const T* a, const T* b, T* out) {
   }
 }
 
+// complex64 / complex128: OpenBLAS's cgemm / zgemm (NumPy's matmul calls
+// the same BLAS routines).
+template <typename T>
+void ComplexBlasMatmul(const MatmulDims& d, const T* a, const T* b, T* out) {
+  const blasint m = static_cast<blasint>(d.m), n = static_cast<blasint>(d.n),
+                k = static_cast<blasint>(d.k);
+  const T one{1, 0}, zero{0, 0};
+  for (int64_t i = 0; i < d.batch; ++i) {
+    const T* ai = a + i * d.a_batch_stride;
+    const T* bi = b + i * d.b_batch_stride;
+    T* oi = out + i * d.m * d.n;
+    if constexpr (std::is_same_v<T, Complex64>) {
+      cblas_cgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, &one, ai, k, bi, n, &zero, oi,
+                  n);
+    } else {
+      cblas_zgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, &one, ai, k, bi, n, &zero, oi,
+                  n);
+    }
+  }
+}
+
 // float16 / bfloat16: a and b widened to float32 (exactly), OpenBLAS's
 // sgemm, each result rounded back once, as NumPy's float16 matmul does.
 template <typename T>
@@ -132,15 +153,18 @@ absl::Status Matmul(ThreadPool* pool, DType dtype, const MatmulDims& d, const vo
     std::memset(out, 0, static_cast<size_t>(extent.out * ItemSize(dtype)));
     return absl::OkStatus();
   }
-  if (IsFloating(dtype) && (d.m > INT_MAX || d.n > INT_MAX || d.k > INT_MAX)) {
+  if ((IsFloating(dtype) || IsComplex(dtype)) &&
+      (d.m > INT_MAX || d.n > INT_MAX || d.k > INT_MAX)) {
     return absl::UnimplementedError(
         absl::StrCat("matmul dimension over BLAS's int range: m=", d.m, " k=", d.k, " n=", d.n));
   }
-  return DispatchDType(dtype, [&](auto zero) {
+  return DispatchAnyDType(dtype, [&](auto zero) {
     using T = decltype(zero);
     const T* ta = static_cast<const T*>(a);
     const T* tb = static_cast<const T*>(b);
-    if constexpr (kIsHalfStorage<T>) {
+    if constexpr (kIsComplexStorage<T>) {
+      ComplexBlasMatmul(d, ta, tb, static_cast<T*>(out));
+    } else if constexpr (kIsHalfStorage<T>) {
       HalfMatmul(pool, d, extent, ta, tb, static_cast<T*>(out));
     } else if constexpr (std::is_floating_point_v<T>) {
       BlasMatmul(d, ta, tb, static_cast<T*>(out));

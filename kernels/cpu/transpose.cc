@@ -144,6 +144,14 @@ absl::Status Transpose(ThreadPool* pool, const ConstView& a, absl::Span<const in
       TransposeTyped(pool, plan, static_cast<const uint64_t*>(a.data),
                      static_cast<uint64_t*>(out.data));
       break;
+    case 16: {  // complex128
+      struct Word16 {
+        uint64_t lo, hi;
+      };
+      TransposeTyped(pool, plan, static_cast<const Word16*>(a.data),
+                     static_cast<Word16*>(out.data));
+      break;
+    }
     default:  // never a silent wrong width: a new item size needs its word
       return absl::InvalidArgumentError(
           absl::StrCat("transpose has no kernel for ", ItemSize(a.dtype), "-byte elements"));

@@ -62,9 +62,9 @@ cudaError_t LaunchStrided(const LaunchContext& ctx, const void* a, void* out,
 // copies, which the callers do themselves.
 template <typename F>
 cudaError_t DispatchPair(DType from, DType to, F&& f) {
-  return DispatchType(from, [&](auto from_tag) -> cudaError_t {
+  return DispatchAnyType(from, [&](auto from_tag) -> cudaError_t {
     using From = decltype(from_tag);
-    return DispatchType(to, [&](auto to_tag) -> cudaError_t {
+    return DispatchAnyType(to, [&](auto to_tag) -> cudaError_t {
       using To = decltype(to_tag);
       if constexpr (std::is_same_v<From, To>) {
         return cudaErrorInvalidValue;  // a copy: handled by the caller
@@ -109,6 +109,8 @@ cudaError_t CastStrided(const LaunchContext& ctx, DType from, DType to, const vo
         return LaunchStrided<uint32_t, uint32_t>(ctx, a, out, layout, n);
       case 8:
         return LaunchStrided<uint64_t, uint64_t>(ctx, a, out, layout, n);
+      case 16:  // complex128
+        return LaunchStrided<ulonglong2, ulonglong2>(ctx, a, out, layout, n);
     }
     return cudaErrorInvalidValue;  // an item size without a copy kernel
   }

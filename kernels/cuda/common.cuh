@@ -39,9 +39,34 @@ using UnsignedT = std::make_unsigned_t<T>;
 // --- conversions (Cast's semantics) ------------------------------------------
 
 template <typename To, typename From>
+__device__ __forceinline__ To Convert(From x);
+
+// Casts with a complex side, as the CPU's ConvertComplexElement: a real
+// value is the real part; complex -> bool is either part nonzero; complex ->
+// another real dtype converts the real part.
+template <typename To, typename From>
+__device__ __forceinline__ To ConvertComplex(From x) {
+  if constexpr (kIsComplexStorage<From> && kIsComplexStorage<To>) {
+    using F = typename ResidentIsComplex<To>::component;
+    return To{static_cast<F>(x.re), static_cast<F>(x.im)};
+  } else if constexpr (kIsComplexStorage<From>) {
+    if constexpr (kIsBool<To>) {
+      return static_cast<To>(resident_cx_nonzero(x));
+    } else {
+      return Convert<To>(x.re);
+    }
+  } else {
+    using F = typename ResidentIsComplex<To>::component;
+    return To{Convert<F>(x), F(0)};
+  }
+}
+
+template <typename To, typename From>
 __device__ __forceinline__ To Convert(From x) {
   if constexpr (std::is_same_v<To, From>) {
     return x;
+  } else if constexpr (kIsComplexStorage<From> || kIsComplexStorage<To>) {
+    return ConvertComplex<To>(x);
   } else if constexpr (kIsHalfStorage<From>) {
     // float16 / bfloat16 through their exact float value; to integers by
     // NumPy's (float16) and ml_dtypes' (bfloat16) rules, as the CPU's.
@@ -140,6 +165,12 @@ inline int64_t LayoutElements(const StridedLayout& layout) {
 template <typename F>
 cudaError_t DispatchType(DType t, F&& f) {
   return VisitDType(t, static_cast<F&&>(f), [] { return cudaErrorInvalidValue; });
+}
+
+// DispatchType over every dtype, complex ones included (casts).
+template <typename F>
+cudaError_t DispatchAnyType(DType t, F&& f) {
+  return VisitAnyDType(t, static_cast<F&&>(f), [] { return cudaErrorInvalidValue; });
 }
 
 }  // namespace resident::cuda_kernels

@@ -84,6 +84,15 @@ cudaError_t FillBits(const LaunchContext& ctx, void* out, int item_size, uint64_
   return cudaErrorInvalidValue;
 }
 
+cudaError_t FillBits128(const LaunchContext& ctx, void* out, uint64_t lo, uint64_t hi, int64_t n) {
+  if (n <= 0) return cudaSuccess;
+  if (lo == 0 && hi == 0) return cudaMemsetAsync(out, 0, static_cast<size_t>(n) * 16, ctx.stream);
+  ulonglong2 v;
+  v.x = lo;
+  v.y = hi;
+  return LaunchFill<ulonglong2>(ctx, out, v, n);
+}
+
 cudaError_t ArangeInt(const LaunchContext& ctx, DType t, int64_t start, int64_t delta, void* out,
                       int64_t n) {
   if (n <= 0) return cudaSuccess;

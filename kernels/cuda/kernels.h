@@ -65,6 +65,10 @@ cudaError_t BinaryStrided(const LaunchContext& ctx, DType t, ElementwiseKind op,
                           const void* b, void* out, const StridedLayout& layout);
 // out[i] = -a[i] (integers wrap), n contiguous elements; may alias.
 cudaError_t Negate(const LaunchContext& ctx, DType t, const void* a, void* out, int64_t n);
+// out = op(a, b) over complex64 / complex128 (ComplexKernelKind(op); a unary
+// op reads a), strided as BinaryStrided; kernels/cuda/complex.cu.
+cudaError_t ComplexStrided(const LaunchContext& ctx, DType t, ElementwiseKind op, const void* a,
+                           const void* b, void* out, const StridedLayout& layout);
 
 // --- cast.cu -----------------------------------------------------------------
 
@@ -83,6 +87,8 @@ cudaError_t CastStrided(const LaunchContext& ctx, DType from, DType to, const vo
 // Sets n elements of `item_size` bytes (1, 2, 4 or 8) to the bit pattern in
 // the low bytes of `bits`.
 cudaError_t FillBits(const LaunchContext& ctx, void* out, int item_size, uint64_t bits, int64_t n);
+// n 16-byte elements of the pattern (lo, hi): complex128 fills.
+cudaError_t FillBits128(const LaunchContext& ctx, void* out, uint64_t lo, uint64_t hi, int64_t n);
 // out[i] = start + T(i) * delta in T = t's own arithmetic (NumPy's arange
 // fill): wrapping for int32/int64; for float32/float64 start and delta are
 // first rounded to T. Not for bool.

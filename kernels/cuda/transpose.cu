@@ -63,6 +63,8 @@ cudaError_t TransposeBatched2D(const LaunchContext& ctx, int item_size, const vo
       return Launch<uint32_t>(ctx, in, out, batch, rows, cols);
     case 8:
       return Launch<uint64_t>(ctx, in, out, batch, rows, cols);
+    case 16:  // complex128
+      return Launch<ulonglong2>(ctx, in, out, batch, rows, cols);
   }
   return cudaErrorInvalidValue;
 }

@@ -160,6 +160,7 @@ absl::StatusOr<Shape> CheckFusedLoopOp(const FusedLoopOp& op) {
 }
 
 bool FusedReductionFits(ReduceKind kind, DType dtype) {
+  if (IsComplex(dtype)) return false;  // complex values never fuse
   switch (kind) {
     case ReduceKind::kAny:
     case ReduceKind::kAll:
@@ -219,7 +220,7 @@ DType ReduceResultType(ReduceKind kind, DType in) {
     case ReduceKind::kProd:
       return SumResultType(in);
     case ReduceKind::kMean:
-      return IsFloating(in) ? in : DType::kFloat64;
+      return IsFloating(in) || IsComplex(in) ? in : DType::kFloat64;
     case ReduceKind::kMax:
     case ReduceKind::kMin:
       return in;
@@ -260,14 +261,16 @@ const char* ReduceKindName(ReduceKind kind) {
 bool DefinedFor(DeviceOpKind kind, DType dtype) {
   switch (kind) {
     case DeviceOpKind::kArange:
-      return dtype != DType::kBool;  // NumPy fills bool through its integers
+      // NumPy fills bool through its integers; complex arange is refused.
+      return dtype != DType::kBool && !IsComplex(dtype);
+    case DeviceOpKind::kFusedLoop:
+      return !IsComplex(dtype);  // complex never fuses (server/program/fusion.cc)
     case DeviceOpKind::kFill:
     case DeviceOpKind::kElementwise:
     case DeviceOpKind::kCast:
     case DeviceOpKind::kMatmul:
     case DeviceOpKind::kReduce:
     case DeviceOpKind::kTranspose:
-    case DeviceOpKind::kFusedLoop:
     case DeviceOpKind::kReduceAxes:
     case DeviceOpKind::kSlice:
     case DeviceOpKind::kConcat:

@@ -204,7 +204,8 @@ struct FusedLoopSpec {
 // fuses: only where the result cannot depend on the order the elements are
 // combined in (so a fused kernel's tree equals the reduction kernels' bit
 // for bit): sum, prod, max and min of integers and bool (wrapping), any and
-// all of every dtype. Float sums, means and arg-reductions do not.
+// all of every real dtype. Float sums, means, arg-reductions and complex
+// values do not.
 bool FusedReductionFits(ReduceKind kind, DType dtype);
 
 // Most dimensions a broadcast param's layout may keep after merging.

@@ -75,6 +75,8 @@ FoldedProgram FoldChains(const std::shared_ptr<const Program>& program,
     const Instruction& in = ins[i];
     const bool scalar = ScalarForm(in);
     if (!Foldable(in) && !scalar) continue;
+    // ScalarKey has no key for a complex scalar; such steps stay as they are.
+    if (scalar && in.scalars[0].value.is_complex()) continue;
     steps[i].op = static_cast<int64_t>(*ElementwiseKindOf(in));
     steps[i].output = first_output[i];
     if (scalar) {

@@ -16,6 +16,19 @@ bool Fusible(const Instruction& ins) {
          ins.op == OpKind::kClip || ins.op == OpKind::kWhere;
 }
 
+// Complex values never fuse (no generated kernel computes them): an
+// instruction with a complex operand, scalar or result runs op by op.
+bool TouchesComplex(const Instruction& ins, absl::Span<const DType> operands, DType result) {
+  if (IsComplex(result)) return true;
+  for (DType d : operands) {
+    if (IsComplex(d)) return true;
+  }
+  for (const ScalarOperand& s : ins.scalars) {
+    if (s.value.is_complex()) return true;
+  }
+  return false;
+}
+
 // The kind of instruction `ins` as a region's trailing reduction: a
 // reduction over every axis of its operand (of `in`, non-empty) of a kind
 // and dtype FusedReductionFits; nullopt otherwise.
@@ -113,6 +126,9 @@ class SpecBuilder {
     // Only elementwise ops and astype fuse: not creation, dot, sum,
     // reshape, transpose or loops.
     if (!Fusible(ins)) return -1;
+    std::vector<DType> operands;
+    for (int slot : slots) operands.push_back(slot_dtype_[slot]);
+    if (TouchesComplex(ins, operands, type.dtype)) return -1;
     // Steps run at every index: a result of the shape, or of one element.
     Fit fit;
     if (!Fits(type.shape, &fit) || fit.broadcast > 0) return -1;
@@ -393,6 +409,9 @@ std::vector<FusedRegion> FindFusedRegions(
     if (!Fusible(ins)) return false;
     const ValueType& out = scope.types[scope.first_output[i]];
     if (out.shape != shape) return false;
+    std::vector<DType> operands;
+    for (const Operand& o : ins.operands) operands.push_back(type_of(o).dtype);
+    if (TouchesComplex(ins, operands, out.dtype)) return false;
     if (ins.op == OpKind::kAstype &&
         (ins.operands.size() != 1 || type_of(ins.operands[0]).dtype == out.dtype)) {
       return false;

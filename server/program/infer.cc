@@ -135,6 +135,7 @@ std::string TypeString(const ValueType& t) {
 }
 
 DType ArangeDefaultType(const Scalar& start, const Scalar& stop, const Scalar& step) {
+  if (start.is_complex() || stop.is_complex() || step.is_complex()) return DType::kComplex128;
   if (start.is_float() || stop.is_float() || step.is_float()) {
     return DType::kFloat64;
   }
@@ -144,6 +145,9 @@ DType ArangeDefaultType(const Scalar& start, const Scalar& stop, const Scalar& s
 absl::StatusOr<ArangeParams> ComputeArange(const Scalar& start, const Scalar& stop,
                                            const Scalar& step, DType dtype) {
   ArangeParams p;
+  if (start.is_complex() || stop.is_complex() || step.is_complex()) {
+    return Invalid("arange: complex bounds are not supported by Resident");
+  }
   const bool all_int = !start.is_float() && !stop.is_float() && !step.is_float();
   if (all_int) {
     const __int128 s = start.as_int64(), e = stop.as_int64(), d = step.as_int64();
@@ -167,6 +171,12 @@ absl::StatusOr<ArangeParams> ComputeArange(const Scalar& start, const Scalar& st
   // NumPy stores start and start+step in the dtype, then fills with their
   // difference computed in the dtype.
   switch (dtype) {
+    case DType::kComplex64:
+    case DType::kComplex128:
+      return Invalid(absl::StrCat("arange of ", DTypeName(dtype),
+                                  " is not supported by Resident (NumPy computes it); use "
+                                  "arange(...).astype(",
+                                  DTypeName(dtype), ")"));
     case DType::kFloat64: {
       const double a = start.as_double();
       const double b = all_int ? static_cast<double>(IntegerNext(start, step))
@@ -377,6 +387,13 @@ int64_t AllocationBound(const Instruction& ins, absl::Span<const ValueType> ops,
                                           : out;
     case OpKind::kMatmul:
       return MatmulBound(ops[0], ops[1], result);
+    case OpKind::kAny:
+    case OpKind::kAll:
+      // A complex operand is cast to bool first (ops_shape.cc).
+      return IsComplex(ops[0].dtype) ? SaturatingAdd(out, ops[0].num_elements()) : out;
+    case OpKind::kProd:
+      // A complex product's transposed copy and halving rows (ops_shape.cc).
+      return IsComplex(ops[0].dtype) ? SaturatingAdd(out, SaturatingMul(ops[0].nbytes(), 3)) : out;
     case OpKind::kElementwise:
       return ElementwiseAllocationBound(ins, ops, result);
     case OpKind::kWhere:

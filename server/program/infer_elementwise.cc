@@ -11,9 +11,15 @@
 namespace resident {
 namespace {
 
-// The dtype a weak scalar meets the strong dtype `p` with (NEP 50).
+// The dtype a weak scalar meets the strong dtype `p` with (NEP 50): a
+// Python complex keeps a complex p, makes a float p the complex of its
+// width (float32 + 1j is complex64) and an integer or bool complex128.
 DType WithWeak(DType p, const Scalar& s) {
-  if (s.is_float() && !IsFloating(p)) return PromoteTypes(p, DType::kFloat64);
+  if (s.is_complex()) {
+    if (IsComplex(p)) return p;
+    return IsFloating(p) ? ComplexHolding(p) : DType::kComplex128;
+  }
+  if (s.is_float() && !IsFloating(p) && !IsComplex(p)) return PromoteTypes(p, DType::kFloat64);
   if (s.is_int() && p == DType::kBool) return DType::kInt64;
   return p;
 }
@@ -31,6 +37,11 @@ absl::Status Refused(ElementwiseKind kind, DType p) {
           "The numpy boolean negative, the `-` operator, is not supported, "
           "use the `~` operator or the logical_not function instead");
     default:
+      if (IsComplex(p)) {
+        return absl::InvalidArgumentError(absl::StrCat("ufunc '", ElementwiseName(kind),
+                                                       "' not supported for the input types (",
+                                                       DTypeName(p), "), as in NumPy"));
+      }
       return absl::InvalidArgumentError(
           absl::StrCat("ufunc '", ElementwiseName(kind),
                        "' did not contain a loop with signature matching types ", DTypeName(p)));
@@ -66,6 +77,13 @@ absl::StatusOr<ElementwiseTypes> ResolveElementwiseTypes(const Instruction& ins,
   }
   ElementwiseTypes t = ResolveElementwise(kind, p);
   if (!t.ok) {
+    if (t.not_yet) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          name, " of ", DTypeName(p),
+          " is not supported by Resident yet (NumPy computes it); complex supports add, "
+          "subtract, multiply, divide, negative, absolute, maximum, minimum, comparisons, "
+          "logical ops, isnan and isfinite"));
+    }
     if (t.missing_dtype == nullptr) return Refused(kind, p);
     return absl::InvalidArgumentError(absl::StrCat(
         name, " of ", DTypeName(p), " gives ", t.missing_dtype,
@@ -164,6 +182,14 @@ absl::StatusOr<ValueType> InferSelect(const Instruction& ins, absl::Span<const V
   std::vector<DType> dtypes;
   for (const ValueType& a : arrays) dtypes.push_back(a.dtype);
   ASSIGN_OR_RETURN(DType p, SelectType(ins, dtypes));
+  // Its lowering moves bits through integer temporaries of at most 8 bytes.
+  bool complex = IsComplex(p);
+  for (DType d : dtypes) complex = complex || IsComplex(d);
+  if (complex) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(OpName(ins.op),
+                     " of complex operands is not supported by Resident yet (NumPy computes it)"));
+  }
   Shape shape;
   for (const ValueType& a : arrays) {
     ASSIGN_OR_RETURN(shape, BroadcastShapes(shape, a.shape));

@@ -85,6 +85,12 @@ absl::StatusOr<ValueType> InferReduction(const Instruction& ins, absl::Span<cons
     return Invalid(absl::StrCat(OpName(ins.op), ": give axis or axes, not both"));
   }
   const ValueType& a = ops[0];
+  if (IsComplex(a.dtype) && *kind != ReduceKind::kSum && *kind != ReduceKind::kProd &&
+      *kind != ReduceKind::kMean && *kind != ReduceKind::kAny && *kind != ReduceKind::kAll) {
+    return Invalid(absl::StrCat(OpName(ins.op), " of ", DTypeName(a.dtype),
+                                " is not supported by Resident yet (NumPy computes it; complex "
+                                "supports sum, prod, mean, any and all)"));
+  }
   const int rank = static_cast<int>(a.shape.size());
   ASSIGN_OR_RETURN(std::vector<int> axes, ReductionAxes(ins, rank));
   int64_t m = 1;

@@ -1,5 +1,6 @@
 #include "server/program/ops_shape.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -18,14 +19,81 @@ absl::StatusOr<DeviceArray> Join(OpContext& ctx, const std::vector<DeviceArray>&
   return r;
 }
 
+// prod of a complex array: its reduced axes moved last and merged (one
+// transpose copy), then the two halves of the row multiplied until one
+// column is left (NumPy's complex multiply each step, but in a tree rather
+// than NumPy's left-to-right order, so the product agrees within the
+// reduction bounds, not bit for bit). At most three times a's bytes live at
+// once (infer.cc's AllocationBound).
+absl::StatusOr<DeviceArray> ComplexProd(OpContext& ctx, const DeviceArray& a,
+                                        absl::Span<const int> axes, const ValueType& out) {
+  Backend& be = ctx.device.backend();
+  const int rank = static_cast<int>(a.shape.size());
+  std::vector<int> perm;
+  int64_t outer = 1, m = 1;
+  for (int d = 0; d < rank; ++d) {
+    if (std::find(axes.begin(), axes.end(), d) == axes.end()) {
+      perm.push_back(d);
+      outer *= a.shape[d];
+    }
+  }
+  for (int ax : axes) {
+    perm.push_back(ax);
+    m *= a.shape[ax];
+  }
+  if (m == 0 || outer == 0) {  // the empty product is 1
+    ASSIGN_OR_RETURN(DeviceArray r, Allocate(ctx, out.dtype, out.shape));
+    RETURN_IF_ERROR(be.Run(ctx.stream, FillOp{Scalar::Int(1), &r}));
+    return r;
+  }
+  bool identity = true;
+  for (int i = 0; i < rank; ++i) identity &= perm[i] == i;
+  DeviceArray cur{a.buffer, a.dtype, {outer, m}};
+  if (!identity) {
+    Shape moved;
+    for (int p : perm) moved.push_back(a.shape[p]);
+    ASSIGN_OR_RETURN(DeviceArray t, Allocate(ctx, a.dtype, moved));
+    RETURN_IF_ERROR(be.Run(ctx.stream, TransposeOp{perm, &a, &t}));
+    cur = DeviceArray{t.buffer, a.dtype, {outer, m}};
+  }
+  while (m > 1) {
+    const int64_t h = m / 2;
+    const SliceAxisSpec low[2] = {{0, 1}, {0, 1}}, high[2] = {{0, 1}, {h, 1}};
+    ASSIGN_OR_RETURN(DeviceArray x, Allocate(ctx, a.dtype, {outer, h}));
+    RETURN_IF_ERROR(be.Run(ctx.stream, SliceOp{low, &cur, &x}));
+    ASSIGN_OR_RETURN(DeviceArray y, Allocate(ctx, a.dtype, {outer, h}));
+    RETURN_IF_ERROR(be.Run(ctx.stream, SliceOp{high, &cur, &y}));
+    RETURN_IF_ERROR(be.Run(ctx.stream, ElementwiseOp{ElementwiseKind::kMultiply, {&x, &y}, &x}));
+    if (m % 2 == 0) {
+      cur = std::move(x);
+      m = h;
+      continue;
+    }
+    const SliceAxisSpec last[2] = {{0, 1}, {2 * h, 1}};
+    ASSIGN_OR_RETURN(DeviceArray tail, Allocate(ctx, a.dtype, {outer, 1}));
+    RETURN_IF_ERROR(be.Run(ctx.stream, SliceOp{last, &cur, &tail}));
+    ASSIGN_OR_RETURN(DeviceArray next, Allocate(ctx, a.dtype, {outer, h + 1}));
+    const std::vector<DeviceArray> parts = {std::move(x), std::move(tail)};
+    RETURN_IF_ERROR(be.Run(ctx.stream, ConcatOp{parts, 1, &next}));
+    cur = std::move(next);
+    m = h + 1;
+  }
+  return DeviceArray{cur.buffer, out.dtype, out.shape};
+}
+
 }  // namespace
 
 absl::StatusOr<DeviceArray> RunReduction(OpContext& ctx, const Instruction& ins,
                                          std::vector<DeviceArray> args, const ValueType& out) {
   const ReduceKind kind = *ReduceKindOf(ins.op);
-  const DeviceArray& a = args[0];
-  const int rank = static_cast<int>(a.shape.size());
+  const int rank = static_cast<int>(args[0].shape.size());
   ASSIGN_OR_RETURN(std::vector<int> axes, ReductionAxes(ins, rank));
+  if (IsComplex(args[0].dtype) && (kind == ReduceKind::kAny || kind == ReduceKind::kAll)) {
+    // Complex truth is either part nonzero: the bool cast's.
+    ASSIGN_OR_RETURN(args[0], Convert(ctx, std::move(args[0]), DType::kBool));
+  }
+  const DeviceArray& a = args[0];
+  if (IsComplex(a.dtype) && kind == ReduceKind::kProd) return ComplexProd(ctx, a, axes, out);
   Shape reduced;  // the result without keepdims' 1s
   for (int d = 0, j = 0; d < rank; ++d) {
     if (j < static_cast<int>(axes.size()) && axes[j] == d) {
@@ -36,6 +104,19 @@ absl::StatusOr<DeviceArray> RunReduction(OpContext& ctx, const Instruction& ins,
   }
   ASSIGN_OR_RETURN(DeviceArray r, Allocate(ctx, out.dtype, std::move(reduced)));
   Backend& be = ctx.device.backend();
+  if (IsComplex(a.dtype)) {
+    // sum and mean (prod is above; the program layer refuses the other
+    // complex reductions) reduce each part: the same buffers read as their parts'
+    // float with a trailing axis of 2, which is not reduced.
+    const DType part = ComplexComponent(a.dtype);
+    Shape in_shape = a.shape, out_shape = r.shape;
+    in_shape.push_back(2);
+    out_shape.push_back(2);
+    const DeviceArray parts{a.buffer, part, in_shape};
+    const DeviceArray r_parts{r.buffer, part, out_shape};
+    RETURN_IF_ERROR(be.Run(ctx.stream, ReduceAxesOp{kind, axes, &parts, &r_parts}));
+    return DeviceArray{r.buffer, out.dtype, out.shape};
+  }
   if (kind == ReduceKind::kSum && (static_cast<int>(axes.size()) == rank || axes.size() == 1)) {
     // Sums over everything or one axis keep the tuned single-axis kernels.
     const std::optional<int> axis =

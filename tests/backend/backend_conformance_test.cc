@@ -109,6 +109,16 @@ struct HostArray {
         os << value(i) << " (0x" << std::hex << u << ")";
         break;
       }
+      case DType::kComplex64: {
+        const Complex64 z = at<Complex64>(i);
+        os << "(" << z.re << ", " << z.im << ")";
+        break;
+      }
+      case DType::kComplex128: {
+        const Complex128 z = at<Complex128>(i);
+        os << "(" << z.re << ", " << z.im << ")";
+        break;
+      }
     }
     return os.str();
   }
@@ -164,6 +174,25 @@ HostArray Random(DType dtype, Shape shape, uint64_t seed, bool specials = true) 
           std::memcpy(&h.bytes[i * 4], &f, 4);
         } else {
           std::memcpy(&h.bytes[i * 8], &v, 8);
+        }
+        break;
+      }
+      case DType::kComplex64:
+      case DType::kComplex128: {
+        // Each part drawn as a float's value is.
+        double parts[2];
+        for (int k = 0; k < 2; ++k) {
+          const uint64_t rr = k == 0 ? r : rng();
+          parts[k] = specials && rr % 16 == 0
+                         ? special[(rr >> 8) % std::size(special)]
+                         : (static_cast<double>(rr >> 11) / 9007199254740992.0 - 0.5) * 200.0;
+        }
+        if (dtype == DType::kComplex64) {
+          const Complex64 z{static_cast<float>(parts[0]), static_cast<float>(parts[1])};
+          std::memcpy(&h.bytes[i * 8], &z, 8);
+        } else {
+          const Complex128 z{parts[0], parts[1]};
+          std::memcpy(&h.bytes[i * 16], &z, 16);
         }
         break;
       }
@@ -268,6 +297,16 @@ class BackendConformanceTest : public ::testing::TestWithParam<std::string> {
 
   void Compare(const HostArray& want, const HostArray& got, const std::vector<double>& scale) {
     ASSERT_EQ(want.dtype, got.dtype);
+    if (IsComplex(want.dtype)) {  // part by part, as floats of the parts' dtype
+      auto parts = [](const HostArray& h) {
+        HostArray p{ComplexComponent(h.dtype), h.shape, h.bytes};
+        p.shape.push_back(2);
+        return p;
+      };
+      std::vector<double> part_scale;
+      for (double x : scale) part_scale.insert(part_scale.end(), {x, x});
+      return Compare(parts(want), parts(got), part_scale);
+    }
     ASSERT_EQ(want.bytes.size(), got.bytes.size());
     const bool is_float = IsFloating(want.dtype);
     // float16 / bfloat16 results are rounded to 11 / 8 significant bits
@@ -648,6 +687,83 @@ TEST_P(BackendConformanceTest, MatmulEveryDtype) {
             return be.Run(s, MatmulOp{sh, in.data(), &in[1], &o});
           },
           IsFloating(d) ? ScaleFn([sh, a, b] { return MatmulScale(sh, a, b); }) : ScaleFn());
+    }
+  }
+}
+
+// --- Complex -------------------------------------------------------------------
+
+// complex64 / complex128: every op the backends compute in complex (the
+// table's others are refused alike), casts from and to every dtype, fill,
+// transpose and cgemm / zgemm, against the CPU reference.
+TEST_P(BackendConformanceTest, ComplexOpsCastsFillTransposeMatmul) {
+  const std::vector<std::pair<Shape, Shape>> cases = {{{1000}, {1000}},
+                                                      {{3, 1}, {4}},
+                                                      {{}, {2, 3}},
+                                                      {{2, 3}, {}},
+                                                      {{5, 1, 7}, {1, 6, 1}},
+                                                      {{0, 3}, {3}},
+                                                      {{(1 << 16) + 3}, {(1 << 16) + 3}}};
+  const OpFn cast = [](Backend& b, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
+    return b.Run(s, CastOp{in.data(), &o});
+  };
+  uint64_t seed = 500;
+  for (DType d : kComplexDTypes) {
+    for (ElementwiseKind op : kAllElementwiseKinds) {
+      for (const auto& [sa, sb] : cases) {
+        absl::StatusOr<Shape> out = BroadcastShapes(sa, Arity(op) == 2 ? sb : sa);
+        ASSERT_TRUE(out.ok());
+        std::vector<HostArray> in = {Random(d, sa, seed++)};
+        if (Arity(op) == 2) in.push_back(Random(d, sb, seed++));
+        Check(
+            std::string(OpName(op)) + " " + Describe(d, sa), in, d, *out,
+            [op](Backend& b, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
+              return b.Run(s, ElementwiseOp{op, {in.data(), in.size() > 1 ? &in[1] : nullptr}, &o});
+            });
+        if (!ElementwiseAccepts(op, d)) break;
+      }
+    }
+    for (DType other : kEveryDType) {
+      const std::string to = std::string("cast ") + DTypeName(d) + " -> " + DTypeName(other);
+      const std::string from = std::string("cast ") + DTypeName(other) + " -> " + DTypeName(d);
+      Check(to + " (70001,)", {Random(d, {70001}, seed++)}, other, {70001}, cast);
+      Check(to + " (3,1)->(3,5)", {Random(d, {3, 1}, seed++)}, other, {3, 5}, cast);
+      Check(from + " (70001,)", {Random(other, {70001}, seed++)}, d, {70001}, cast);
+      Check(from + " ()->(2,2)", {Random(other, {}, seed++)}, d, {2, 2}, cast);
+    }
+    for (const Scalar& v : {Scalar::Complex(1.5, -2.25), Scalar::Float(-0.0), Scalar::Int(3),
+                            Scalar::Bool(true), Scalar::Complex(kNaN, kInf)}) {
+      Check(std::string("fill ") + DTypeName(d) + " " + v.ToString(), {}, d, {1031},
+            [v](Backend& b, Stream& s, std::vector<DeviceArray>&, DeviceArray& o) {
+              return b.Run(s, FillOp{v, &o});
+            });
+    }
+    for (const std::vector<int>& perm : {std::vector<int>{1, 0}, std::vector<int>{2, 0, 1}}) {
+      const Shape shape = perm.size() == 2 ? Shape{70, 33} : Shape{4, 5, 6};
+      Shape out;
+      for (int i : perm) out.push_back(shape[i]);
+      Check("transpose " + Describe(d, shape), {Random(d, shape, seed++)}, d, out,
+            [perm](Backend& b, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
+              return b.Run(s, TransposeOp{perm, in.data(), &o});
+            });
+    }
+    struct MatmulCase {
+      int64_t batch, m, k, n;
+    };
+    for (const MatmulCase& c : {MatmulCase{1, 2, 3, 4}, MatmulCase{3, 5, 7, 2},
+                                MatmulCase{1, 64, 128, 48}, MatmulCase{2, 3, 0, 4}}) {
+      const MatmulShape sh{c.batch, c.m, c.k, c.n, c.m * c.k, c.k * c.n};
+      const HostArray a = Random(d, {c.batch, c.m, c.k}, seed++, false);
+      const HostArray b = Random(d, {c.batch, c.k, c.n}, seed++, false);
+      // Parts are within +-100: each result part is a sum of 2k products.
+      const int64_t outs = c.batch * c.m * c.n;
+      const double scale = 2.0 * static_cast<double>(c.k) * 100 * 100 + 1;
+      Check(
+          "matmul " + Describe(d, {c.batch, c.m, c.k}), {a, b}, d, {c.batch, c.m, c.n},
+          [sh](Backend& be, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
+            return be.Run(s, MatmulOp{sh, in.data(), &in[1], &o});
+          },
+          [outs, scale] { return std::vector<double>(outs, scale); });
     }
   }
 }

@@ -77,6 +77,18 @@ inline std::string EdgeValues(DType dtype, int64_t n) {
       FillCycle<uint16_t>(out, {0x3fc0, 0x0000, 0x8000, 0x7f80, 0xff80, 0x7fc0, 0x7f7f, 0xff7f,
                                 0x0001, 0x4f33, 0xc000});
       break;
+    case DType::kComplex64: {  // parts from float32's edges
+      using L = std::numeric_limits<float>;
+      FillCycle<float>(out, {1.5f, 0.0f, -0.0f, L::infinity(), -L::infinity(), L::quiet_NaN(),
+                             L::max(), L::denorm_min(), -2.0f});
+      break;
+    }
+    case DType::kComplex128: {
+      using L = std::numeric_limits<double>;
+      FillCycle<double>(out, {1.5, 0.0, -0.0, L::infinity(), -L::infinity(), L::quiet_NaN(),
+                              L::max(), L::denorm_min(), -2.0});
+      break;
+    }
   }
   return out;
 }

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <limits>
 #include <optional>
+#include <type_traits>
 #include <variant>
 #include <vector>
 
@@ -81,6 +82,21 @@ absl::Status CudaBackend::Run(Stream& stream, const DeviceOp& op) {
 
 absl::Status CudaBackend::Do(const StreamRef& s, const FillOp& op) {
   const DeviceArray& out = *op.out;
+  if (IsComplex(out.dtype)) {
+    // (real, imaginary): 8 bytes for complex64, two words for complex128.
+    uint64_t words[2] = {0, 0};
+    cudaError_t e;
+    if (out.dtype == DType::kComplex64) {
+      const Complex64 v = ScalarAs<Complex64>(op.value);
+      std::memcpy(words, &v, sizeof(v));
+      e = k::FillBits(Launch(*s), out.data(), 8, words[0], out.num_elements());
+    } else {
+      const Complex128 v = ScalarAs<Complex128>(op.value);
+      std::memcpy(words, &v, sizeof(v));
+      e = k::FillBits128(Launch(*s), out.data(), words[0], words[1], out.num_elements());
+    }
+    return LaunchStatus(*device_, e, "Fill");
+  }
   return LaunchStatus(*device_,
                       k::FillBits(Launch(*s), out.data(), static_cast<int>(ItemSize(out.dtype)),
                                   ScalarBits(op.value, out.dtype), out.num_elements()),
@@ -122,9 +138,11 @@ absl::Status CudaBackend::Do(const StreamRef& s, const ElementwiseOp& op) {
         absl::StrCat(name, ": not supported for ", TypeName(out.dtype)));
   }
   // Every kind shares the binary path (the kernels switch on the kind; a
-  // unary kind reads its input as both operands and uses one), but
+  // unary kind reads its input as both operands and uses one), but real
   // negative, whose kernel flips the sign bit as x86 does for NaNs.
-  if (op.kind == ElementwiseKind::kNegative) return Negative(s, *op.in[0], out);
+  if (op.kind == ElementwiseKind::kNegative && !IsComplex(out.dtype)) {
+    return Negative(s, *op.in[0], out);
+  }
   const DeviceArray& b = Arity(op.kind) == 2 ? *op.in[1] : *op.in[0];
   return Binary(s, op.kind, *op.in[0], b, out);
 }
@@ -153,7 +171,9 @@ absl::Status CudaBackend::Binary(const StreamRef& s, ElementwiseKind kind, const
   cudaError_t e;
   const int64_t sa = layout.rank == 0 ? 1 : layout.stride[0][0];
   const int64_t sb = layout.rank == 0 ? 1 : layout.stride[1][0];
-  if (layout.rank <= 1 && sa == 1 && sb == 1) {
+  if (IsComplex(t)) {  // one strided kernel (kernels/cuda/complex.cu)
+    e = k::ComplexStrided(Launch(*s), t, kind, a.data(), b.data(), out.data(), layout);
+  } else if (layout.rank <= 1 && sa == 1 && sb == 1) {
     e = k::BinaryContiguous(Launch(*s), t, kind, a.data(), b.data(), out.data(), n);
   } else if (layout.rank <= 1 && sa == 1 && sb == 0) {
     e = k::BinaryScalar(Launch(*s), t, kind, a.data(), b.data(),
@@ -229,9 +249,10 @@ absl::Status CudaBackend::Do(const StreamRef& s, const MatmulOp& op) {
   if (out.data() == a.data() || out.data() == b.data()) {
     return absl::InvalidArgumentError("Matmul: output shares a buffer with an input");
   }
-  if (IsFloating(out.dtype) && kk > 0) return MatmulFloat(s, op.shape, a, b, out);
+  const bool blas = IsFloating(out.dtype) || IsComplex(out.dtype);
+  if (blas && kk > 0) return MatmulFloat(s, op.shape, a, b, out);
   // Integers and bool, and k == 0 for every dtype (the kernel writes zeros).
-  if (IsFloating(out.dtype)) {
+  if (blas) {
     return LaunchStatus(
         *device_,
         k::FillBits(Launch(*s), out.data(), static_cast<int>(ItemSize(out.dtype)), 0, out_elements),
@@ -248,11 +269,23 @@ absl::Status CudaBackend::Do(const StreamRef& s, const MatmulOp& op) {
 // dimension k), and writes C^T (n x m, leading dimension n), which is C in
 // row-major. The 32-bit entry points (those CuPy calls) when every
 // dimension fits an int, the 64-bit ones beyond.
+// v as a gemm scalar of T (cuBLAS's complex types are structs).
+template <typename T>
+T GemmScalar(int v) {
+  if constexpr (std::is_same_v<T, cuComplex>) {
+    return make_cuComplex(static_cast<float>(v), 0.0f);
+  } else if constexpr (std::is_same_v<T, cuDoubleComplex>) {
+    return make_cuDoubleComplex(static_cast<double>(v), 0.0);
+  } else {
+    return static_cast<T>(v);
+  }
+}
+
 template <typename T, typename GemmFn, typename BatchedFn>
 cublasStatus_t Gemm(cublasHandle_t handle, const MatmulShape& shape, const DeviceArray& a,
                     const DeviceArray& b, const DeviceArray& out, GemmFn gemm, BatchedFn batched) {
   const auto& [batch, m, kk, n, a_stride, b_stride] = shape;
-  const T one = 1, zero = 0;
+  const T one = GemmScalar<T>(1), zero = GemmScalar<T>(0);
   const T* pa = static_cast<const T*>(a.data());
   const T* pb = static_cast<const T*>(b.data());
   T* pc = static_cast<T*>(out.data());
@@ -309,6 +342,16 @@ absl::Status CudaBackend::MatmulFloat(const StreamRef& s, const MatmulShape& sha
   cublasStatus_t st;
   if (IsHalf(out.dtype)) {
     st = HalfGemm(handle, shape, a, b, out, narrow);
+  } else if (out.dtype == DType::kComplex64) {  // cublasCgemm, as CuPy
+    st = narrow ? Gemm<cuComplex>(handle, shape, a, b, out, as_int(cublasCgemm),
+                                  as_int(cublasCgemmStridedBatched))
+                : Gemm<cuComplex>(handle, shape, a, b, out, cublasCgemm_64,
+                                  cublasCgemmStridedBatched_64);
+  } else if (out.dtype == DType::kComplex128) {  // cublasZgemm
+    st = narrow ? Gemm<cuDoubleComplex>(handle, shape, a, b, out, as_int(cublasZgemm),
+                                        as_int(cublasZgemmStridedBatched))
+                : Gemm<cuDoubleComplex>(handle, shape, a, b, out, cublasZgemm_64,
+                                        cublasZgemmStridedBatched_64);
   } else if (out.dtype == DType::kFloat32) {
     st = narrow
              ? Gemm<float>(handle, shape, a, b, out, as_int(cublasSgemm),

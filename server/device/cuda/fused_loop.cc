@@ -44,6 +44,9 @@ const char* CType(DType d) {
       return "ResidentFloat16";
     case DType::kBFloat16:
       return "ResidentBFloat16";
+    case DType::kComplex64:  // never fused (server/program/fusion.cc)
+    case DType::kComplex128:
+      break;
   }
   return "?";
 }

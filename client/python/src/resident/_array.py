@@ -269,7 +269,7 @@ _WEAK_SCALAR_OPS = frozenset(BINARY_ELEMENTWISE + UNARY_ELEMENTWISE + ("where", 
 
 
 def _weak_scalar_node(value: Any, like: ndarray) -> Node:
-    """A Python bool/int/float as its op's inline scalar operand. Its meta
+    """A Python bool/int/float/complex as its op's inline scalar operand. Its meta
     carries the value itself, so the local rule asks NumPy with the scalar
     (NEP 50)."""
     if isinstance(value, int) and not isinstance(value, bool) and not -2**63 <= value < 2**63:
@@ -282,7 +282,7 @@ def _weak_scalar_node(value: Any, like: ndarray) -> Node:
 
 def _scalar_operand(op: str, value: Any, like: ndarray) -> Node:
     # np.float64 subclasses float but is a NumPy scalar: strong, as in NumPy.
-    if (op in _WEAK_SCALAR_OPS and isinstance(value, (bool, int, float))
+    if (op in _WEAK_SCALAR_OPS and isinstance(value, (bool, int, float, complex))
             and not isinstance(value, np.generic)):
         return _weak_scalar_node(value, like)
     return _scalar_node(value, like)

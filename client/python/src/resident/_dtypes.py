@@ -18,7 +18,8 @@ except ImportError:  # without it, bfloat16 arrays download as their raw uint16 
 #: The dtypes the server stores, as NumPy names them (bfloat16 only with ml_dtypes).
 SUPPORTED = tuple(np.dtype(t) for t in (
     np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
-    np.float32, np.float64, np.float16)) + ((BFLOAT16,) if BFLOAT16 is not None else ())
+    np.float32, np.float64, np.float16, np.complex64, np.complex128)) + (
+        (BFLOAT16,) if BFLOAT16 is not None else ())
 
 _TO_WIRE: Dict[np.dtype, Any] = {
     np.dtype(np.bool_): pb.DTYPE_BOOL,
@@ -33,6 +34,8 @@ _TO_WIRE: Dict[np.dtype, Any] = {
     np.dtype(np.float32): pb.DTYPE_FLOAT32,
     np.dtype(np.float64): pb.DTYPE_FLOAT64,
     np.dtype(np.float16): pb.DTYPE_FLOAT16,
+    np.dtype(np.complex64): pb.DTYPE_COMPLEX64,
+    np.dtype(np.complex128): pb.DTYPE_COMPLEX128,
 }
 if BFLOAT16 is not None:
     _TO_WIRE[BFLOAT16] = pb.DTYPE_BFLOAT16
@@ -79,8 +82,14 @@ def from_wire(value: int) -> np.dtype:
 
 def is_scalar(value: Any) -> bool:
     """A Python or NumPy number (or bool) usable as an operand or fill."""
-    return isinstance(value, (bool, numbers.Integral, numbers.Real, np.bool_)) and not isinstance(
-        value, np.ndarray)
+    return isinstance(value, (bool, numbers.Integral, numbers.Real, numbers.Complex,
+                              np.bool_)) and not isinstance(value, np.ndarray)
+
+
+def _set_complex(value: Any, out: "pb.Scalar") -> None:
+    c = complex(value)
+    out.complex_value.real = c.real
+    out.complex_value.imag = c.imag
 
 
 def set_scalar(value: Any, out: "pb.Scalar", dtype: Any = None) -> None:
@@ -91,9 +100,11 @@ def set_scalar(value: Any, out: "pb.Scalar", dtype: Any = None) -> None:
         if kind == "b":
             out.bool_value = bool(value)
         elif kind in "iu":
-            out.int_value = int(value)
-        else:
-            out.float_value = float(value)
+            out.int_value = int(value.real if isinstance(value, numbers.Complex) else value)
+        elif kind == "c":
+            _set_complex(value, out)
+        else:  # a complex's real part, as NumPy's unsafe cast (without its ComplexWarning)
+            out.float_value = float(value.real if isinstance(value, numbers.Complex) else value)
         return
     if isinstance(value, (bool, np.bool_)):
         out.bool_value = bool(value)
@@ -101,8 +112,10 @@ def set_scalar(value: Any, out: "pb.Scalar", dtype: Any = None) -> None:
         out.int_value = int(value)
     elif isinstance(value, numbers.Real):
         out.float_value = float(value)
+    elif isinstance(value, numbers.Complex):
+        _set_complex(value, out)
     else:
-        raise TypeError(f"expected a bool, int or float, got {type(value).__name__}")
+        raise TypeError(f"expected a bool, int, float or complex, got {type(value).__name__}")
 
 
 def natural_dtype(value: Any) -> np.dtype:
@@ -116,7 +129,9 @@ def natural_dtype(value: Any) -> np.dtype:
         return np.dtype(np.int64)
     if isinstance(value, numbers.Real):
         return np.dtype(np.float64)
-    raise TypeError(f"expected a bool, int or float, got {type(value).__name__}")
+    if isinstance(value, numbers.Complex):
+        return np.dtype(np.complex128)
+    raise TypeError(f"expected a bool, int, float or complex, got {type(value).__name__}")
 
 
 def check_fits(value: Any, dtype: np.dtype) -> None:

@@ -64,7 +64,8 @@ def creation(_ops: Sequence[Meta], ins: "pb.Instruction") -> Meta:
 
 def full(_ops: Sequence[Meta], ins: "pb.Instruction") -> Meta:
     kind = ins.fill.WhichOneof("value")
-    default = {"bool_value": np.bool_, "int_value": np.int64, "float_value": np.float64}
+    default = {"bool_value": np.bool_, "int_value": np.int64, "float_value": np.float64,
+               "complex_value": np.complex128}
     if kind is None:
         raise ValueError("full needs a fill value")
     return Meta(_wire_dtype(ins, np.dtype(default[kind])), _check_shape(ins.shape))

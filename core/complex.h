@@ -1,0 +1,218 @@
+// The two complex dtypes' storage types and their scalar arithmetic, for g++
+// (kernels/cpu) and nvcc (kernels/cuda), so it includes nothing and uses no
+// std:: names. Complex values are never fused (server/program/fusion.cc
+// keeps them out), so NVRTC never sees this file.
+//
+// complex64 is two float32 (real, imaginary), complex128 two float64:
+// NumPy's layout, 8 and 16 bytes. Each operation reproduces the loop x86
+// NumPy 2 runs on a machine with AVX-512F (the SIMD loops of
+// loops_arithm_fp / loops_unary_complex), so results are NumPy's bit for
+// bit there:
+//   multiply   re = fma(ar, br, -(ai * bi)), im = fma(ar, bi, ai * br)
+//   divide     Smith's method as NumPy's CFLOAT_divide / CDOUBLE_divide
+//   absolute   max * sqrt(fma(r, r, 1)) with r = min / max (inf and NaN
+//              first, as NumPy's simd_cabsolute)
+// NumPy without AVX-512F multiplies without the fma (ar*br - ai*bi), which
+// differs in the last bit for some operands.
+//
+//   ResidentComplex64 z = resident_cx_mul(x, y);
+#ifndef RESIDENT_CORE_COMPLEX_H_
+#define RESIDENT_CORE_COMPLEX_H_
+
+#if defined(__CUDACC__)
+#define RESIDENT_CX_HD __host__ __device__ __forceinline__
+#else
+#define RESIDENT_CX_HD inline
+#endif
+
+struct ResidentComplex64 {
+  float re;
+  float im;
+};
+struct ResidentComplex128 {
+  double re;
+  double im;
+};
+
+// Whether T is one of the two complex storage types, and its component.
+template <typename T>
+struct ResidentIsComplex {
+  static constexpr bool value = false;
+};
+template <>
+struct ResidentIsComplex<ResidentComplex64> {
+  static constexpr bool value = true;
+  typedef float component;
+};
+template <>
+struct ResidentIsComplex<ResidentComplex128> {
+  static constexpr bool value = true;
+  typedef double component;
+};
+
+// The complex storage type of component F (float or double).
+template <typename F>
+struct ResidentComplexOf;
+template <>
+struct ResidentComplexOf<float> {
+  typedef ResidentComplex64 type;
+};
+template <>
+struct ResidentComplexOf<double> {
+  typedef ResidentComplex128 type;
+};
+
+// Exact fused multiply-add (one rounding), on host and device.
+RESIDENT_CX_HD float resident_cx_fma(float a, float b, float c) {
+#if defined(__CUDA_ARCH__)
+  return fmaf(a, b, c);
+#else
+  return __builtin_fmaf(a, b, c);
+#endif
+}
+RESIDENT_CX_HD double resident_cx_fma(double a, double b, double c) {
+#if defined(__CUDA_ARCH__)
+  return fma(a, b, c);
+#else
+  return __builtin_fma(a, b, c);
+#endif
+}
+RESIDENT_CX_HD float resident_cx_sqrt(float a) {
+#if defined(__CUDA_ARCH__)
+  return sqrtf(a);
+#else
+  return __builtin_sqrtf(a);
+#endif
+}
+RESIDENT_CX_HD double resident_cx_sqrt(double a) {
+#if defined(__CUDA_ARCH__)
+  return sqrt(a);
+#else
+  return __builtin_sqrt(a);
+#endif
+}
+template <typename F>
+RESIDENT_CX_HD F resident_cx_fabs(F a) {
+  return a < F(0) || (a == F(0) && 1 / a < F(0)) ? -a : a;  // -0 -> +0; NaN as is
+}
+template <typename F>
+RESIDENT_CX_HD bool resident_cx_isnan(F a) {
+  return a != a;
+}
+
+template <typename C>
+RESIDENT_CX_HD C resident_cx_make(typename ResidentIsComplex<C>::component re,
+                                  typename ResidentIsComplex<C>::component im) {
+  C c;
+  c.re = re;
+  c.im = im;
+  return c;
+}
+
+template <typename C>
+RESIDENT_CX_HD C resident_cx_add(C a, C b) {
+  return resident_cx_make<C>(a.re + b.re, a.im + b.im);
+}
+template <typename C>
+RESIDENT_CX_HD C resident_cx_sub(C a, C b) {
+  return resident_cx_make<C>(a.re - b.re, a.im - b.im);
+}
+template <typename C>
+RESIDENT_CX_HD C resident_cx_mul(C a, C b) {
+  return resident_cx_make<C>(resident_cx_fma(a.re, b.re, -(a.im * b.im)),
+                             resident_cx_fma(a.re, b.im, a.im * b.re));
+}
+// NumPy's complex divide (Smith's method; a zero divisor divides each part
+// by +0, giving NumPy's infs and NaNs).
+template <typename C>
+RESIDENT_CX_HD C resident_cx_div(C a, C b) {
+  typedef typename ResidentIsComplex<C>::component F;
+  const F br_abs = resident_cx_fabs(b.re), bi_abs = resident_cx_fabs(b.im);
+  if (br_abs >= bi_abs) {
+    if (br_abs == F(0) && bi_abs == F(0)) {
+      return resident_cx_make<C>(a.re / br_abs, a.im / br_abs);
+    }
+    const F rat = b.im / b.re;
+    const F scl = F(1) / (b.re + b.im * rat);
+    return resident_cx_make<C>((a.re + a.im * rat) * scl, (a.im - a.re * rat) * scl);
+  }
+  const F rat = b.re / b.im;
+  const F scl = F(1) / (b.im + b.re * rat);
+  return resident_cx_make<C>((a.re * rat + a.im) * scl, (a.im * rat - a.re) * scl);
+}
+// Flips both sign bits (NaNs too), as NumPy's negative does.
+template <typename C>
+RESIDENT_CX_HD C resident_cx_neg(C a) {
+  return resident_cx_make<C>(-a.re, -a.im);
+}
+// NumPy's simd_cabsolute: an infinite part gives inf (even beside a NaN),
+// then a NaN part gives NaN; else max * sqrt(1 + (min/max)^2) with the
+// square added by one fma, and 0/0, inf/inf avoided.
+template <typename C>
+RESIDENT_CX_HD typename ResidentIsComplex<C>::component resident_cx_abs(C a) {
+  typedef typename ResidentIsComplex<C>::component F;
+  const F inf = F(1) / F(0);
+  F re = resident_cx_fabs(a.re), im = resident_cx_fabs(a.im);
+  if (re == inf || im == inf) return inf;
+  if (resident_cx_isnan(re) || resident_cx_isnan(im)) return re + im;  // a NaN
+  const F larger = re > im ? re : im;
+  const F smaller = re > im ? im : re;
+  const F ratio = larger == F(0) ? F(0) : smaller / larger;
+  return resident_cx_sqrt(resident_cx_fma(ratio, ratio, F(1))) * larger;
+}
+
+template <typename C>
+RESIDENT_CX_HD bool resident_cx_isnan_value(C a) {
+  return resident_cx_isnan(a.re) || resident_cx_isnan(a.im);
+}
+template <typename C>
+RESIDENT_CX_HD bool resident_cx_isfinite(C a) {
+  typedef typename ResidentIsComplex<C>::component F;
+  return a.re - a.re == F(0) && a.im - a.im == F(0);
+}
+template <typename C>
+RESIDENT_CX_HD bool resident_cx_nonzero(C a) {
+  typedef typename ResidentIsComplex<C>::component F;
+  return a.re != F(0) || a.im != F(0);  // NaN is nonzero, as in NumPy
+}
+template <typename C>
+RESIDENT_CX_HD bool resident_cx_eq(C a, C b) {
+  return a.re == b.re && a.im == b.im;
+}
+// NumPy's lexicographic order (CGT, CGE, CLT, CLE of loops.c.src): the real
+// parts decide unless they are equal; a NaN imaginary part makes a
+// real-part decision false.
+template <typename C>
+RESIDENT_CX_HD bool resident_cx_gt(C a, C b) {
+  return (a.re > b.re && !resident_cx_isnan(a.im) && !resident_cx_isnan(b.im)) ||
+         (a.re == b.re && a.im > b.im);
+}
+template <typename C>
+RESIDENT_CX_HD bool resident_cx_ge(C a, C b) {
+  return (a.re > b.re && !resident_cx_isnan(a.im) && !resident_cx_isnan(b.im)) ||
+         (a.re == b.re && a.im >= b.im);
+}
+template <typename C>
+RESIDENT_CX_HD bool resident_cx_lt(C a, C b) {
+  return (a.re < b.re && !resident_cx_isnan(a.im) && !resident_cx_isnan(b.im)) ||
+         (a.re == b.re && a.im < b.im);
+}
+template <typename C>
+RESIDENT_CX_HD bool resident_cx_le(C a, C b) {
+  return (a.re < b.re && !resident_cx_isnan(a.im) && !resident_cx_isnan(b.im)) ||
+         (a.re == b.re && a.im <= b.im);
+}
+// NumPy's complex maximum / minimum: a (NaN parts included) unless b is
+// ordered after (before) it.
+template <typename C>
+RESIDENT_CX_HD C resident_cx_maximum(C a, C b) {
+  if (resident_cx_isnan(a.re) || resident_cx_isnan(a.im) || resident_cx_ge(a, b)) return a;
+  return b;
+}
+template <typename C>
+RESIDENT_CX_HD C resident_cx_minimum(C a, C b) {
+  if (resident_cx_isnan(a.re) || resident_cx_isnan(a.im) || resident_cx_le(a, b)) return a;
+  return b;
+}
+
+#endif  // RESIDENT_CORE_COMPLEX_H_

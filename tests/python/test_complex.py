@@ -1,0 +1,149 @@
+"""complex64 and complex128 through the Python client and a real server:
+every bit round-trips, elementwise results are NumPy's bit for bit (the
+server reproduces NumPy's AVX-512 complex loops), promotion is NumPy 2's
+with weak Python complex scalars (NEP 50), casts take the real part as
+NumPy's unsafe cast does, sums and matmul within a relative tolerance, and
+what Resident refuses is a clear InvalidArgument."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import resident as rs
+
+from helpers import check
+
+COMPLEX = [np.dtype(np.complex64), np.dtype(np.complex128)]
+
+
+@pytest.fixture
+def c(server):
+    with rs.connect(server.target) as client:
+        yield client
+
+
+def sample(dtype, n, seed):
+    rng = np.random.default_rng(seed)
+    part = np.float32 if dtype == np.complex64 else np.float64
+    z = np.empty(n, dtype)
+    z.real = (rng.standard_normal(n) * 10.0 ** rng.integers(-3, 3, n)).astype(part)
+    z.imag = (rng.standard_normal(n) * 10.0 ** rng.integers(-3, 3, n)).astype(part)
+    specials = np.array([0j, complex(-0.0, 0.0), 1 + 0j, 1j, complex(np.inf, 1),
+                         complex(1, -np.inf), complex(3e38, 3e38), complex(1e-40, -2.5)], dtype)
+    return np.concatenate([z, specials])
+
+
+def exact(got_array, want):
+    """Bit for bit, part by part; any NaN equals any NaN."""
+    got = got_array.get()
+    assert got.dtype == want.dtype and got.shape == want.shape
+    assert (got_array.dtype, got_array.shape) == (want.dtype, want.shape)
+    for part in (np.real, np.imag):
+        g, w = np.ascontiguousarray(part(got)), np.ascontiguousarray(part(want))
+        same = (g.view(np.uint8) == w.view(np.uint8)).reshape(g.shape + (-1,)).all(-1)
+        assert np.all(same | (np.isnan(g) & np.isnan(w))), (got[~same][:5], want[~same][:5])
+
+
+@pytest.mark.parametrize("dtype", COMPLEX, ids=str)
+def test_round_trip_keeps_every_bit(c, dtype):
+    a = sample(dtype, 300, 1)
+    got = c.asarray(a).get()
+    assert got.dtype == dtype
+    np.testing.assert_array_equal(got.view(np.uint8), a.view(np.uint8))
+    assert c.zeros(3, dtype).get().dtype == dtype
+    check(c.full((2,), 1.5 - 2j), np.full(2, 1.5 - 2j))
+    check(c.full((2,), 3, dtype=dtype), np.full(2, 3, dtype=dtype))
+
+
+@pytest.mark.parametrize("dtype", COMPLEX, ids=str)
+def test_elementwise_bit_identical(c, dtype):
+    a, b = sample(dtype, 400, 2), sample(dtype, 400, 3)[::-1].copy()
+    x, y = c.asarray(a), c.asarray(b)
+    with np.errstate(all="ignore"):
+        exact(x + y, a + b)
+        exact(x - y, a - b)
+        exact(x * y, a * b)
+        exact(x / y, a / b)
+        exact(-x, -a)
+        exact(abs(x), np.abs(a))
+        exact(rs.maximum(x, y), np.maximum(a, b))
+        exact(rs.minimum(x, y), np.minimum(a, b))
+        for op in ("equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
+                   "logical_and", "logical_or"):
+            check(getattr(rs, op)(x, y), getattr(np, op)(a, b))
+        for op in ("isnan", "isfinite", "logical_not"):
+            check(getattr(rs, op)(x), getattr(np, op)(a))
+
+
+def test_promotion_and_weak_scalars_as_numpy2(c):
+    f32 = np.array([1.5, -2, 0.25], np.float32)
+    f64 = np.array([1.5, -2, 0.25])
+    i32 = np.array([1, -2, 3], np.int32)
+    z64 = np.array([1 + 2j, -0.5j, 3], np.complex64)
+    cases = [
+        (c.asarray(f32) + 1j, f32 + 1j),            # complex64
+        (c.asarray(f64) + 1j, f64 + 1j),            # complex128
+        (c.asarray(i32) * (2 - 1j), i32 * (2 - 1j)),  # complex128
+        (c.asarray(z64) + 1.5, z64 + 1.5),          # stays complex64
+        (c.asarray(z64) * 2, z64 * 2),
+        (c.asarray(z64) + c.asarray(f64), z64 + f64),  # complex128
+        (c.asarray(z64) + c.asarray(i32), z64 + i32),  # complex128
+        ((1j) * c.asarray(f32), (1j) * f32),
+    ]
+    for got, want in cases:
+        assert got.dtype == want.dtype  # known locally, before evaluation
+        exact(got, want)
+
+
+@pytest.mark.parametrize("dtype", COMPLEX, ids=str)
+def test_casts_take_the_real_part(c, dtype):
+    a = sample(dtype, 50, 4)
+    x = c.asarray(a)
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # NumPy's ComplexWarning; Resident casts silently
+        want = {t: a.astype(t) for t in (np.float32, np.float64, np.float16, np.int32, np.int64,
+                                         np.uint8)}
+    for t, w in want.items():
+        check(x.astype(t), w)
+    check(x.astype(bool), a.astype(bool))
+    other = np.complex128 if dtype == np.complex64 else np.complex64
+    with np.errstate(all="ignore"):
+        exact(x.astype(other), a.astype(other))
+    r = np.array([1.5, -0.0, np.inf, 7], np.float32)
+    exact(c.asarray(r).astype(dtype), r.astype(dtype))
+
+
+@pytest.mark.parametrize("dtype", COMPLEX, ids=str)
+def test_reductions_and_matmul(c, dtype):
+    rng = np.random.default_rng(5)
+    a = (rng.standard_normal((6, 5)) + 1j * rng.standard_normal((6, 5))).astype(dtype)
+    b = (rng.standard_normal((5, 4)) + 1j * rng.standard_normal((5, 4))).astype(dtype)
+    x, y = c.asarray(a), c.asarray(b)
+    tol = 1e-5 if dtype == np.complex64 else 1e-12
+    for got, want in [(x.sum(), a.sum()), (x.sum(axis=0), a.sum(axis=0)),
+                      (x.mean(axis=1), a.mean(axis=1)), (x @ y, a @ b),
+                      (x.prod(), a.prod()), (x.prod(axis=0), a.prod(axis=0)),
+                      (x.prod(axis=1, keepdims=True), a.prod(axis=1, keepdims=True)),
+                      (c.asarray(a[:0]).prod(axis=0), a[:0].prod(axis=0)),
+                      (rs.dot(x, y), np.dot(a, b))]:
+        g = got.get()
+        assert g.dtype == want.dtype and g.shape == want.shape
+        np.testing.assert_allclose(g, want, rtol=tol, atol=tol * 10)
+    z = np.array([[0j, 1j], [0j, 0j]], dtype)
+    check(c.asarray(z).any(axis=1), z.any(axis=1))
+    check(c.asarray(z).all(), z.all())
+
+
+def test_refusals_are_invalid_argument_and_the_server_serves_on(c):
+    x = c.asarray(np.array([1 + 1j, 2], np.complex64))
+    for bad, words in [(lambda: rs.floor(x), "floor"), (lambda: x % x, "remainder"),
+                       (lambda: rs.sqrt(x), "sqrt of complex64 is not supported by Resident"),
+                       (lambda: x.max(), "max of complex64"),
+                       (lambda: x.argmin(), "argmin of complex64")]:
+        with pytest.raises((rs.InvalidArgument, TypeError), match=words):
+            bad().get()
+    a = np.array([1 + 1j, 2], np.complex64)
+    exact(x * x, a * a)
