@@ -91,6 +91,20 @@ RESIDENT_CX_HD double resident_cx_sqrt(double a) {
   return __builtin_sqrt(a);
 #endif
 }
+RESIDENT_CX_HD float resident_cx_hypot(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  return hypotf(a, b);
+#else
+  return __builtin_hypotf(a, b);  // glibc's, as NumPy's npy_hypotf
+#endif
+}
+RESIDENT_CX_HD double resident_cx_hypot(double a, double b) {
+#if defined(__CUDA_ARCH__)
+  return hypot(a, b);
+#else
+  return __builtin_hypot(a, b);
+#endif
+}
 template <typename F>
 RESIDENT_CX_HD F resident_cx_fabs(F a) {
   return a < F(0) || (a == F(0) && 1 / a < F(0)) ? -a : a;  // -0 -> +0; NaN as is
@@ -214,5 +228,113 @@ RESIDENT_CX_HD C resident_cx_minimum(C a, C b) {
   if (resident_cx_isnan(a.re) || resident_cx_isnan(a.im) || resident_cx_le(a, b)) return a;
   return b;
 }
+
+// NumPy's fmax / fmin: a NaN part on one side gives the other operand (a
+// when both have one); otherwise maximum / minimum's order.
+template <typename C>
+RESIDENT_CX_HD C resident_cx_fmax(C a, C b) {
+  if (resident_cx_isnan(b.re) || resident_cx_isnan(b.im) || resident_cx_ge(a, b)) return a;
+  return b;
+}
+template <typename C>
+RESIDENT_CX_HD C resident_cx_fmin(C a, C b) {
+  if (resident_cx_isnan(b.re) || resident_cx_isnan(b.im) || resident_cx_le(a, b)) return a;
+  return b;
+}
+// NumPy 2's complex sign, z / |z| with |z| from hypot: NaN when |z| is; an
+// infinite part gives its unit direction (NaN when both are infinite); 0
+// stays +0.
+template <typename C>
+RESIDENT_CX_HD C resident_cx_sign(C a) {
+  typedef typename ResidentIsComplex<C>::component F;
+  const F inf = F(1) / F(0);
+  const F nan = inf - inf;
+  const F abs = resident_cx_hypot(a.re, a.im);
+  if (resident_cx_isnan(abs)) return resident_cx_make<C>(nan, nan);
+  if (abs == inf) {
+    const bool re_inf = a.re == inf || a.re == -inf, im_inf = a.im == inf || a.im == -inf;
+    if (re_inf && im_inf) return resident_cx_make<C>(nan, nan);
+    if (re_inf) return resident_cx_make<C>(a.re > F(0) ? F(1) : F(-1), F(0));
+    return resident_cx_make<C>(F(0), a.im > F(0) ? F(1) : F(-1));
+  }
+  if (abs == F(0)) return resident_cx_make<C>(F(0), F(0));
+  return resident_cx_make<C>(a.re / abs, a.im / abs);
+}
+
+// Every kind a backend computes in a complex dtype, with the name of its
+// expression resident_cxk_<name>(x, y) -> C below (a unary kind ignores y;
+// a bool-valued kind gives 1 or 0 as a complex; absolute gives |z| as the
+// real part, which the program layer casts to the parts' float). The one
+// list: core/elementwise_kind.h's ComplexKernelKind and both backends'
+// dispatch expand it. sqrt, exp, log, sin, cos and tanh each backend
+// defines from its math library (glibc's csqrt, cexp, clog, csin, ccos,
+// ctanh on the CPU, as NumPy calls them; libcu++'s on the GPU), so such a
+// row needs those two definitions.
+#define RESIDENT_COMPLEX_KINDS(X) \
+  X(kAdd, add)                    \
+  X(kSubtract, subtract)          \
+  X(kMultiply, multiply)          \
+  X(kDivide, divide)              \
+  X(kNegative, negative)          \
+  X(kAbsolute, absolute)          \
+  X(kSign, sign)                  \
+  X(kMaximum, maximum)            \
+  X(kMinimum, minimum)            \
+  X(kFmax, fmax)                  \
+  X(kFmin, fmin)                  \
+  X(kEqual, equal)                \
+  X(kNotEqual, not_equal)         \
+  X(kLess, less)                  \
+  X(kLessEqual, less_equal)       \
+  X(kGreater, greater)            \
+  X(kGreaterEqual, greater_equal) \
+  X(kLogicalAnd, logical_and)     \
+  X(kLogicalOr, logical_or)       \
+  X(kLogicalXor, logical_xor)     \
+  X(kLogicalNot, logical_not)     \
+  X(kIsnan, isnan)                \
+  X(kIsfinite, isfinite)          \
+  X(kSqrt, sqrt)                  \
+  X(kExp, exp)                    \
+  X(kLog, log)                    \
+  X(kSin, sin)                    \
+  X(kCos, cos)                    \
+  X(kTanh, tanh)
+
+template <typename C>
+RESIDENT_CX_HD C resident_cx_truth(bool b) {
+  typedef typename ResidentIsComplex<C>::component F;
+  return resident_cx_make<C>(b ? F(1) : F(0), F(0));
+}
+#define RESIDENT_CXK(name, expr)                   \
+  template <typename C>                            \
+  RESIDENT_CX_HD C resident_cxk_##name(C x, C y) { \
+    (void)y;                                       \
+    return expr;                                   \
+  }
+RESIDENT_CXK(add, resident_cx_add(x, y))
+RESIDENT_CXK(subtract, resident_cx_sub(x, y))
+RESIDENT_CXK(multiply, resident_cx_mul(x, y))
+RESIDENT_CXK(divide, resident_cx_div(x, y))
+RESIDENT_CXK(negative, resident_cx_neg(x))
+RESIDENT_CXK(absolute, resident_cx_make<C>(resident_cx_abs(x), 0))
+RESIDENT_CXK(sign, resident_cx_sign(x))
+RESIDENT_CXK(maximum, resident_cx_maximum(x, y))
+RESIDENT_CXK(minimum, resident_cx_minimum(x, y))
+RESIDENT_CXK(fmax, resident_cx_fmax(x, y))
+RESIDENT_CXK(fmin, resident_cx_fmin(x, y))
+RESIDENT_CXK(equal, resident_cx_truth<C>(resident_cx_eq(x, y)))
+RESIDENT_CXK(not_equal, resident_cx_truth<C>(!resident_cx_eq(x, y)))
+RESIDENT_CXK(less, resident_cx_truth<C>(resident_cx_lt(x, y)))
+RESIDENT_CXK(less_equal, resident_cx_truth<C>(resident_cx_le(x, y)))
+RESIDENT_CXK(greater, resident_cx_truth<C>(resident_cx_gt(x, y)))
+RESIDENT_CXK(greater_equal, resident_cx_truth<C>(resident_cx_ge(x, y)))
+RESIDENT_CXK(logical_and, resident_cx_truth<C>(resident_cx_nonzero(x) && resident_cx_nonzero(y)))
+RESIDENT_CXK(logical_or, resident_cx_truth<C>(resident_cx_nonzero(x) || resident_cx_nonzero(y)))
+RESIDENT_CXK(logical_xor, resident_cx_truth<C>(resident_cx_nonzero(x) != resident_cx_nonzero(y)))
+RESIDENT_CXK(logical_not, resident_cx_truth<C>(!resident_cx_nonzero(x)))
+RESIDENT_CXK(isnan, resident_cx_truth<C>(resident_cx_isnan_value(x)))
+RESIDENT_CXK(isfinite, resident_cx_truth<C>(resident_cx_isfinite(x)))
+#undef RESIDENT_CXK
 
 #endif  // RESIDENT_CORE_COMPLEX_H_

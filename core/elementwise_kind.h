@@ -135,32 +135,14 @@ constexpr const char* ElementwiseName(ElementwiseKind kind) {
   return e ? e->name : "?";
 }
 
-// The kinds a backend computes in a complex dtype (kernels/cpu/complex_ops.cc,
-// kernels/cuda/complex.cu). absolute writes |z| as the real part of a
-// complex result (the program layer casts it to the parts' float);
-// kBoolResult kinds write 0/1 as complex.
+// The kinds a backend computes in a complex dtype: core/complex.h's
+// RESIDENT_COMPLEX_KINDS, the one list both backends dispatch from.
 constexpr bool ComplexKernelKind(ElementwiseKind kind) {
   switch (kind) {
-    case ElementwiseKind::kAdd:
-    case ElementwiseKind::kSubtract:
-    case ElementwiseKind::kMultiply:
-    case ElementwiseKind::kDivide:
-    case ElementwiseKind::kNegative:
-    case ElementwiseKind::kAbsolute:
-    case ElementwiseKind::kMaximum:
-    case ElementwiseKind::kMinimum:
-    case ElementwiseKind::kEqual:
-    case ElementwiseKind::kNotEqual:
-    case ElementwiseKind::kLess:
-    case ElementwiseKind::kLessEqual:
-    case ElementwiseKind::kGreater:
-    case ElementwiseKind::kGreaterEqual:
-    case ElementwiseKind::kLogicalAnd:
-    case ElementwiseKind::kLogicalOr:
-    case ElementwiseKind::kLogicalNot:
-    case ElementwiseKind::kIsnan:
-    case ElementwiseKind::kIsfinite:
-      return true;
+#define RESIDENT_CX_KIND(k, name) case ElementwiseKind::k:
+    RESIDENT_COMPLEX_KINDS(RESIDENT_CX_KIND)
+#undef RESIDENT_CX_KIND
+    return true;
     default:
       return false;
   }

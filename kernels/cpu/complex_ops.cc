@@ -1,5 +1,7 @@
 #include "kernels/cpu/complex_ops.h"
 
+#include <complex>
+
 #include "absl/strings/str_cat.h"
 #include "core/complex.h"
 #include "core/shape.h"
@@ -8,58 +10,59 @@
 namespace resident::cpu {
 namespace {
 
-// One kind's value for one pair of elements (a unary kind reads only x).
+// The kinds core/complex.h leaves to the backend: glibc's csqrt, cexp,
+// clog, csin, ccos and ctanh through libstdc++'s std::complex (its
+// __builtin_c* calls), the functions NumPy's npy_c* call on glibc, so
+// results agree with NumPy on the same machine.
 template <typename C>
-C Apply(ElementwiseKind kind, C x, C y) {
-  using F = typename ResidentIsComplex<C>::component;
-  auto truth = [](bool b) { return C{b ? F(1) : F(0), F(0)}; };
-  switch (kind) {
-    case ElementwiseKind::kAdd:
-      return resident_cx_add(x, y);
-    case ElementwiseKind::kSubtract:
-      return resident_cx_sub(x, y);
-    case ElementwiseKind::kMultiply:
-      return resident_cx_mul(x, y);
-    case ElementwiseKind::kDivide:
-      return resident_cx_div(x, y);
-    case ElementwiseKind::kNegative:
-      return resident_cx_neg(x);
-    case ElementwiseKind::kAbsolute:
-      return C{resident_cx_abs(x), F(0)};
-    case ElementwiseKind::kMaximum:
-      return resident_cx_maximum(x, y);
-    case ElementwiseKind::kMinimum:
-      return resident_cx_minimum(x, y);
-    case ElementwiseKind::kEqual:
-      return truth(resident_cx_eq(x, y));
-    case ElementwiseKind::kNotEqual:
-      return truth(!resident_cx_eq(x, y));
-    case ElementwiseKind::kLess:
-      return truth(resident_cx_lt(x, y));
-    case ElementwiseKind::kLessEqual:
-      return truth(resident_cx_le(x, y));
-    case ElementwiseKind::kGreater:
-      return truth(resident_cx_gt(x, y));
-    case ElementwiseKind::kGreaterEqual:
-      return truth(resident_cx_ge(x, y));
-    case ElementwiseKind::kLogicalAnd:
-      return truth(resident_cx_nonzero(x) && resident_cx_nonzero(y));
-    case ElementwiseKind::kLogicalOr:
-      return truth(resident_cx_nonzero(x) || resident_cx_nonzero(y));
-    case ElementwiseKind::kLogicalNot:
-      return truth(!resident_cx_nonzero(x));
-    case ElementwiseKind::kIsnan:
-      return truth(resident_cx_isnan_value(x));
-    case ElementwiseKind::kIsfinite:
-      return truth(resident_cx_isfinite(x));
-    default:
-      return C{};  // refused before: ComplexKernelKind
-  }
+C FromStd(std::complex<typename ResidentIsComplex<C>::component> z) {
+  return resident_cx_make<C>(z.real(), z.imag());
+}
+template <typename C>
+std::complex<typename ResidentIsComplex<C>::component> ToStd(C z) {
+  return {z.re, z.im};
+}
+template <typename C>
+C resident_cxk_sqrt(C x, C) {
+  return FromStd<C>(std::sqrt(ToStd(x)));
+}
+template <typename C>
+C resident_cxk_exp(C x, C) {
+  return FromStd<C>(std::exp(ToStd(x)));
+}
+template <typename C>
+C resident_cxk_log(C x, C) {
+  return FromStd<C>(std::log(ToStd(x)));
+}
+
+template <typename C>
+C resident_cxk_sin(C x, C) {
+  return FromStd<C>(std::sin(ToStd(x)));
+}
+
+template <typename C>
+C resident_cxk_cos(C x, C) {
+  return FromStd<C>(std::cos(ToStd(x)));
+}
+
+template <typename C>
+C resident_cxk_tanh(C x, C) {
+  return FromStd<C>(std::tanh(ToStd(x)));
+}
+
+// One kind's value for one pair of elements (a unary kind reads only x).
+template <typename C, ElementwiseKind kKind>
+C Apply(C x, C y) {
+#define RESIDENT_CX_APPLY(k, name) \
+  if constexpr (kKind == ElementwiseKind::k) return resident_cxk_##name(x, y);
+  RESIDENT_COMPLEX_KINDS(RESIDENT_CX_APPLY)
+#undef RESIDENT_CX_APPLY
+  return C{};  // refused before: ComplexKernelKind
 }
 
 template <typename C, ElementwiseKind kKind>
 void Row(const C* a, int64_t sa, const C* b, int64_t sb, C* out, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) out[i] = Apply<C>(kKind, a[i * sa], b[i * sb]);
+  for (int64_t i = 0; i < n; ++i) out[i] = Apply<C, kKind>(a[i * sa], b[i * sb]);
 }
 
 template <typename C, ElementwiseKind kKind>
@@ -88,28 +91,10 @@ template <typename C>
 absl::Status RunKind(ThreadPool* pool, ElementwiseKind kind, const ConstView& a, const ConstView& b,
                      const MutView& out) {
   switch (kind) {
-#define RESIDENT_CX_CASE(k) \
-  case ElementwiseKind::k:  \
+#define RESIDENT_CX_CASE(k, name) \
+  case ElementwiseKind::k:        \
     return RunTyped<C, ElementwiseKind::k>(pool, a, b, out);
-    RESIDENT_CX_CASE(kAdd)
-    RESIDENT_CX_CASE(kSubtract)
-    RESIDENT_CX_CASE(kMultiply)
-    RESIDENT_CX_CASE(kDivide)
-    RESIDENT_CX_CASE(kNegative)
-    RESIDENT_CX_CASE(kAbsolute)
-    RESIDENT_CX_CASE(kMaximum)
-    RESIDENT_CX_CASE(kMinimum)
-    RESIDENT_CX_CASE(kEqual)
-    RESIDENT_CX_CASE(kNotEqual)
-    RESIDENT_CX_CASE(kLess)
-    RESIDENT_CX_CASE(kLessEqual)
-    RESIDENT_CX_CASE(kGreater)
-    RESIDENT_CX_CASE(kGreaterEqual)
-    RESIDENT_CX_CASE(kLogicalAnd)
-    RESIDENT_CX_CASE(kLogicalOr)
-    RESIDENT_CX_CASE(kLogicalNot)
-    RESIDENT_CX_CASE(kIsnan)
-    RESIDENT_CX_CASE(kIsfinite)
+    RESIDENT_COMPLEX_KINDS(RESIDENT_CX_CASE)
 #undef RESIDENT_CX_CASE
     default:
       break;

@@ -49,6 +49,26 @@ absl::Status Cast(ThreadPool* pool, const ConstView& a, const MutView& out) {
   });
 }
 
+absl::Status CastTile(DType from, const void* a, bool one, DType to, void* out, int64_t count) {
+  if (IsComplex(from) || IsComplex(to)) {
+    return absl::InvalidArgumentError("CastTile: complex dtypes never fuse");
+  }
+  return DispatchDType(to, [&](auto to_zero) {
+    using To = decltype(to_zero);
+    return DispatchDType(from, [&](auto from_zero) {
+      using From = decltype(from_zero);
+      const From* src = static_cast<const From*>(a);
+      To* dst = static_cast<To*>(out);
+      if (one) {
+        std::fill(dst, dst + count, ConvertElement<To, From>(*src));
+      } else {
+        for (int64_t i = 0; i < count; ++i) dst[i] = ConvertElement<To, From>(src[i]);
+      }
+      return absl::OkStatus();
+    });
+  });
+}
+
 absl::Status Fill(ThreadPool* pool, const Scalar& value, const MutView& out) {
   return DispatchAnyDType(out.dtype, [&](auto zero) {
     using T = decltype(zero);

@@ -92,6 +92,11 @@ To ConvertElement(From x) {
 // overlap a unless both have one item size and the same start.
 absl::Status Cast(ThreadPool* pool, const ConstView& a, const MutView& out);
 
+// count contiguous elements of `from` (one element, repeated, if `one`)
+// converted to `to` as Cast does, with none of Cast's layout work: the
+// fused CPU runner casts a block of a region this way (real dtypes only).
+absl::Status CastTile(DType from, const void* a, bool one, DType to, void* out, int64_t count);
+
 // Every element of out = value converted to out.dtype as numpy.full does.
 absl::Status Fill(ThreadPool* pool, const Scalar& value, const MutView& out);
 

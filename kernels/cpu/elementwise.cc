@@ -218,7 +218,12 @@ absl::Status ChainAccepted(ThreadPool* pool, DType dtype, ChainSide side, const 
   return DispatchDType(dtype, [&](auto zero) {
     using T = decltype(zero);
     constexpr DType kD = DTypeOfStorage<T>();
-    if constexpr (ElementwiseAccepts(kKind, kD) && Arity(kKind) == 2) {
+    // A bool-valued kind chains only in bool (anywhere else a cast to bool
+    // follows each trip, which is no one-op chain): no loops for the rest.
+    constexpr bool kChains =
+        Arity(kKind) == 2 &&
+        (FindElementwise(kKind)->rule != ElementwiseRule::kBoolResult || kD == DType::kBool);
+    if constexpr (ElementwiseAccepts(kKind, kD) && kChains) {
       const T* px = static_cast<const T*>(x);
       const T* pc = static_cast<const T*>(c);
       T* po = static_cast<T*>(out);

@@ -1,8 +1,13 @@
 // Elementwise kinds over complex64 / complex128: one strided kernel per
-// (type, kind), the arithmetic of core/complex.h (shared with the CPU, so
-// results are the same bit for bit: this folder builds with --fmad=false and
-// core/complex.h asks for its fmas explicitly). Never fused.
+// (type, kind) of core/complex.h's RESIDENT_COMPLEX_KINDS, with its
+// arithmetic (shared with the CPU, so results are the same bit for bit: this
+// folder builds with --fmad=false and core/complex.h asks for its fmas
+// explicitly), but sign and the library functions (sqrt, exp, log, sin,
+// cos, tanh), from CUDA's hypot and libcu++,
+// agree with glibc's within the README's ULP bound. Never fused.
 #include <cstdint>
+
+#include <cuda/std/complex>
 
 #include "core/complex.h"
 #include "kernels/cuda/common.cuh"
@@ -11,34 +16,52 @@
 namespace resident::cuda_kernels {
 namespace {
 
+// The kinds core/complex.h leaves to the backend, from libcu++'s
+// cuda::std::complex (C99 Annex G's special values; within the README's
+// ULP bound of glibc's, which NumPy calls).
+template <typename C>
+__device__ __forceinline__ C
+FromStd(cuda::std::complex<typename ResidentIsComplex<C>::component> z) {
+  return resident_cx_make<C>(z.real(), z.imag());
+}
+template <typename C>
+__device__ __forceinline__ cuda::std::complex<typename ResidentIsComplex<C>::component> ToStd(C z) {
+  return {z.re, z.im};
+}
+template <typename C>
+__device__ __forceinline__ C resident_cxk_sqrt(C x, C) {
+  return FromStd<C>(cuda::std::sqrt(ToStd(x)));
+}
+template <typename C>
+__device__ __forceinline__ C resident_cxk_exp(C x, C) {
+  return FromStd<C>(cuda::std::exp(ToStd(x)));
+}
+template <typename C>
+__device__ __forceinline__ C resident_cxk_log(C x, C) {
+  return FromStd<C>(cuda::std::log(ToStd(x)));
+}
+
+template <typename C>
+__device__ __forceinline__ C resident_cxk_sin(C x, C) {
+  return FromStd<C>(cuda::std::sin(ToStd(x)));
+}
+
+template <typename C>
+__device__ __forceinline__ C resident_cxk_cos(C x, C) {
+  return FromStd<C>(cuda::std::cos(ToStd(x)));
+}
+
+template <typename C>
+__device__ __forceinline__ C resident_cxk_tanh(C x, C) {
+  return FromStd<C>(cuda::std::tanh(ToStd(x)));
+}
+
 template <typename C, ElementwiseKind kKind>
 __device__ __forceinline__ C ComplexApply(C x, C y) {
-  using F = typename ResidentIsComplex<C>::component;
-  using K = ElementwiseKind;
-  auto truth = [](bool b) { return resident_cx_make<C>(b ? F(1) : F(0), F(0)); };
-  if constexpr (kKind == K::kAdd) return resident_cx_add(x, y);
-  if constexpr (kKind == K::kSubtract) return resident_cx_sub(x, y);
-  if constexpr (kKind == K::kMultiply) return resident_cx_mul(x, y);
-  if constexpr (kKind == K::kDivide) return resident_cx_div(x, y);
-  if constexpr (kKind == K::kNegative) return resident_cx_neg(x);
-  if constexpr (kKind == K::kAbsolute) return resident_cx_make<C>(resident_cx_abs(x), F(0));
-  if constexpr (kKind == K::kMaximum) return resident_cx_maximum(x, y);
-  if constexpr (kKind == K::kMinimum) return resident_cx_minimum(x, y);
-  if constexpr (kKind == K::kEqual) return truth(resident_cx_eq(x, y));
-  if constexpr (kKind == K::kNotEqual) return truth(!resident_cx_eq(x, y));
-  if constexpr (kKind == K::kLess) return truth(resident_cx_lt(x, y));
-  if constexpr (kKind == K::kLessEqual) return truth(resident_cx_le(x, y));
-  if constexpr (kKind == K::kGreater) return truth(resident_cx_gt(x, y));
-  if constexpr (kKind == K::kGreaterEqual) return truth(resident_cx_ge(x, y));
-  if constexpr (kKind == K::kLogicalAnd) {
-    return truth(resident_cx_nonzero(x) && resident_cx_nonzero(y));
-  }
-  if constexpr (kKind == K::kLogicalOr) {
-    return truth(resident_cx_nonzero(x) || resident_cx_nonzero(y));
-  }
-  if constexpr (kKind == K::kLogicalNot) return truth(!resident_cx_nonzero(x));
-  if constexpr (kKind == K::kIsnan) return truth(resident_cx_isnan_value(x));
-  if constexpr (kKind == K::kIsfinite) return truth(resident_cx_isfinite(x));
+#define RESIDENT_CX_APPLY(k, name) \
+  if constexpr (kKind == ElementwiseKind::k) return resident_cxk_##name(x, y);
+  RESIDENT_COMPLEX_KINDS(RESIDENT_CX_APPLY)
+#undef RESIDENT_CX_APPLY
   return C{};  // not a complex kind: refused before the launch
 }
 
@@ -71,28 +94,10 @@ template <typename C>
 cudaError_t LaunchKind(const LaunchContext& ctx, ElementwiseKind op, const void* a, const void* b,
                        void* out, const StridedLayout& layout, int64_t n) {
   switch (op) {
-#define RESIDENT_CX_CASE(k) \
-  case ElementwiseKind::k:  \
+#define RESIDENT_CX_CASE(k, name) \
+  case ElementwiseKind::k:        \
     return Launch<C, ElementwiseKind::k>(ctx, a, b, out, layout, n);
-    RESIDENT_CX_CASE(kAdd)
-    RESIDENT_CX_CASE(kSubtract)
-    RESIDENT_CX_CASE(kMultiply)
-    RESIDENT_CX_CASE(kDivide)
-    RESIDENT_CX_CASE(kNegative)
-    RESIDENT_CX_CASE(kAbsolute)
-    RESIDENT_CX_CASE(kMaximum)
-    RESIDENT_CX_CASE(kMinimum)
-    RESIDENT_CX_CASE(kEqual)
-    RESIDENT_CX_CASE(kNotEqual)
-    RESIDENT_CX_CASE(kLess)
-    RESIDENT_CX_CASE(kLessEqual)
-    RESIDENT_CX_CASE(kGreater)
-    RESIDENT_CX_CASE(kGreaterEqual)
-    RESIDENT_CX_CASE(kLogicalAnd)
-    RESIDENT_CX_CASE(kLogicalOr)
-    RESIDENT_CX_CASE(kLogicalNot)
-    RESIDENT_CX_CASE(kIsnan)
-    RESIDENT_CX_CASE(kIsfinite)
+    RESIDENT_COMPLEX_KINDS(RESIDENT_CX_CASE)
 #undef RESIDENT_CX_CASE
     default:
       break;

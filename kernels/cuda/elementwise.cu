@@ -64,25 +64,28 @@ struct BinaryFn<BFloat16, ElementwiseKind::kSign> {
   }
 };
 
-// How the two operands of a contiguous launch are read.
+// How the two operands of a contiguous launch are read. A run-time
+// argument, uniform over the launch (no divergence), rather than a template
+// parameter: four instantiations per (dtype, op) made this file the
+// longest compile of the build.
 enum class Mode { kBoth, kSelf, kScalarRight, kScalarLeft };
 
 constexpr int kUnroll = 4;  // packs in flight per thread
 
-template <typename T, ElementwiseKind kOp, Mode kMode, int V>
+template <typename T, ElementwiseKind kOp, int V>
 __global__ void __launch_bounds__(kThreads)
-    BinaryContiguousKernel(const T* a, const T* b, T* out, int64_t n) {
+    BinaryContiguousKernel(const T* a, const T* b, T* out, int64_t n, Mode mode) {
   using P = Pack<T, V>;
   const BinaryFn<T, kOp> fn;
-  T s{};
-  if constexpr (kMode == Mode::kScalarRight || kMode == Mode::kScalarLeft) {
-    s = *b;
-  }
+  const bool load_b = mode == Mode::kBoth;
+  const bool self = mode == Mode::kSelf;
+  const bool left = mode == Mode::kScalarLeft;
+  const T s = (mode == Mode::kScalarRight || left) ? *b : T{};
+  // x from a; y from b, a itself or the scalar; swapped for a scalar on the
+  // left. Selects, not branches.
   auto apply = [&](T x, T y) -> T {
-    if constexpr (kMode == Mode::kBoth) return fn(x, y);
-    if constexpr (kMode == Mode::kSelf) return fn(x, x);
-    if constexpr (kMode == Mode::kScalarRight) return fn(x, s);
-    if constexpr (kMode == Mode::kScalarLeft) return fn(s, x);
+    const T other = load_b ? y : (self ? x : s);
+    return left ? fn(other, x) : fn(x, other);
   };
   const int64_t npacks = n / V;
   const P* ap = reinterpret_cast<const P*>(a);
@@ -97,7 +100,7 @@ __global__ void __launch_bounds__(kThreads)
       const int64_t idx = base + static_cast<int64_t>(u) * blockDim.x;
       if (idx < npacks) {
         x[u] = ap[idx];
-        if constexpr (kMode == Mode::kBoth) y[u] = bp[idx];
+        if (load_b) y[u] = bp[idx];
       }
     }
 #pragma unroll
@@ -107,7 +110,7 @@ __global__ void __launch_bounds__(kThreads)
         P r;
 #pragma unroll
         for (int v = 0; v < V; ++v) {
-          r.v[v] = apply(x[u].v[v], kMode == Mode::kBoth ? y[u].v[v] : T{});
+          r.v[v] = apply(x[u].v[v], load_b ? y[u].v[v] : T{});
         }
         op[idx] = r;
       }
@@ -118,7 +121,7 @@ __global__ void __launch_bounds__(kThreads)
   const int64_t tid = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (tail + tid < n) {
     const int64_t i = tail + tid;
-    out[i] = apply(a[i], kMode == Mode::kBoth ? b[i] : T{});
+    out[i] = apply(a[i], load_b ? b[i] : T{});
   }
 }
 
@@ -134,21 +137,22 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-template <typename T, ElementwiseKind kOp, Mode kMode>
-cudaError_t LaunchContiguous(const LaunchContext& ctx, const T* a, const T* b, T* out, int64_t n) {
+template <typename T, ElementwiseKind kOp>
+cudaError_t LaunchContiguous(const LaunchContext& ctx, Mode mode, const T* a, const T* b, T* out,
+                             int64_t n) {
   if (n <= 0) return cudaSuccess;
   constexpr int V = kVec16<T>;
-  const bool vec = Aligned16(a) && Aligned16(out) && (kMode != Mode::kBoth || Aligned16(b));
+  const bool vec = Aligned16(a) && Aligned16(out) && (mode != Mode::kBoth || Aligned16(b));
   if (vec) {
     const int64_t packs = n / V;
     // Enough threads for the packs, and at least one per tail element.
     const int64_t threads_needed = packs / kUnroll + V;
-    BinaryContiguousKernel<T, kOp, kMode, V>
-        <<<GridFor(ctx, threads_needed, kThreads), kThreads, 0, ctx.stream>>>(a, b, out, n);
+    BinaryContiguousKernel<T, kOp, V>
+        <<<GridFor(ctx, threads_needed, kThreads), kThreads, 0, ctx.stream>>>(a, b, out, n, mode);
   } else {
     // Misaligned (never for whole buffers): one element per "pack".
-    BinaryContiguousKernel<T, kOp, kMode, 1>
-        <<<GridFor(ctx, n / kUnroll + 1, kThreads), kThreads, 0, ctx.stream>>>(a, b, out, n);
+    BinaryContiguousKernel<T, kOp, 1>
+        <<<GridFor(ctx, n / kUnroll + 1, kThreads), kThreads, 0, ctx.stream>>>(a, b, out, n, mode);
   }
   return cudaGetLastError();
 }
@@ -205,10 +209,8 @@ cudaError_t BinaryContiguous(const LaunchContext& ctx, DType t, ElementwiseKind 
     constexpr ElementwiseKind kOp = decltype(op_c)::value;
     const T* ta = static_cast<const T*>(a);
     const T* tb = static_cast<const T*>(b);
-    if (ta == tb) {
-      return LaunchContiguous<T, kOp, Mode::kSelf>(ctx, ta, tb, static_cast<T*>(out), n);
-    }
-    return LaunchContiguous<T, kOp, Mode::kBoth>(ctx, ta, tb, static_cast<T*>(out), n);
+    return LaunchContiguous<T, kOp>(ctx, ta == tb ? Mode::kSelf : Mode::kBoth, ta, tb,
+                                    static_cast<T*>(out), n);
   });
 }
 
@@ -219,10 +221,8 @@ cudaError_t BinaryScalar(const LaunchContext& ctx, DType t, ElementwiseKind op, 
     constexpr ElementwiseKind kOp = decltype(op_c)::value;
     const T* ta = static_cast<const T*>(a);
     const T* ts = static_cast<const T*>(scalar);
-    if (scalar_on_left) {
-      return LaunchContiguous<T, kOp, Mode::kScalarLeft>(ctx, ta, ts, static_cast<T*>(out), n);
-    }
-    return LaunchContiguous<T, kOp, Mode::kScalarRight>(ctx, ta, ts, static_cast<T*>(out), n);
+    return LaunchContiguous<T, kOp>(ctx, scalar_on_left ? Mode::kScalarLeft : Mode::kScalarRight,
+                                    ta, ts, static_cast<T*>(out), n);
   });
 }
 

@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "core/status_macros.h"
 #include "server/program/saturating.h"
 
@@ -22,6 +25,15 @@ DType WithWeak(DType p, const Scalar& s) {
   if (s.is_float() && !IsFloating(p) && !IsComplex(p)) return PromoteTypes(p, DType::kFloat64);
   if (s.is_int() && p == DType::kBool) return DType::kInt64;
   return p;
+}
+
+// The kinds computed in complex, by NumPy name, for the not-yet message.
+std::string ComplexKindNames() {
+  std::vector<std::string> names;
+#define RESIDENT_CX_NAME(k, name) names.push_back(ElementwiseName(ElementwiseKind::k));
+  RESIDENT_COMPLEX_KINDS(RESIDENT_CX_NAME)
+#undef RESIDENT_CX_NAME
+  return absl::StrJoin(names, ", ");
 }
 
 // NumPy's words for a dtype it refuses outright.
@@ -78,11 +90,10 @@ absl::StatusOr<ElementwiseTypes> ResolveElementwiseTypes(const Instruction& ins,
   ElementwiseTypes t = ResolveElementwise(kind, p);
   if (!t.ok) {
     if (t.not_yet) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          name, " of ", DTypeName(p),
-          " is not supported by Resident yet (NumPy computes it); complex supports add, "
-          "subtract, multiply, divide, negative, absolute, maximum, minimum, comparisons, "
-          "logical ops, isnan and isfinite"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(name, " of ", DTypeName(p),
+                       " is not supported by Resident yet (NumPy computes it); complex supports ",
+                       ComplexKindNames()));
     }
     if (t.missing_dtype == nullptr) return Refused(kind, p);
     return absl::InvalidArgumentError(absl::StrCat(

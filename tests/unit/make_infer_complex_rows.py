@@ -25,15 +25,17 @@ DTYPES = [("kBool", np.bool_), ("kInt8", np.int8), ("kInt16", np.int16), ("kInt3
           ("kComplex64", np.complex64), ("kComplex128", np.complex128)]
 COMPLEX = [("kComplex64", np.complex64), ("kComplex128", np.complex128)]
 NAME = {np.dtype(t): n for n, t in DTYPES}
-OPS = ["add", "subtract", "multiply", "divide", "negative", "maximum", "minimum", "power",
+OPS = ["add", "subtract", "multiply", "divide", "negative", "maximum", "minimum", "fmax", "fmin",
+       "power",
        "remainder", "floor_divide", "absolute", "sign", "sqrt", "exp", "log", "log1p", "expm1",
        "sin", "cos", "tanh", "floor", "ceil", "equal", "not_equal", "less", "less_equal",
-       "greater", "greater_equal", "logical_and", "logical_or", "logical_not", "isnan",
-       "isfinite"]
+       "greater", "greater_equal", "logical_and", "logical_or", "logical_xor", "logical_not",
+       "isnan", "isfinite"]
 # Computed in complex by Resident (ComplexKernelKind).
-BUILT = {"add", "subtract", "multiply", "divide", "negative", "absolute", "maximum", "minimum",
-         "equal", "not_equal", "less", "less_equal", "greater", "greater_equal", "logical_and",
-         "logical_or", "logical_not", "isnan", "isfinite"}
+BUILT = {"add", "subtract", "multiply", "divide", "negative", "absolute", "sign", "maximum",
+         "minimum", "fmax", "fmin", "equal", "not_equal", "less", "less_equal", "greater",
+         "greater_equal", "logical_and", "logical_or", "logical_xor", "logical_not", "isnan",
+         "isfinite", "sqrt", "exp", "log", "sin", "cos", "tanh"}
 SCALARS = [("Scalar::Bool(true)", True), ("Scalar::Int(1)", 1), ("Scalar::Int(40000)", 40000),
            ("Scalar::Float(1.5)", 1.5), ("Scalar::Complex(0.5, 2.0)", 0.5 + 2j)]
 

@@ -30,6 +30,10 @@ std::optional<ChainSide> OneOpChain(const FusedLoopSpec& spec) {
   if (spec.num_carried != 1 || spec.steps.size() != 1 || spec.yields[0] != np) return std::nullopt;
   const FusedLoopSpec::Step& st = spec.steps[0];
   if (!st.op || Arity(*st.op) != 2 || st.dtype != spec.param_dtypes[0]) return std::nullopt;
+  // ElementwiseChain runs a bool-valued kind in bool only.
+  if (FindElementwise(*st.op)->rule == ElementwiseRule::kBoolResult && st.dtype != DType::kBool) {
+    return std::nullopt;
+  }
   if (st.a == 0 && st.b == 0) return ChainSide::kBoth;
   const int other = st.a == 0 ? st.b : st.a;
   if ((st.a != 0 && st.b != 0) || other <= 0 || other >= np ||
@@ -346,7 +350,6 @@ absl::Status RunFusedLoop(ThreadPool* pool, const FusedLoopOp& op) {
           const void* da = nullptr;
           absl::Span<const int64_t> sa;
           view_of(st.a, &da, &sa);
-          ConstView a{da, dtype[st.a], sa};
           if (st.select) {
             const void* db = nullptr;
             const void* dc = nullptr;
@@ -356,7 +359,7 @@ absl::Status RunFusedLoop(ThreadPool* pool, const FusedLoopOp& op) {
             SelectTile(static_cast<const char*>(da), sa.empty(), db, sb.empty(), dc, sc.empty(),
                        out.data, count, ItemSize(st.dtype));
           } else if (!st.op.has_value()) {
-            status = Cast(nullptr, a, out);
+            status = CastTile(dtype[st.a], da, sa.empty(), st.dtype, out.data, count);
           } else {
             // Operands of an op step have its dtype (casts are steps).
             const void* db = da;
