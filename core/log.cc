@@ -12,6 +12,8 @@
 #include <string>
 #include <thread>
 
+#include "core/client_text.h"
+
 namespace resident {
 namespace {
 
@@ -137,7 +139,8 @@ bool ParseLogLevel(std::string_view name, LogLevel* level) {
 bool LogEnabled(LogLevel level) { return static_cast<int>(level) >= g_level; }
 
 void LogLine(LogLevel level, std::string_view message) {
-  Writer::Get().Push(Line{std::chrono::system_clock::now(), level, std::string(message)});
+  Writer::Get().Push(Line{std::chrono::system_clock::now(), level,
+                          CapMessage(absl::string_view(message.data(), message.size()))});
 }
 
 void FlushLog() { Writer::Get().Flush(); }

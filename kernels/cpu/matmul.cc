@@ -61,22 +61,33 @@ void IntegerMatmul(ThreadPool* pool, const MatmulDims& d, const T* a, const T* b
   });
 }
 
+// Multiply-adds of one block of rows between `stop` checks: a fraction of
+// a second of OpenBLAS on a few cores, and still large enough for it.
+constexpr int64_t kBlockWork = int64_t{1} << 30;
+
 template <typename T>
-void BlasMatmul(const MatmulDims& d, const T* a, const T* b, T* out) {
-  const blasint m = static_cast<blasint>(d.m), n = static_cast<blasint>(d.n),
-                k = static_cast<blasint>(d.k);
+bool BlasMatmul(const MatmulDims& d, const T* a, const T* b, T* out,
+                const std::function<bool()>& stop) {
+  const blasint n = static_cast<blasint>(d.n), k = static_cast<blasint>(d.k);
+  const int64_t row_work = std::max<int64_t>(1, d.n * d.k);
+  const int64_t block = std::max<int64_t>(1, kBlockWork / row_work);
   for (int64_t i = 0; i < d.batch; ++i) {
-    const T* ai = a + i * d.a_batch_stride;
-    const T* bi = b + i * d.b_batch_stride;
-    T* oi = out + i * d.m * d.n;
-    if constexpr (std::is_same_v<T, float>) {
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, ai, k, bi, n, 0.0f, oi,
-                  n);
-    } else {
-      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0, ai, k, bi, n, 0.0, oi,
-                  n);
+    for (int64_t r = 0; r < d.m; r += block) {
+      if (stop && stop()) return false;
+      const blasint m = static_cast<blasint>(std::min(block, d.m - r));
+      const T* ai = a + i * d.a_batch_stride + r * d.k;
+      const T* bi = b + i * d.b_batch_stride;
+      T* oi = out + i * d.m * d.n + r * d.n;
+      if constexpr (std::is_same_v<T, float>) {
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, ai, k, bi, n, 0.0f,
+                    oi, n);
+      } else {
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0, ai, k, bi, n, 0.0, oi,
+                    n);
+      }
     }
   }
+  return true;
 }
 
 // complex64 / complex128: OpenBLAS's cgemm / zgemm (NumPy's matmul calls
@@ -114,7 +125,7 @@ void HalfMatmul(ThreadPool* pool, const MatmulDims& d, const MatmulExtent& exten
   };
   const std::vector<float> wa = widen(a, extent.a), wb = widen(b, extent.b);
   std::vector<float> wo(extent.out);
-  BlasMatmul(d, wa.data(), wb.data(), wo.data());
+  BlasMatmul(d, wa.data(), wb.data(), wo.data(), {});
   ParallelFor(pool, extent.out, kParallelGrain, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) out[i] = resident_store<T>(wo[i]);
   });
@@ -145,7 +156,7 @@ absl::Status CheckMatmulDims(const MatmulDims& d, MatmulExtent* extent) {
 }
 
 absl::Status Matmul(ThreadPool* pool, DType dtype, const MatmulDims& d, const void* a,
-                    const void* b, void* out) {
+                    const void* b, void* out, const std::function<bool()>& stop) {
   MatmulExtent extent;
   if (absl::Status s = CheckMatmulDims(d, &extent); !s.ok()) return s;
   if (extent.out == 0) return absl::OkStatus();
@@ -167,7 +178,9 @@ absl::Status Matmul(ThreadPool* pool, DType dtype, const MatmulDims& d, const vo
     } else if constexpr (kIsHalfStorage<T>) {
       HalfMatmul(pool, d, extent, ta, tb, static_cast<T*>(out));
     } else if constexpr (std::is_floating_point_v<T>) {
-      BlasMatmul(d, ta, tb, static_cast<T*>(out));
+      if (!BlasMatmul(d, ta, tb, static_cast<T*>(out), stop)) {
+        return absl::CancelledError("stopped");
+      }
     } else {  // bool (or of ands) and integers (wrapping)
       IntegerMatmul(pool, d, ta, tb, static_cast<T*>(out));
     }

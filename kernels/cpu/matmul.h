@@ -4,6 +4,7 @@
 #define RESIDENT_KERNELS_CPU_MATMUL_H_
 
 #include <cstdint>
+#include <functional>
 
 #include "absl/status/status.h"
 #include "core/dtype.h"
@@ -20,8 +21,11 @@ struct MatmulDims {
 // out[i] (m x n, contiguous, batches packed) = a[i] (m x k) @ b[i] (k x n).
 // All three have `dtype`; out must not overlap a or b. The caller checks
 // that the strides and sizes fit the buffers (see MatmulElementsNeeded).
+// A long float matmul runs in blocks of rows (and batches), calling `stop`
+// between them: when it returns true, Matmul returns CANCELLED with `out`
+// partly written.
 absl::Status Matmul(ThreadPool* pool, DType dtype, const MatmulDims& dims, const void* a,
-                    const void* b, void* out);
+                    const void* b, void* out, const std::function<bool()>& stop = {});
 
 // Elements a and b must hold for `dims` (0 when there is no batch or the
 // matrix is empty), or INVALID_ARGUMENT for negative or overflowing dims.

@@ -103,6 +103,10 @@ class Allocator {
   virtual absl::StatusOr<std::shared_ptr<Buffer>> Allocate(int64_t bytes, Stream& stream) = 0;
   // Returns cached free blocks to the device (the OS on the CPU). Never fails.
   virtual void Trim() = 0;
+  // The server's budget for this device (--max-memory): a backend whose
+  // cache of freed blocks draws on the same memory as its buffers (the
+  // CPU's host RAM) keeps buffers plus cache within it. Default: no effect.
+  virtual void SetMemoryLimit(int64_t bytes) {}
 };
 
 // One device: its description, its memory, its streams, and the op entry

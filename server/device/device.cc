@@ -34,7 +34,20 @@ Device::Device(std::unique_ptr<Backend> backend, int64_t limit_bytes, int index,
     : backend_(std::move(backend)),
       budget_(limit_bytes > 0 ? limit_bytes : backend_->memory().total),
       index_(index),
-      name_(name.empty() ? backend_->name() : std::move(name)) {}
+      name_(name.empty() ? backend_->name() : std::move(name)) {
+  backend_->SetMemoryLimit(budget_.limit());
+}
+
+bool Device::TrimIfIdle() {
+  const int64_t n = allocations();
+  const bool idle = n == seen_allocations_ && budget_.reserved() == 0;
+  if (n != seen_allocations_) trimmed_ = false;
+  seen_allocations_ = n;
+  if (!idle || trimmed_) return false;
+  backend_->Trim();
+  trimmed_ = true;
+  return true;
+}
 
 absl::StatusOr<std::shared_ptr<Buffer>> Device::Allocate(int64_t bytes, Stream& stream,
                                                          MemoryBudget::Reservation* reservation) {

@@ -56,6 +56,12 @@ class Device {
   absl::StatusOr<DeviceArray> CopyFrom(const DeviceArray& src, Stream& stream,
                                        MemoryBudget::Reservation* reservation = nullptr);
 
+  // Trims the backend's cache of freed blocks when the device has been idle
+  // (no program holding a reservation, no allocation) since the previous
+  // call, once per idle spell; true if it trimmed. Called periodically, so that a cache filled
+  // by a burst of work goes back once the work is over.
+  bool TrimIfIdle();
+
   // Buffers allocated here since start (the metrics' allocations counter).
   int64_t allocations() const { return allocations_.load(std::memory_order_relaxed); }
   // Arrays copied here from another device, and their bytes.
@@ -68,6 +74,8 @@ class Device {
   const int index_;
   const std::string name_;
   std::atomic<int64_t> allocations_{0};
+  int64_t seen_allocations_ = -1;  // TrimIfIdle's last look (its caller's thread)
+  bool trimmed_ = false;           // since the last allocation
   std::atomic<int64_t> peer_copies_{0};
   std::atomic<int64_t> peer_copy_bytes_{0};
 };

@@ -6,8 +6,11 @@
 #include <chrono>
 #include <utility>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
+#include "server/device/interrupt.h"
 #include "server/program/fusion.h"
 #include "server/program/ops.h"
 
@@ -97,6 +100,9 @@ absl::Status Executor::RunScope(const PlannedScope& scope, std::vector<DeviceArr
       RETURN_IF_ERROR(RunLoop(ins, *scope.bodies[i], std::move(args), values, first));
     } else {
       absl::StatusOr<DeviceArray> r = RunOp(ctx_, ins, std::move(args), scope.types[first]);
+      if (!r.ok() && IsInterrupted(r.status()) && options_.check_continue) {
+        RETURN_IF_ERROR(options_.check_continue());  // why it stopped
+      }
       if (!r.ok()) {
         return Annotate(r.status(),
                         absl::StrCat("instruction ", i, " (", InstructionName(ins), ")"));
@@ -127,14 +133,16 @@ absl::Status Executor::RunLoop(const Instruction& ins, const PlannedScope& body,
       for (const HandleId& h : fused->handle_params) args.push_back(plan_.inputs.at(h));
       RETURN_IF_ERROR(FillScalars(fused->scalar_params, args));
       std::vector<DeviceArray> outs(carried);
+      // How often each buffer appears among the args, and which buffers an
+      // earlier out took: counted once, so that carrying N values is O(N).
+      absl::flat_hash_map<const Buffer*, long> refs;
+      for (const DeviceArray& a : args) ++refs[a.buffer.get()];
+      absl::flat_hash_set<const Buffer*> taken;
       for (size_t c = 0; c < carried; ++c) {
         // In place when only this loop holds the carried value: the fused
         // kernel reads each element before it writes it.
-        long refs = 0;
-        for (const DeviceArray& a : args) refs += a.buffer == args[c].buffer ? 1 : 0;
-        bool taken = false;
-        for (size_t d = 0; d < c; ++d) taken |= outs[d].buffer == args[c].buffer;
-        if (args[c].buffer != nullptr && args[c].buffer.use_count() == refs && !taken) {
+        const Buffer* b = args[c].buffer.get();
+        if (b != nullptr && args[c].buffer.use_count() == refs[b] && taken.insert(b).second) {
           outs[c] = args[c];
         } else {
           ASSIGN_OR_RETURN(outs[c].buffer,
@@ -146,8 +154,15 @@ absl::Status Executor::RunLoop(const Instruction& ins, const PlannedScope& body,
       // Run the iterations in rounds of bounded work, so a deadline or a
       // cancelled call still stops the loop promptly: after the first round
       // the carried values are read back from the outs, in place.
-      const int64_t per_trip = std::max<int64_t>(
-          1, args[0].num_elements() * static_cast<int64_t>(fused->spec.steps.size() + 1));
+      // Each trip computes its steps and carries every value; a carried value
+      // costs at least kCarryCost element-steps however small it is (the
+      // runner's own work per value), so a loop of 60,000 carried scalars
+      // starts with a round of milliseconds, not of seconds.
+      constexpr int64_t kCarryCost = 64;
+      const int64_t elements = args[0].num_elements();
+      const int64_t per_trip =
+          std::max<int64_t>(1, elements * static_cast<int64_t>(fused->spec.steps.size()) +
+                                   static_cast<int64_t>(carried) * std::max(elements, kCarryCost));
       const int64_t round = std::max<int64_t>(1, backend.fused_round_work() / per_trip);
       FusedLoopSpec spec = fused->spec;
       int64_t round_trips = round;
@@ -255,7 +270,14 @@ absl::StatusOr<std::vector<DeviceArray>> Execute(const Plan& plan, Device& devic
   Executor executor(plan, OpContext{device, stream, reservation}, options);
   std::vector<DeviceArray> values(plan.top.types.size());
   const absl::Time start = absl::Now();
+  // A long op the backend runs on this thread (a large CPU matmul) stops
+  // between blocks once the program must stop; the reason is reported.
+  ScopedInterruptCheck interrupt(
+      [&options] { return options.check_continue && !options.check_continue().ok(); });
   absl::Status status = executor.RunScope(plan.top, values);
+  if (IsInterrupted(status) && options.check_continue) {
+    if (absl::Status why = options.check_continue(); !why.ok()) status = why;
+  }
   const absl::Time launched = absl::Now();
   // Wait for the device even on failure: queued work may still read buffers.
   const absl::Status synced = stream.Synchronize();

@@ -50,11 +50,21 @@ ABSL_FLAG(int32_t, max_concurrent_per_tenant, 2,
           "programs of one tenant that may run at once; the rest queue");
 ABSL_FLAG(int64_t, max_queued_per_tenant, 1024,
           "calls of one tenant that may wait their turn; more are RESOURCE_EXHAUSTED");
+ABSL_FLAG(std::string, max_queued_bytes_per_tenant, "256M",
+          "request bytes of one tenant's calls waiting their turn (suffixes K, M, G); more are "
+          "RESOURCE_EXHAUSTED");
+ABSL_FLAG(std::string, max_queued_bytes, "1G",
+          "request bytes of every tenant's calls waiting their turn (suffixes K, M, G)");
+ABSL_FLAG(int32_t, max_extra_workers, 64,
+          "workers started beyond the max(4, cores) program workers, so that a tenant with "
+          "nothing running never waits behind others' long programs");
 ABSL_FLAG(int64_t, max_sessions, 1024, "sessions open at once, every tenant together");
 ABSL_FLAG(int64_t, max_sessions_per_tenant, 256, "sessions one tenant may have open at once");
 ABSL_FLAG(int64_t, max_handles, int64_t{1} << 20,
           "array handles of every session together (each costs host memory)");
 ABSL_FLAG(int64_t, max_handles_per_session, int64_t{1} << 17, "array handles one session may hold");
+ABSL_FLAG(int64_t, max_handles_per_tenant, int64_t{1} << 18,
+          "array handles one tenant may hold in all its sessions (a share of --max-handles)");
 ABSL_FLAG(int64_t, max_names_per_tenant, int64_t{1} << 16, "named arrays one tenant may keep");
 ABSL_FLAG(int64_t, max_transfers_per_tenant, 64,
           "uploads and downloads of one tenant in flight at once");
@@ -118,11 +128,25 @@ int main(int argc, char** argv) {
   options.table_limits.max_sessions_per_tenant = absl::GetFlag(FLAGS_max_sessions_per_tenant);
   options.table_limits.max_handles = absl::GetFlag(FLAGS_max_handles);
   options.table_limits.max_handles_per_session = absl::GetFlag(FLAGS_max_handles_per_session);
+  options.table_limits.max_handles_per_tenant = absl::GetFlag(FLAGS_max_handles_per_tenant);
+  if (!resident::ParseByteSize(absl::GetFlag(FLAGS_max_queued_bytes_per_tenant),
+                               &options.max_queued_bytes_per_tenant) ||
+      !resident::ParseByteSize(absl::GetFlag(FLAGS_max_queued_bytes), &options.max_queued_bytes) ||
+      options.max_queued_bytes_per_tenant < 1 || options.max_queued_bytes < 1) {
+    std::fprintf(stderr, "bad --max-queued-bytes-per-tenant or --max-queued-bytes\n");
+    return 2;
+  }
+  options.max_extra_workers = absl::GetFlag(FLAGS_max_extra_workers);
+  if (options.max_extra_workers < 0) {
+    std::fprintf(stderr, "--max-extra-workers must not be negative\n");
+    return 2;
+  }
   options.table_limits.max_names_per_tenant = absl::GetFlag(FLAGS_max_names_per_tenant);
   options.table_limits.max_transfers_per_tenant = absl::GetFlag(FLAGS_max_transfers_per_tenant);
   if (options.max_queued_per_tenant < 1 || options.table_limits.max_sessions < 1 ||
       options.table_limits.max_sessions_per_tenant < 1 || options.table_limits.max_handles < 1 ||
       options.table_limits.max_handles_per_session < 1 ||
+      options.table_limits.max_handles_per_tenant < 1 ||
       options.table_limits.max_names_per_tenant < 1 ||
       options.table_limits.max_transfers_per_tenant < 1) {
     std::fprintf(stderr,

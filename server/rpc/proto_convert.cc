@@ -5,6 +5,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "core/client_text.h"
 #include "core/status_macros.h"
 
 namespace resident {
@@ -43,7 +44,7 @@ absl::StatusOr<std::shared_ptr<const Program>> DecodeScope(const v1::Program& wi
     std::optional<ParsedOp> op = ParseOp(w.op());
     if (!op) {
       return absl::InvalidArgumentError(
-          absl::StrCat(where, "instruction ", i, ": unknown op '", w.op(), "'"));
+          absl::StrCat(where, "instruction ", i, ": unknown op ", ClientText(w.op())));
     }
     ins.op = op->op;
     ins.elementwise = op->elementwise;

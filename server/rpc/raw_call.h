@@ -27,9 +27,12 @@
 
 #include <atomic>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "core/proto/split_message.h"
 #include "server/rpc/auth.h"
 #include "server/rpc/status_util.h"
 
@@ -67,14 +70,43 @@ class UnaryCall final : public grpc::ServerUnaryReactor {
   UnaryCall(grpc::CallbackServerContext* ctx, const grpc::ByteBuffer* in, grpc::ByteBuffer* out)
       : ctx_(ctx), in_(in), out_(out) {}
 
-  // Parses the request and authenticates the caller (who must hold
-  // `needed`). On error, Finish with it.
-  absl::Status Start(const Authenticator& auth, Role needed) {
+  // Authenticates the caller (who must hold `needed`) and parses the
+  // request, unless `parse` is false (then Parse later). On error, Finish
+  // with it.
+  absl::Status Start(const Authenticator& auth, Role needed, bool parse = true) {
     absl::StatusOr<Identity> who = AuthenticateCall(auth, ctx_, needed);
     if (!who.ok()) return who.status();
     identity_ = *std::move(who);
-    return ParseMessage(*in_, request_);
+    return parse ? Parse() : absl::OkStatus();
   }
+  // Parses the request (again, after DropRequest).
+  absl::Status Parse() { return ParseMessage(*in_, request_); }
+  // Parses every field of the request but `field` (a length-delimited
+  // one, left empty): the header of a request whose bulk is not needed.
+  absl::Status ParseWithout(int field) {
+    grpc::ByteBuffer copy(*in_);  // shares the slices; Dump needs non-const
+    std::vector<grpc::Slice> slices;
+    std::vector<std::string_view> pieces;
+    SplitMessage split;
+    if (copy.Dump(&slices).ok()) {
+      for (const grpc::Slice& s : slices) {
+        pieces.emplace_back(reinterpret_cast<const char*>(s.begin()), s.size());
+      }
+      if (SplitDataField(pieces, field, &split).ok() && request_->ParseFromString(split.rest)) {
+        return absl::OkStatus();
+      }
+    }
+    return absl::InvalidArgumentError(
+        absl::StrCat("the request could not be parsed as ", Request::descriptor()->full_name()));
+  }
+  // Frees the parsed request (request() is then empty): a call that waits
+  // its turn holds only the raw bytes gRPC keeps anyway.
+  void DropRequest() {
+    arena_.Reset();
+    request_ = google::protobuf::Arena::CreateMessage<Request>(&arena_);
+  }
+  // Bytes of the raw request.
+  int64_t request_bytes() const { return static_cast<int64_t>(in_->Length()); }
 
   grpc::CallbackServerContext* context() const { return ctx_; }
   const Identity& identity() const { return identity_; }
@@ -99,7 +131,7 @@ class UnaryCall final : public grpc::ServerUnaryReactor {
   // The request lives on an arena: a Run of 10,000 instructions is 30,000
   // small messages, which the heap would allocate and free one by one.
   google::protobuf::Arena arena_;
-  Request* const request_ = google::protobuf::Arena::CreateMessage<Request>(&arena_);
+  Request* request_ = google::protobuf::Arena::CreateMessage<Request>(&arena_);
   Response response_;
 };
 

@@ -14,7 +14,7 @@ constexpr std::chrono::milliseconds kExpiryScan(20);
 
 Scheduler::Scheduler(Options options) : options_(options) {
   const int n = std::max(1, options_.threads);
-  for (int i = 0; i < n; ++i) threads_.emplace_back([this] { Loop(); });
+  for (int i = 0; i < n; ++i) threads_.emplace_back([this] { Loop(/*extra=*/false); });
   reaper_ = std::thread([this] { ReapLoop(); });
 }
 
@@ -27,6 +27,12 @@ Scheduler::~Scheduler() {
   reaper_cv_.notify_all();
   for (std::thread& t : threads_) t.join();
   reaper_.join();
+  std::list<std::thread> extras;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    extras.swap(extras_);
+  }
+  for (std::thread& t : extras) t.join();
 }
 
 void Scheduler::ReapLoop() {
@@ -43,7 +49,9 @@ void Scheduler::ReapLoop() {
   }
 }
 
-absl::Status Scheduler::Submit(const std::string& tenant, Clock::time_point deadline, Task task) {
+absl::Status Scheduler::Submit(const std::string& tenant, Clock::time_point deadline, Task task,
+                               int64_t bytes) {
+  JoinFinished();
   {
     std::lock_guard<std::mutex> lock(mu_);
     TenantQueue& q = tenants_[tenant];
@@ -53,12 +61,81 @@ absl::Status Scheduler::Submit(const std::string& tenant, Clock::time_point dead
                        " calls waiting their turn, the server's limit (--max-queued-per-tenant); "
                        "wait for some to finish"));
     }
-    q.queue.push_back(Queued{deadline, std::move(task)});
+    if (bytes > options_.max_queued_bytes_per_tenant - q.queued_bytes) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("tenant '", tenant, "' has ", q.queued_bytes,
+                       " bytes of requests waiting and this one is ", bytes,
+                       ", over the server's limit of ", options_.max_queued_bytes_per_tenant,
+                       " per tenant (--max-queued-bytes-per-tenant); wait for some to finish"));
+    }
+    if (bytes > options_.max_queued_bytes - stats_.queued_bytes) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("the server has ", stats_.queued_bytes,
+                       " bytes of requests waiting and this one is ", bytes, ", over its limit of ",
+                       options_.max_queued_bytes, " (--max-queued-bytes); retry later"));
+    }
+    q.queue.push_back(Queued{deadline, std::move(task), bytes});
+    q.queued_bytes += bytes;
+    stats_.queued_bytes += bytes;
     ++stats_.queued;
     MaybeEnqueue(tenant, q);
+    MaybeStartExtra();
   }
   cv_.notify_one();
   return absl::OkStatus();
+}
+
+void Scheduler::JoinFinished() {
+  std::vector<std::thread> done;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (finished_.empty()) return;
+    for (const std::thread::id id : finished_) {
+      for (auto it = extras_.begin(); it != extras_.end(); ++it) {
+        if (it->get_id() == id) {
+          done.push_back(std::move(*it));
+          extras_.erase(it);
+          break;
+        }
+      }
+    }
+    finished_.clear();
+  }
+  for (std::thread& t : done) t.join();  // each has returned or is returning
+}
+
+void Scheduler::MaybeStartExtra() {
+  if (stopping_) return;
+  int starved = 0;  // tenants waiting with nothing running
+  for (const std::string& t : ring_) {
+    auto it = tenants_.find(t);
+    if (it != tenants_.end() && it->second.running == 0 && !it->second.queue.empty()) ++starved;
+  }
+  while (idle_ + starting_ < starved && stats_.extra_threads < options_.max_extra_threads) {
+    ++starting_;
+    ++stats_.extra_threads;
+    ++stats_.extra_threads_started;
+    extras_.emplace_back([this] { Loop(/*extra=*/true); });
+  }
+}
+
+std::optional<std::string> Scheduler::NextTenant(bool idle_only) {
+  for (auto it = ring_.begin(); it != ring_.end();) {
+    TenantQueue& q = tenants_[*it];
+    if (q.queue.empty()) {  // lost its queue to expiry
+      q.in_ring = false;
+      it = ring_.erase(it);
+      continue;
+    }
+    if (!idle_only || q.running == 0) {
+      q.in_ring = false;
+      std::string tenant = std::move(*it);
+      ring_.erase(it);
+      return tenant;
+    }
+    ++it;
+  }
+  return std::nullopt;
 }
 
 void Scheduler::MaybeEnqueue(const std::string& tenant, TenantQueue& q) {
@@ -70,11 +147,22 @@ void Scheduler::MaybeEnqueue(const std::string& tenant, TenantQueue& q) {
   ring_.push_back(tenant);
 }
 
+Scheduler::Queued Scheduler::PopFront(TenantQueue& q) {
+  Queued next = std::move(q.queue.front());
+  q.queue.pop_front();
+  --stats_.queued;
+  q.queued_bytes -= next.bytes;
+  stats_.queued_bytes -= next.bytes;
+  return next;
+}
+
 std::vector<Scheduler::Task> Scheduler::TakeExpired(Clock::time_point now) {
   std::vector<Task> out;
   for (auto& [tenant, q] : tenants_) {
     for (auto it = q.queue.begin(); it != q.queue.end();) {
       if (it->deadline < now) {
+        q.queued_bytes -= it->bytes;
+        stats_.queued_bytes -= it->bytes;
         out.push_back(std::move(it->task));
         it = q.queue.erase(it);
       } else {
@@ -87,26 +175,26 @@ std::vector<Scheduler::Task> Scheduler::TakeExpired(Clock::time_point now) {
   return out;
 }
 
-void Scheduler::Loop() {
+void Scheduler::Loop(bool extra) {
   std::unique_lock<std::mutex> lock(mu_);
+  bool fresh = extra;  // an extra worker counts as starting until it looks
   for (;;) {
-    // A tenant in the ring may have lost its queue to expiry.
-    while (!ring_.empty() && tenants_[ring_.front()].queue.empty()) {
-      tenants_[ring_.front()].in_ring = false;
-      ring_.pop_front();
+    std::optional<std::string> picked = NextTenant(/*idle_only=*/extra);
+    if (fresh) {
+      --starting_;
+      fresh = false;
     }
-    if (ring_.empty()) {
+    if (!picked) {
+      if (extra) break;
       if (stopping_ && stats_.queued == 0) return;
+      ++idle_;
       cv_.wait(lock);
+      --idle_;
       continue;
     }
-    std::string tenant = std::move(ring_.front());
-    ring_.pop_front();
+    std::string tenant = *std::move(picked);
     TenantQueue& q = tenants_[tenant];
-    q.in_ring = false;
-    Queued next = std::move(q.queue.front());
-    q.queue.pop_front();
-    --stats_.queued;
+    Queued next = PopFront(q);
     if (next.deadline < Clock::now()) {  // expired since the reaper last looked
       ++stats_.expired;
       MaybeEnqueue(tenant, q);
@@ -120,6 +208,7 @@ void Scheduler::Loop() {
     ++stats_.ran;
     ++q.running;
     MaybeEnqueue(tenant, q);  // to the back: the others go first
+    MaybeStartExtra();        // this worker is taken: does someone starve?
     const bool more = !ring_.empty();
     lock.unlock();
     if (more) cv_.notify_one();
@@ -137,6 +226,9 @@ void Scheduler::Loop() {
       cv_.notify_one();
     }
   }
+  // An extra worker with no tenant left to serve ends; Submit joins it.
+  --stats_.extra_threads;
+  finished_.push_back(std::this_thread::get_id());
 }
 
 Scheduler::Stats Scheduler::stats() const {
@@ -171,6 +263,7 @@ bool Scheduler::RunInlineIfIdle(const std::string& tenant, const Task& task) {
   --after.running;
   --stats_.running;
   MaybeEnqueue(tenant, after);  // work queued meanwhile may start now
+  MaybeStartExtra();
   if (after.running == 0 && after.queue.empty()) tenants_.erase(tenant);
   if (!ring_.empty()) cv_.notify_one();
   return true;

@@ -6,6 +6,14 @@
 // programs occupies at most that many workers and waits its turn, while
 // another tenant's small programs go to the free workers.
 //
+// However many tenants flood: a tenant with nothing running never waits for
+// a worker. When every worker is busy and such a tenant has work queued, an
+// extra worker starts for it (at most `max_extra_threads` at once); it
+// serves only tenants with nothing running and ends when there are none.
+// So Alice's and Carol's endless programs can fill the `threads` workers,
+// and Bob's next program still starts at once, on a thread of its own,
+// sharing the cores with theirs.
+//
 // A task whose deadline passes while it waits is not run: it is called with
 // `expired = true` (promptly: a reaper thread looks for expired tasks every
 // few milliseconds, even while every worker is busy) so its call can finish
@@ -21,7 +29,9 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <list>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -42,6 +52,12 @@ class Scheduler {
     // Tasks of one tenant that may wait at once; more are refused, so one
     // script's flood of calls cannot grow the queue without bound.
     int64_t max_queued_per_tenant = 1024;
+    // Request bytes (Submit's `bytes`) that may wait at once, per tenant and
+    // in all: each queued call holds its request's host memory.
+    int64_t max_queued_bytes_per_tenant = int64_t{256} << 20;
+    int64_t max_queued_bytes = int64_t{1} << 30;
+    // Extra workers for tenants with nothing running, beyond `threads`.
+    int max_extra_threads = 64;
   };
 
   explicit Scheduler(Options options);
@@ -53,14 +69,20 @@ class Scheduler {
   // Queues `task` for `tenant`. It is called exactly once, on a worker
   // thread: with false when its turn comes, with true if `deadline` passed
   // first. RESOURCE_EXHAUSTED (and the task is not kept) when the tenant
-  // already has max_queued_per_tenant tasks waiting.
-  absl::Status Submit(const std::string& tenant, Clock::time_point deadline, Task task);
+  // already has max_queued_per_tenant tasks waiting, or when `bytes` (the
+  // host memory the waiting call holds) would take the tenant's or the
+  // server's queued bytes past their limits; the message names the flag.
+  absl::Status Submit(const std::string& tenant, Clock::time_point deadline, Task task,
+                      int64_t bytes = 0);
 
   struct Stats {
-    int64_t queued = 0;   // waiting now
-    int64_t running = 0;  // running now
-    int64_t expired = 0;  // ever dropped for a passed deadline
-    int64_t ran = 0;      // ever started
+    int64_t queued = 0;                 // waiting now
+    int64_t queued_bytes = 0;           // their request bytes
+    int64_t running = 0;                // running now
+    int64_t expired = 0;                // ever dropped for a passed deadline
+    int64_t ran = 0;                    // ever started
+    int64_t extra_threads = 0;          // extra workers alive now
+    int64_t extra_threads_started = 0;  // ever started
   };
   Stats stats() const;
   // Programs of `tenant` running now.
@@ -76,17 +98,31 @@ class Scheduler {
   struct Queued {
     Clock::time_point deadline;
     Task task;
+    int64_t bytes = 0;
   };
   struct TenantQueue {
     std::deque<Queued> queue;
+    int64_t queued_bytes = 0;
     int running = 0;
     bool in_ring = false;  // listed in ring_
   };
 
-  void Loop();
+  // A worker: `extra` ones serve only tenants with nothing running and
+  // return when there are none.
+  void Loop(bool extra);
   void ReapLoop();
+  // Pops the next tenant a worker should serve from the ring, or nullopt
+  // (mu_ held). `idle_only`: only a tenant with nothing running.
+  std::optional<std::string> NextTenant(bool idle_only);
+  // Starts an extra worker if a tenant with nothing running waits and no
+  // worker is free for it (mu_ held); returns finished extras to join.
+  void MaybeStartExtra();
+  // Joins extra workers that have ended (mu_ not held).
+  void JoinFinished();
   // Puts the tenant at the back of the ring if it has work and room (mu_ held).
   void MaybeEnqueue(const std::string& tenant, TenantQueue& q);
+  // Takes the front task of `q` off the queue, with its bytes (mu_ held).
+  Queued PopFront(TenantQueue& q);
   // Removes every queued task whose deadline passed (mu_ held).
   std::vector<Task> TakeExpired(Clock::time_point now);
 
@@ -98,6 +134,10 @@ class Scheduler {
   Stats stats_;
   bool stopping_ = false;
   std::vector<std::thread> threads_;
+  int idle_ = 0;      // workers waiting for work
+  int starting_ = 0;  // extra workers started that have not taken work yet
+  std::list<std::thread> extras_;
+  std::vector<std::thread::id> finished_;  // extras that have returned
   std::condition_variable reaper_cv_;
   std::thread reaper_;
 };

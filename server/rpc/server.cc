@@ -62,6 +62,9 @@ class Server::Impl {
     sched.threads = workers;
     sched.max_concurrent_per_tenant = options_.max_concurrent_per_tenant;
     sched.max_queued_per_tenant = options_.max_queued_per_tenant;
+    sched.max_queued_bytes_per_tenant = options_.max_queued_bytes_per_tenant;
+    sched.max_queued_bytes = options_.max_queued_bytes;
+    sched.max_extra_threads = options_.max_extra_workers;
     pool_ = std::make_unique<Scheduler>(sched);
     service_ = std::make_unique<ResidentService>(
         *sessions_, *pool_, options_, [this] { OnPoisoned(); }, auth_, metrics_);

@@ -37,7 +37,12 @@ struct ServerOptions {
   int worker_threads = 0;                // programs running at once; 0: auto
   int max_concurrent_per_tenant = 2;     // programs of one tenant running at once
   int64_t max_queued_per_tenant = 1024;  // calls of one tenant waiting their turn
-  TableLimits table_limits;              // sessions and handles, server-wide
+  // Request bytes of calls waiting their turn: one tenant's, and everyone's.
+  int64_t max_queued_bytes_per_tenant = int64_t{256} << 20;
+  int64_t max_queued_bytes = int64_t{1} << 30;
+  // Workers started beyond worker_threads for tenants with nothing running.
+  int max_extra_workers = 64;
+  TableLimits table_limits;  // sessions and handles, server-wide
   ProgramLimits limits;
   QuotaConfig quotas;    // per-tenant bytes and arrays
   std::string data_dir;  // named arrays persist here; empty: memory only

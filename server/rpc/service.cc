@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
@@ -37,7 +39,14 @@ std::function<absl::Status()> CallChecker(grpc::CallbackServerContext* ctx) {
   };
 }
 
-// A Run request decoded on the gRPC thread, before it is scheduled.
+// Run requests up to this size are decoded on the gRPC thread (small
+// programs run there); larger ones are decoded by their worker.
+constexpr int64_t kDecodeOnReceiveBytes = 64 << 10;
+// Host memory a queued call holds beside its request bytes (the call, its
+// context, the task), charged to the tenant's queued bytes.
+constexpr int64_t kQueuedCallBytes = 4 << 10;
+
+// A Run request, decoded.
 struct DecodedRun {
   absl::StatusOr<HandleId> session;
   absl::StatusOr<std::shared_ptr<const Program>> program;
@@ -96,6 +105,9 @@ class SmallProgramCheck {
             return false;
           }
           if (!Walk(*ins.body, times * ins.trip_count, executed)) return false;
+          // Carrying a value from trip to trip costs like an instruction.
+          executed += times * ins.trip_count * static_cast<int64_t>(ins.body->yields.size());
+          if (executed > kMaxExecuted) return false;
           break;
         default:
           break;
@@ -230,6 +242,10 @@ grpc::ServerUnaryReactor* ResidentService::Describe(grpc::CallbackServerContext*
     u->set_max_queued_per_tenant(options_.max_queued_per_tenant);
     u->set_max_names_per_tenant(lim.max_names_per_tenant);
     u->set_max_transfers_per_tenant(lim.max_transfers_per_tenant);
+    u->set_max_handles_per_tenant(lim.max_handles_per_tenant);
+    u->set_queued_bytes(scheduler_.stats().queued_bytes);
+    u->set_max_queued_bytes_per_tenant(options_.max_queued_bytes_per_tenant);
+    u->set_max_queued_bytes(options_.max_queued_bytes);
     return absl::OkStatus();
   });
 }
@@ -276,16 +292,39 @@ grpc::ServerUnaryReactor* ResidentService::Run(grpc::CallbackServerContext* ctx,
   using Call = UnaryCall<v1::RunRequest, v1::RunResponse>;
   const absl::Time received = absl::Now();
   auto* call = new Call(ctx, in, out);
-  if (!StartDeviceCall(*this, *call)) return call;
+  // Only a short request is parsed and decoded on the gRPC thread (it may be
+  // small enough to run here); a longer one waits its turn as raw bytes and
+  // is decoded by the worker that runs it, so a queue of large programs
+  // holds no decoded form (a program of 10^6 instructions decodes to about
+  // 35 times its request bytes).
+  const bool decode_now = call->request_bytes() <= kDecodeOnReceiveBytes;
+  absl::Status started = call->Start(auth_, Role::kUser, decode_now);
+  if (started.ok()) started = CheckDevice();
+  if (!started.ok()) {
+    call->Finish(Observe(started));
+    return call;
+  }
   // A copy: once the task has run, the call (and its identity) may be gone.
   const std::string tenant = call->identity().tenant;
-  auto decoded =
-      std::make_shared<DecodedRun>(DecodeRun(call->request(), options_.limits.max_loop_depth));
+  const int max_loop_depth = options_.limits.max_loop_depth;
+  // Parses (if need be) and decodes; the parsed request is freed after.
+  auto decode = [call, max_loop_depth]() -> std::shared_ptr<DecodedRun> {
+    // An empty request() was not parsed yet or was dropped after an early
+    // decode: parse the raw bytes (again).
+    absl::Status parsed = call->request().ByteSizeLong() > 0 ? absl::OkStatus() : call->Parse();
+    auto d = std::make_shared<DecodedRun>(parsed.ok() ? DecodeRun(call->request(), max_loop_depth)
+                                                      : DecodedRun{parsed, parsed, parsed, {}});
+    call->DropRequest();
+    return d;
+  };
+  std::shared_ptr<DecodedRun> early = decode_now ? decode() : nullptr;
   // Runs the program (unless `expired`), then the piggybacked releases,
   // whether the program failed to decode, to plan or to run.
-  auto run = [this, call, decoded, received](bool expired) -> absl::Status {
+  auto run = [this, call, decode, received](std::shared_ptr<DecodedRun> decoded,
+                                            bool expired) -> absl::Status {
     const absl::Time begun = absl::Now();
     const std::string& tenant = call->identity().tenant;
+    if (decoded == nullptr) decoded = decode();
     RETURN_IF_ERROR(decoded->session.status());
     const HandleId session = *decoded->session;
     RunPhases phases;
@@ -314,6 +353,8 @@ grpc::ServerUnaryReactor* ResidentService::Run(grpc::CallbackServerContext* ctx,
       return r;
     };
     absl::StatusOr<std::vector<ProgramResult>> ran = execute();
+    // The decoded program goes before the results are encoded.
+    decoded->program = absl::CancelledError("done");
     if (!decoded->releases.empty()) {
       sessions_.Release(tenant, session, decoded->releases).IgnoreError();
     }
@@ -330,20 +371,42 @@ grpc::ServerUnaryReactor* ResidentService::Run(grpc::CallbackServerContext* ctx,
                              absl::ToDoubleSeconds(absl::Now() - ended));
     return absl::OkStatus();
   };
-  Scheduler::Task task = [this, call, run](bool expired) { call->Finish(Observe(run(expired))); };
   const bool small =
-      decoded->session.ok() && decoded->program.ok() &&
+      early != nullptr && early->session.ok() && early->program.ok() &&
       SmallProgramCheck(small_program_bytes_, small_program_work_, [&](const HandleId& h) {
         return sessions_.ArrayBytes(tenant, h).value_or(0);
-      }).Small(**decoded->program);
-  if (small && scheduler_.RunInlineIfIdle(tenant, task)) return call;
-  // Queued per tenant and served round-robin (scheduler.h); a program whose
-  // deadline passes while it waits never runs.
-  absl::Status queued = scheduler_.Submit(tenant, ctx->deadline(), task);
+      }).Small(**early->program);
+  if (small && scheduler_.RunInlineIfIdle(tenant, [this, call, run, early](bool expired) {
+        call->Finish(Observe(run(early, expired)));
+      })) {
+    return call;
+  }
+  // Queued per tenant and served round-robin (scheduler.h) as raw bytes; a
+  // program whose deadline passes while it waits never runs.
+  std::vector<HandleId> releases;
+  std::optional<HandleId> session;
+  if (early != nullptr) {
+    releases = early->releases;
+    if (early->session.ok()) session = *early->session;
+  }
+  early.reset();
+  Scheduler::Task task = [this, call, run](bool expired) {
+    call->Finish(Observe(run(nullptr, expired)));
+  };
+  absl::Status queued = scheduler_.Submit(tenant, ctx->deadline(), std::move(task),
+                                          call->request_bytes() + kQueuedCallBytes);
   if (!queued.ok()) {
-    if (decoded->session.ok() && !decoded->releases.empty()) {
-      sessions_.Release(tenant, *decoded->session, decoded->releases).IgnoreError();
+    // The piggybacked releases still happen, as for a program that failed.
+    if (!decode_now && call->ParseWithout(v1::RunRequest::kProgramFieldNumber).ok()) {
+      // The header only: decoding the program would take the memory the
+      // refusal protects.
+      for (const std::string& h : call->request().release()) {
+        if (std::optional<HandleId> id = HandleId::FromBytes(h)) releases.push_back(*id);
+      }
+      if (absl::StatusOr<HandleId> s = SessionOf(call->request().session()); s.ok()) session = *s;
+      call->DropRequest();
     }
+    if (session && !releases.empty()) sessions_.Release(tenant, *session, releases).IgnoreError();
     call->Finish(queued);
   }
   return call;

@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "core/client_text.h"
+
 namespace resident {
 
 // absl and gRPC use the same canonical code numbers; make sure of it.
@@ -32,7 +34,8 @@ static_assert(static_cast<int>(absl::StatusCode::kUnauthenticated) ==
 
 grpc::Status ToGrpcStatus(const absl::Status& status) {
   if (status.ok()) return grpc::Status::OK;
-  return grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message()));
+  // Capped: a message can never outgrow what a client accepts.
+  return grpc::Status(static_cast<grpc::StatusCode>(status.code()), CapMessage(status.message()));
 }
 
 absl::Status FromGrpcStatus(const grpc::Status& status) {

@@ -3,15 +3,17 @@
 // A handle belongs to a tenant and a session. Any session of the owning
 // tenant may use it; for every other tenant it does not exist (Find gives
 // nothing, the same as for a handle never issued or already released). A
-// session may hold at most TableLimits::max_handles_per_session handles and
-// the server max_handles in all. The table also estimates its own host
-// memory, which grows with handles and shrinks as sessions close.
+// session may hold at most TableLimits::max_handles_per_session handles, a
+// tenant max_handles_per_tenant and the server max_handles in all. The table
+// also estimates its own host memory, which grows with handles and shrinks
+// as they go: its hash tables are shrunk once mostly empty, so a flood of
+// handles, once released, gives its host memory back.
 //
 // Thread-safety: not synchronised itself; its owner holds one mutex around
 // every call. Entries handed out (Find) stay valid only while it is held.
 //
 //   HandleTable handles(limits);
-//   RETURN_IF_ERROR(handles.CheckRoom(session, 1));
+//   RETURN_IF_ERROR(handles.CheckRoom("alice", session, 1));
 //   HandleId h = handles.Insert(HandleEntry{"alice", session, array, ""});
 //   if (const HandleEntry* e = handles.Find("alice", h)) ... e->array ...
 //   handles.EraseSession(session, [&](HandleEntry e) { ... free e.array later ... });
@@ -48,8 +50,8 @@ class HandleTable {
   explicit HandleTable(const TableLimits& limits);
 
   // RESOURCE_EXHAUSTED, naming the flag, if `more` handles would not fit in
-  // the session or the server.
-  absl::Status CheckRoom(const HandleId& session, int64_t more) const;
+  // the session, the tenant's share or the server.
+  absl::Status CheckRoom(const std::string& tenant, const HandleId& session, int64_t more) const;
   // A new random handle for the entry (CheckRoom first; the session must be
   // open).
   HandleId Insert(const HandleEntry& entry);
@@ -79,13 +81,18 @@ class HandleTable {
 
  private:
   static int64_t EntryHeap(const HandleEntry& e);
+  // Rehashes `table` to its size once it is mostly empty.
+  template <typename Table>
+  static void ShrinkIfSparse(Table& table);
+  void CountTenant(const std::string& tenant, int64_t delta);
 
   const TableLimits limits_;
   absl::flat_hash_map<HandleId, HandleEntry> entries_;
   // Each session's handles; a session's set lives until the session closes.
   absl::flat_hash_map<HandleId, absl::flat_hash_set<HandleId>> by_session_;
-  int64_t entry_heap_bytes_ = 0;  // heap parts of entries_' values
-  int64_t set_bytes_ = 0;         // slots of by_session_'s sets
+  absl::flat_hash_map<std::string, int64_t> per_tenant_;  // handles of each tenant
+  int64_t entry_heap_bytes_ = 0;                          // heap parts of entries_' values
+  int64_t set_bytes_ = 0;                                 // slots of by_session_'s sets
 };
 
 }  // namespace resident

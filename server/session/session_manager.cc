@@ -1,5 +1,7 @@
 #include "server/session/session_manager.h"
 
+#include <malloc.h>
+
 #include <tuple>
 #include <utility>
 
@@ -26,7 +28,16 @@ SessionManager::SessionManager(DeviceSet& devices, SessionOptions options)
       ledger_(options_.quotas, mu_),
       names_(options_.table_limits.max_names_per_tenant),
       transfers_(options_.table_limits.max_transfers_per_tenant),
-      reaper_(std::make_unique<Reaper>(options_.reap_interval, [this] { ReapIdle(absl::Now()); })) {
+      reaper_(std::make_unique<Reaper>(options_.reap_interval, [this] {
+        ReapIdle(absl::Now());
+        TrimIdle();
+      })) {}
+
+void SessionManager::TrimIdle() {
+  bool trimmed = false;
+  for (Device* d : devices_.all()) trimmed |= d->TrimIfIdle();
+  // The heap too: glibc keeps freed tables and requests in its arenas.
+  if (trimmed) malloc_trim(0);
 }
 
 SessionManager::~SessionManager() {
@@ -153,7 +164,7 @@ absl::StatusOr<std::vector<HandleId>> SessionManager::Register(const std::string
   std::lock_guard<std::mutex> lock(mu_);
   // A long program renews its session on finishing.
   RETURN_IF_ERROR(sessions_.Renew(tenant, session, absl::Now()));
-  RETURN_IF_ERROR(handles_.CheckRoom(session, static_cast<int64_t>(arrays.size())));
+  RETURN_IF_ERROR(handles_.CheckRoom(tenant, session, static_cast<int64_t>(arrays.size())));
   std::vector<HandleId> ids;
   ids.reserve(arrays.size());
   for (DeviceArray& a : arrays) {
@@ -209,11 +220,17 @@ absl::StatusOr<std::vector<ProgramResult>> SessionManager::Run(
   if (need > device.budget().limit()) {
     RETURN_IF_ERROR(device.budget().Reserve(need).status());
   }
+  // The inputs stay the tenant's while the program reads them, even if
+  // their handles are released meanwhile (destroyed without mu_).
+  std::vector<DeviceArray> inputs;
+  inputs.reserve(plan.inputs.size());
+  for (const auto& [h, a] : plan.inputs) inputs.push_back(a);
+  const std::shared_ptr<void> readers = ChargeReaders(tenant, std::move(inputs));
   std::unique_ptr<QuotaHold> hold;  // destroyed after run_lock, without mu_
   {
     std::lock_guard<std::mutex> lock(mu_);
     // Fail before running what could not be registered afterwards.
-    if (kept_count > 0) RETURN_IF_ERROR(handles_.CheckRoom(session, kept_count));
+    if (kept_count > 0) RETURN_IF_ERROR(handles_.CheckRoom(tenant, session, kept_count));
     ASSIGN_OR_RETURN(hold, ledger_.Hold(tenant, need, kept_count));
   }
   std::lock_guard<std::mutex> run_lock(s->run_mu);
@@ -310,7 +327,7 @@ absl::StatusOr<std::unique_ptr<Upload>> SessionManager::BeginUpload(const std::s
   ASSIGN_OR_RETURN(std::shared_ptr<Session> s, Touch(tenant, session));
   {
     std::lock_guard<std::mutex> lock(mu_);
-    RETURN_IF_ERROR(handles_.CheckRoom(session, 1));  // fail before the data comes
+    RETURN_IF_ERROR(handles_.CheckRoom(tenant, session, 1));  // fail before the data comes
   }
   ASSIGN_OR_RETURN(int64_t n, CheckedNumElements(shape));
   ASSIGN_OR_RETURN(int64_t bytes, CheckedNumBytes(n, ItemSize(dtype)));
@@ -332,12 +349,30 @@ absl::StatusOr<std::unique_ptr<Upload>> SessionManager::BeginUpload(const std::s
                                   std::move(slot), std::move(finish));
 }
 
+std::shared_ptr<void> SessionManager::ChargeReaders(const std::string& tenant,
+                                                    std::vector<DeviceArray> arrays) {
+  std::erase_if(arrays, [](const DeviceArray& a) { return a.buffer == nullptr; });
+  if (arrays.empty()) return nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const DeviceArray& a : arrays) ledger_.AddReader(tenant, a);
+  }
+  return std::shared_ptr<void>(nullptr, [this, tenant, arrays = std::move(arrays)](void*) {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const DeviceArray& a : arrays) ledger_.DropReader(tenant, a);
+  });
+}
+
 absl::StatusOr<std::unique_ptr<Download>> SessionManager::BeginDownload(const std::string& tenant,
                                                                         const HandleId& session,
                                                                         const HandleId& handle) {
   ASSIGN_OR_RETURN(std::shared_ptr<Session> s, Touch(tenant, session));
   ASSIGN_OR_RETURN(DeviceArray a, Resolve(tenant, handle));
   ASSIGN_OR_RETURN(std::shared_ptr<void> slot, transfers_.Take(tenant));
+  // The buffer stays the tenant's while the download reads it; the guard
+  // goes with the transfer slot.
+  std::shared_ptr<void> reader = ChargeReaders(tenant, {a});
+  slot = std::shared_ptr<void>(nullptr, [slot, reader](void*) {});
   ArrayDescription d = Describe(handle, a);
   // Read where the array lives, which may not be the session's device.
   Device* home = nullptr;
@@ -359,7 +394,7 @@ absl::StatusOr<ArrayDescription> SessionManager::CopyTo(const std::string& tenan
   std::unique_ptr<QuotaHold> hold;  // until the copy is registered
   {
     std::lock_guard<std::mutex> lock(mu_);
-    RETURN_IF_ERROR(handles_.CheckRoom(session, 1));
+    RETURN_IF_ERROR(handles_.CheckRoom(tenant, session, 1));
     ASSIGN_OR_RETURN(hold, ledger_.Hold(tenant, src.nbytes(), 1));
   }
   std::shared_ptr<Stream> stream = target == s->device ? s->stream : NewDeviceStream(*target);

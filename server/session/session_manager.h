@@ -200,6 +200,9 @@ class SessionManager {
   // Closes sessions idle past the timeout; returns how many. A session
   // running a program is busy, not idle.
   int ReapIdle(absl::Time now);
+  // Trims the caches of devices idle since the last call, and then the
+  // heap (malloc_trim): host memory goes back once the work is over.
+  void TrimIdle();
   int session_count() const;
   TableStats Stats() const;
 
@@ -214,6 +217,10 @@ class SessionManager {
   absl::StatusOr<std::shared_ptr<Session>> Touch(const std::string& tenant,
                                                  const HandleId& session);
   absl::StatusOr<DeviceArray> Resolve(const std::string& tenant, const HandleId& handle);
+  // Keeps `arrays` charged to `tenant` while the returned guard lives
+  // (TenantLedger::AddReader), so a handle released mid-read frees no
+  // quota while the buffer lives on. Takes mu_; so does the guard's end.
+  std::shared_ptr<void> ChargeReaders(const std::string& tenant, std::vector<DeviceArray> arrays);
   // Registers arrays as new handles of a session (fails if it closed, or
   // over the handle limits).
   absl::StatusOr<std::vector<HandleId>> Register(const std::string& tenant, const HandleId& session,

@@ -29,6 +29,9 @@ struct TableLimits {
   int64_t max_sessions = 1024;             // open at once, every tenant
   int64_t max_sessions_per_tenant = 256;   // open at once, one tenant
   int64_t max_handles = int64_t{1} << 20;  // every session together
+  // One tenant's share of max_handles (every session of it together): a
+  // quarter, so that one tenant's flood leaves room for the others.
+  int64_t max_handles_per_tenant = int64_t{1} << 18;
   int64_t max_handles_per_session = int64_t{1} << 17;
   int64_t max_names_per_tenant = int64_t{1} << 16;
   // Uploads and downloads of one tenant in flight at once: each holds up

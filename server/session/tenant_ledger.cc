@@ -69,24 +69,40 @@ void TenantLedger::Return(const std::string& tenant, int64_t bytes, int64_t arra
   it->second.reserved_arrays -= arrays;
 }
 
-void TenantLedger::AddRef(const std::string& tenant, const DeviceArray& array) {
-  Account& a = tenants_[tenant];
-  ++a.usage.arrays;
+void TenantLedger::AddBuffer(Account& a, const DeviceArray& array) {
   auto [it, inserted] = a.buffers.try_emplace(array.buffer.get(), 0, array.nbytes());
   if (inserted) a.usage.bytes += array.nbytes();
   ++it->second.first;
 }
 
-void TenantLedger::DropRef(const std::string& tenant, const DeviceArray& array) {
-  auto t = tenants_.find(tenant);
-  if (t == tenants_.end()) return;
-  Account& a = t->second;
-  --a.usage.arrays;
+void TenantLedger::DropBuffer(Account& a, const DeviceArray& array) {
   auto it = a.buffers.find(array.buffer.get());
   if (it != a.buffers.end() && --it->second.first == 0) {
     a.usage.bytes -= it->second.second;
     a.buffers.erase(it);
   }
+}
+
+void TenantLedger::AddRef(const std::string& tenant, const DeviceArray& array) {
+  Account& a = tenants_[tenant];
+  ++a.usage.arrays;
+  AddBuffer(a, array);
+}
+
+void TenantLedger::DropRef(const std::string& tenant, const DeviceArray& array) {
+  auto t = tenants_.find(tenant);
+  if (t == tenants_.end()) return;
+  --t->second.usage.arrays;
+  DropBuffer(t->second, array);
+}
+
+void TenantLedger::AddReader(const std::string& tenant, const DeviceArray& array) {
+  AddBuffer(tenants_[tenant], array);
+}
+
+void TenantLedger::DropReader(const std::string& tenant, const DeviceArray& array) {
+  auto t = tenants_.find(tenant);
+  if (t != tenants_.end()) DropBuffer(t->second, array);
 }
 
 TenantUsage TenantLedger::Usage(const std::string& tenant) const {

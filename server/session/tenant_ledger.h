@@ -3,10 +3,12 @@
 // A tenant's bytes are the distinct device buffers its handles and names
 // hold (references are counted per buffer, so an array kept under a name
 // and still held by a handle counts once); its arrays are its handles plus
-// its names. A call in flight (a program, an upload, an attach) first sets
-// its bytes and arrays aside with Hold, which checks the quota and gives
-// them back when the QuotaHold is destroyed. Fits is the one quota check:
-// Hold, Keep's and the data dir's load all ask it.
+// its names. A download or a running program that reads a buffer keeps it
+// charged (AddReader) until it lets go, so releasing a handle mid-read
+// frees no quota while the buffer still lives. A call in flight (a program, an upload, an attach)
+// first sets its bytes and arrays aside with Hold, which checks the quota and gives them back when
+// the QuotaHold is destroyed. Fits is the one quota check: Hold, Keep's and the data dir's load all
+// ask it.
 //
 // Thread-safety: not synchronised itself. Its owner holds one mutex, the
 // `mu` given at construction, around every call. A QuotaHold takes that
@@ -88,6 +90,12 @@ class TenantLedger {
   // bytes count while any of them holds the buffer.
   void AddRef(const std::string& tenant, const DeviceArray& array);
   void DropRef(const std::string& tenant, const DeviceArray& array);
+  // One more / one fewer reader (a download, a running program) of the
+  // tenant's `array`: the buffer stays charged to the tenant while any
+  // reader holds it, even once its handles and names are released. Not
+  // counted as an array.
+  void AddReader(const std::string& tenant, const DeviceArray& array);
+  void DropReader(const std::string& tenant, const DeviceArray& array);
 
   // Zero for a tenant the ledger does not know; `names` is left zero.
   TenantUsage Usage(const std::string& tenant) const;
@@ -110,6 +118,9 @@ class TenantLedger {
   };
   static absl::Status FitsAccount(const std::string& tenant, const Quota& quota,
                                   const Account& account, int64_t bytes, int64_t arrays);
+  // The buffer counting of AddRef/DropRef and the readers'.
+  static void AddBuffer(Account& a, const DeviceArray& array);
+  static void DropBuffer(Account& a, const DeviceArray& array);
   // QuotaHold's destructor: locks mu_.
   void Return(const std::string& tenant, int64_t bytes, int64_t arrays);
 

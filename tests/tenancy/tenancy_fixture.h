@@ -69,10 +69,17 @@ struct RawCaller {
   std::string session;
 
   static RawCaller Open(const Server& server, const std::string& token) {
+    return OpenAt(Target(server), token);
+  }
+  // A session at `target` (e.g. a server process's), on a channel that
+  // takes messages of up to 64 MiB (a download chunk is 4 MiB and a header).
+  static RawCaller OpenAt(const std::string& target, const std::string& token) {
     RawCaller c;
     c.token = token;
+    grpc::ChannelArguments args;
+    args.SetMaxReceiveMessageSize(64 << 20);
     c.stub = v1::Resident::NewStub(
-        grpc::CreateChannel(Target(server), grpc::InsecureChannelCredentials()));
+        grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), args));
     grpc::ClientContext ctx;
     c.Prepare(ctx);
     v1::OpenSessionResponse resp;

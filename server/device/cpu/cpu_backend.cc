@@ -24,6 +24,7 @@
 #include "server/device/cpu/fused_loop.h"
 #include "server/device/cpu/host_allocator.h"
 #include "server/device/cpu/views.h"
+#include "server/device/interrupt.h"
 
 namespace resident {
 namespace {
@@ -124,6 +125,7 @@ class CpuBackend final : public Backend {
     return allocator_->Allocate(bytes);
   }
   void Trim() override { allocator_->Trim(); }
+  void SetMemoryLimit(int64_t bytes) override { allocator_->SetBudget(bytes); }
 
   // The one dispatch point: common checks, then one Do() per op struct.
   absl::Status Run(Stream&, const DeviceOp& op) override {
@@ -169,7 +171,10 @@ class CpuBackend final : public Backend {
           b.num_elements(), ", ", out.num_elements()));
     }
     return WithOutput({&a, &b}, false, out, [&](const cpu::MutView& o) {
-      return cpu::Matmul(&pool_, out.dtype, dims, a.data(), b.data(), o.data);
+      // Polls the program's interrupt check between blocks of rows.
+      const absl::Status s = cpu::Matmul(&pool_, out.dtype, dims, a.data(), b.data(), o.data,
+                                         [] { return InterruptRequested(); });
+      return s.code() == absl::StatusCode::kCancelled ? Interrupted() : s;
     });
   }
   absl::Status Do(const ReduceOp& op) {

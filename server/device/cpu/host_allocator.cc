@@ -38,7 +38,15 @@ class HostAllocator::HostBuffer final : public Buffer {
 };
 
 HostAllocator::HostAllocator(int64_t cache_limit, int64_t max_allocation)
-    : cache_limit_(cache_limit), max_allocation_(max_allocation) {}
+    : cache_limit_(cache_limit), budget_(max_allocation), max_allocation_(max_allocation) {}
+
+void HostAllocator::SetBudget(int64_t bytes) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    budget_ = bytes;
+  }
+  Trim();
+}
 
 HostAllocator::~HostAllocator() { Trim(); }
 
@@ -134,8 +142,10 @@ void HostAllocator::Release(Block block, int64_t bytes) {
       lru_.push_front(block);
       by_capacity_.emplace(block.capacity, lru_.begin());
       cached_ += block.capacity;
-      // Evict the least recently freed blocks beyond the limit.
-      while (cached_ > cache_limit_) {
+      // Evict the least recently freed blocks beyond the limit, and beyond
+      // what the budget leaves beside the live buffers.
+      const int64_t limit = std::min(cache_limit_, std::max<int64_t>(0, budget_ - in_use_));
+      while (cached_ > limit) {
         const Block& old = lru_.back();
         auto range = by_capacity_.equal_range(old.capacity);
         for (auto it = range.first; it != range.second; ++it) {

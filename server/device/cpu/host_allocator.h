@@ -41,6 +41,9 @@ class HostAllocator : public std::enable_shared_from_this<HostAllocator> {
   absl::StatusOr<std::shared_ptr<Buffer>> Allocate(int64_t bytes);
   // Frees every cached block.
   void Trim();
+  // Live buffers plus cached blocks stay within `bytes` (the device's
+  // budget): blocks that would take the cache past it are unmapped.
+  void SetBudget(int64_t bytes);
 
   int64_t in_use() const;  // requested bytes of live buffers
   int64_t cached() const;  // bytes of cached free blocks
@@ -62,6 +65,7 @@ class HostAllocator : public std::enable_shared_from_this<HostAllocator> {
   void Release(Block block, int64_t bytes);
 
   const int64_t cache_limit_;
+  int64_t budget_;  // guarded by mu_
   const int64_t max_allocation_;
   mutable std::mutex mu_;
   int64_t in_use_ = 0;

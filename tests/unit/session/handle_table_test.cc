@@ -47,21 +47,21 @@ TEST_F(HandleTableTest, OnlyTheOwningTenantFindsAHandle) {
 TEST_F(HandleTableTest, HandlesPerSessionAreBounded) {
   HandleTable table(Limits(100, 3));
   for (int i = 0; i < 2; ++i) table.Insert(HandleEntry{"alice", s1_, arrays_.F64(1), ""});
-  EXPECT_TRUE(table.CheckRoom(s1_, 1).ok());
-  absl::Status s = table.CheckRoom(s1_, 2);
+  EXPECT_TRUE(table.CheckRoom("alice", s1_, 1).ok());
+  absl::Status s = table.CheckRoom("alice", s1_, 2);
   EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted);
   EXPECT_EQ(s.message(),
             "the session holds 2 handles and this needs 2 more, over the server's limit of 3 "
             "per session (--max-handles-per-session); release handles first");
-  EXPECT_TRUE(table.CheckRoom(s2_, 3).ok()) << "the limit is per session";
-  EXPECT_FALSE(table.CheckRoom(s2_, 4).ok());
+  EXPECT_TRUE(table.CheckRoom("alice", s2_, 3).ok()) << "the limit is per session";
+  EXPECT_FALSE(table.CheckRoom("alice", s2_, 4).ok());
 }
 
 TEST_F(HandleTableTest, HandlesInAllAreBounded) {
   HandleTable table(Limits(4, 100));
   for (int i = 0; i < 3; ++i) table.Insert(HandleEntry{"alice", s1_, arrays_.F64(1), ""});
-  EXPECT_TRUE(table.CheckRoom(s2_, 1).ok());
-  absl::Status s = table.CheckRoom(s2_, 2);
+  EXPECT_TRUE(table.CheckRoom("alice", s2_, 1).ok());
+  absl::Status s = table.CheckRoom("alice", s2_, 2);
   EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted);
   EXPECT_EQ(s.message(),
             "the server's limit of 4 handles in all sessions is reached (--max-handles); close "
@@ -72,13 +72,13 @@ TEST_F(HandleTableTest, EraseTakesOneHandleOutOfItsSession) {
   HandleTable table(Limits(100, 2));
   const HandleId a = table.Insert(HandleEntry{"alice", s1_, arrays_.F64(1), ""});
   table.Insert(HandleEntry{"alice", s1_, arrays_.F64(2), ""});
-  EXPECT_FALSE(table.CheckRoom(s1_, 1).ok());
+  EXPECT_FALSE(table.CheckRoom("alice", s1_, 1).ok());
   std::optional<HandleEntry> gone = table.Erase(a);
   ASSERT_TRUE(gone.has_value());
   EXPECT_EQ(gone->array.nbytes(), 8);
   EXPECT_FALSE(table.Erase(a).has_value()) << "already released";
   EXPECT_EQ(table.Find("alice", a), nullptr);
-  EXPECT_TRUE(table.CheckRoom(s1_, 1).ok()) << "the session has room again";
+  EXPECT_TRUE(table.CheckRoom("alice", s1_, 1).ok()) << "the session has room again";
   EXPECT_EQ(table.SessionTotals(s1_), std::make_pair(int64_t{1}, int64_t{16}));
 }
 
