@@ -258,6 +258,36 @@ TEST(SharedServerTest, ALoopCarryingManyValuesIsLinearAndStopsAtItsDeadline) {
   std::printf("alice's next program ran %.2f s after her loops' calls ended\n", Seconds(start));
 }
 
+// A single long op stops at its deadline too: a 4096^2 float64 matmul on
+// the CPU (tens of seconds here) runs in blocks of rows and checks between.
+TEST(SharedServerTest, ALongCpuMatmulStopsAtItsDeadline) {
+  if (e2e::TestDevice() != "cpu") GTEST_SKIP() << "a GPU does this matmul in milliseconds";
+  ScratchDir dir;
+  ServerOptions o;
+  o.max_concurrent_per_tenant = 1;
+  std::unique_ptr<Server> server = StartShared(dir, o);
+  ASSERT_NE(server, nullptr);
+  RawCaller alice = RawCaller::Open(*server, kAliceToken);
+  v1::Program p;
+  *p.add_instructions() = Ins("ones", {4096, 4096});
+  v1::Instruction dot = Ins("matmul");
+  dot.add_operands()->set_value(0);
+  dot.add_operands()->set_value(0);
+  *p.add_instructions() = dot;
+  auto start = steady_clock::now();
+  grpc::Status s = RunOnce(alice, p, 1, nullptr, milliseconds(1000));
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED) << s.error_message();
+  // Alice's one slot frees when the server stops the matmul: her next
+  // program runs soon after.
+  v1::Program small;
+  *small.add_instructions() = Ins("ones", {4});
+  s = RunOnce(alice, small, 0, nullptr, milliseconds(5000));
+  EXPECT_TRUE(s.ok()) << s.error_message();
+  const double freed = Seconds(start);
+  std::printf("4096^2 matmul with a 1 s deadline: alice's slot free after %.2f s\n", freed);
+  EXPECT_LT(freed, 3.0);
+}
+
 // 3. A buffer held by a download stays charged to its tenant after the
 // handle is released.
 TEST(SharedServerTest, ABufferReadByADownloadStaysChargedToItsTenant) {
