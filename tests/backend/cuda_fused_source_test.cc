@@ -59,6 +59,34 @@ FusedLoopSpec EveryStep(DType dtype) {
   return spec;
 }
 
+// A loop carrying hundreds of values, or a body of hundreds of ops, runs
+// op by op: its kernel would take NVRTC minutes (a GPU run of a loop carrying
+// 40,000 values took 323 s before this cap).
+TEST(CudaFusedLoopSource, KernelsOfTooManyArgsOrStepsAreNotAdmitted) {
+  FusedKernelCache cache(9, 0);  // admitting needs no device
+  const FusedLoopSpec every = EveryStep(DType::kFloat64);
+  EXPECT_TRUE(cache.Admits(every));
+  FusedLoopSpec wide;
+  wide.trip_count = 1;
+  wide.num_carried = 200;
+  wide.param_dtypes.assign(200, DType::kFloat64);
+  wide.param_scalar.assign(200, false);
+  for (int i = 0; i < 200; ++i) wide.yields.push_back((i + 1) % 200);
+  EXPECT_FALSE(cache.Admits(wide)) << "400 pointers";
+  wide.num_carried = 100;
+  wide.param_dtypes.resize(100);
+  wide.param_scalar.resize(100);
+  wide.yields.resize(100);
+  for (int& y : wide.yields) y %= 100;
+  EXPECT_TRUE(cache.Admits(wide)) << "200 pointers";
+  FusedLoopSpec deep = every;
+  while (deep.steps.size() <= FusedKernelCache::kMaxKernelSteps) {
+    const int last = static_cast<int>(deep.param_dtypes.size() + deep.steps.size()) - 1;
+    deep.steps.push_back(Step::Of(ElementwiseKind::kNegative, last, -1, DType::kFloat64));
+  }
+  EXPECT_FALSE(cache.Admits(deep));
+}
+
 TEST(CudaFusedLoopSource, EveryStepOfEveryDtypeCompiles) {
   for (DType dtype : kAllDTypes) {
     const std::string source = FusedLoopSource(EveryStep(dtype));

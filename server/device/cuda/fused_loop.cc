@@ -353,6 +353,14 @@ FusedKernelCache::~FusedKernelCache() {
 }
 
 bool FusedKernelCache::Admits(const FusedLoopSpec& spec) {
+  // A kernel takes a pointer per param and per out and a line per step: a
+  // loop carrying tens of thousands of values (or with a body that long)
+  // would be a kernel NVRTC takes minutes to compile, if its parameters fit
+  // at all; it runs op by op instead.
+  if (spec.param_dtypes.size() + spec.yields.size() > kMaxKernelArgs ||
+      spec.steps.size() > kMaxKernelSteps) {
+    return false;
+  }
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (kernels_.size() < kMaxKernels) return true;

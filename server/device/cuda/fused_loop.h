@@ -44,11 +44,16 @@ class FusedKernelCache {
   // Compiles racing past Admits may take the cache a few kernels over the
   // cap (at most one per launch in flight).
   absl::StatusOr<FusedKernels> Get(const std::string& kernel);
-  // Whether `spec`'s kernel is cached or the cache has room (kMaxKernels):
-  // past the cap new fused ops run op by op; the text is made only then.
+  // Whether `spec`'s kernel is cached or the cache has room (kMaxKernels),
+  // and it has at most kMaxKernelArgs params and outs: past either cap the
+  // fused op runs op by op; the text is made only then.
   bool Admits(const FusedLoopSpec& spec);
 
   static constexpr size_t kMaxKernels = 4096;
+  // Params plus outs of one fused kernel (2 KiB of pointers, half the
+  // classic 4 KiB parameter space); a spec with more is not admitted.
+  static constexpr size_t kMaxKernelArgs = 256;
+  static constexpr size_t kMaxKernelSteps = 512;  // ops of one fused kernel
 
  private:
   const int major_, minor_;
