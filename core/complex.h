@@ -267,9 +267,9 @@ RESIDENT_CX_HD C resident_cx_sign(C a) {
 // real part, which the program layer casts to the parts' float). The one
 // list: core/elementwise_kind.h's ComplexKernelKind and both backends'
 // dispatch expand it. sqrt, exp, log, sin, cos and tanh each backend
-// defines from its math library (glibc's csqrt, cexp, clog, csin, ccos,
-// ctanh on the CPU, as NumPy calls them; libcu++'s on the GPU), so such a
-// row needs those two definitions.
+// defines itself (glibc's csqrt, cexp, clog, csin, ccos, ctanh on the CPU,
+// as NumPy calls them; core/complex_math.h's on the GPU, which follow
+// glibc's), so such a row needs those two definitions.
 #define RESIDENT_COMPLEX_KINDS(X) \
   X(kAdd, add)                    \
   X(kSubtract, subtract)          \

@@ -2,58 +2,49 @@
 // (type, kind) of core/complex.h's RESIDENT_COMPLEX_KINDS, with its
 // arithmetic (shared with the CPU, so results are the same bit for bit: this
 // folder builds with --fmad=false and core/complex.h asks for its fmas
-// explicitly), but sign and the library functions (sqrt, exp, log, sin,
-// cos, tanh), from CUDA's hypot and libcu++,
-// agree with glibc's within the README's ULP bound. Never fused.
+// explicitly), but sign (CUDA's hypot) and the library functions (sqrt,
+// exp, log, sin, cos, tanh: core/complex_math.h's, on CUDA's real math
+// functions), which agree with glibc's within the README's ULP bound and
+// give C99 Annex G's special values as glibc does. Never fused.
 #include <cstdint>
 
-#include <cuda/std/complex>
-
 #include "core/complex.h"
+#include "core/complex_math.h"
 #include "kernels/cuda/common.cuh"
 #include "kernels/cuda/kernels.h"
 
 namespace resident::cuda_kernels {
 namespace {
 
-// The kinds core/complex.h leaves to the backend, from libcu++'s
-// cuda::std::complex (C99 Annex G's special values; within the README's
-// ULP bound of glibc's, which NumPy calls).
-template <typename C>
-__device__ __forceinline__ C
-FromStd(cuda::std::complex<typename ResidentIsComplex<C>::component> z) {
-  return resident_cx_make<C>(z.real(), z.imag());
-}
-template <typename C>
-__device__ __forceinline__ cuda::std::complex<typename ResidentIsComplex<C>::component> ToStd(C z) {
-  return {z.re, z.im};
-}
+// The kinds core/complex.h leaves to the backend, from core/complex_math.h
+// (libcu++'s cuda::std::complex missed glibc by up to 3e12 ULP in clog
+// and differed in special values).
 template <typename C>
 __device__ __forceinline__ C resident_cxk_sqrt(C x, C) {
-  return FromStd<C>(cuda::std::sqrt(ToStd(x)));
+  return resident_cmath_sqrt(x);
 }
 template <typename C>
 __device__ __forceinline__ C resident_cxk_exp(C x, C) {
-  return FromStd<C>(cuda::std::exp(ToStd(x)));
+  return resident_cmath_exp(x);
 }
 template <typename C>
 __device__ __forceinline__ C resident_cxk_log(C x, C) {
-  return FromStd<C>(cuda::std::log(ToStd(x)));
+  return resident_cmath_log(x);
 }
 
 template <typename C>
 __device__ __forceinline__ C resident_cxk_sin(C x, C) {
-  return FromStd<C>(cuda::std::sin(ToStd(x)));
+  return resident_cmath_sin(x);
 }
 
 template <typename C>
 __device__ __forceinline__ C resident_cxk_cos(C x, C) {
-  return FromStd<C>(cuda::std::cos(ToStd(x)));
+  return resident_cmath_cos(x);
 }
 
 template <typename C>
 __device__ __forceinline__ C resident_cxk_tanh(C x, C) {
-  return FromStd<C>(cuda::std::tanh(ToStd(x)));
+  return resident_cmath_tanh(x);
 }
 
 template <typename C, ElementwiseKind kKind>
