@@ -81,7 +81,7 @@ absl::Status Fill(ThreadPool* pool, const Scalar& value, const MutView& out) {
 }
 
 absl::Status Arange(ThreadPool* pool, const Scalar& start, const Scalar& delta,
-                    const MutView& out) {
+                    const Scalar& second, const MutView& out) {
   if (out.shape.size() != 1) {
     return absl::InvalidArgumentError(
         absl::StrCat("arange output must be 1-D, got shape ", ShapeString(out.shape)));
@@ -122,6 +122,10 @@ absl::Status Arange(ThreadPool* pool, const Scalar& start, const Scalar& delta,
         }
       });
     }
+    // The two elements NumPy stores rather than fills (-0.0 stays -0.0;
+    // float start + step is rounded once, from double).
+    if (out.size() > 0) p[0] = ScalarAs<T>(start);
+    if (out.size() > 1) p[1] = ScalarAs<T>(second);
     return absl::OkStatus();
   });
 }

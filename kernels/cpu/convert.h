@@ -103,7 +103,10 @@ absl::Status Fill(ThreadPool* pool, const Scalar& value, const MutView& out);
 // out (1-D) [i] = start + T(i) * delta computed in T = out.dtype's own
 // arithmetic (float32 math for float32, wrapping for integers) after start
 // and delta are converted to T: NumPy's arange fill loop. Bool is refused.
-absl::Status Arange(ThreadPool* pool, const Scalar& start, const Scalar& delta, const MutView& out);
+// out[0] = start, out[1] = second, out[i] = start + i * delta (device_op.h's
+// ArangeOp).
+absl::Status Arange(ThreadPool* pool, const Scalar& start, const Scalar& delta,
+                    const Scalar& second, const MutView& out);
 
 }  // namespace resident::cpu
 

@@ -41,12 +41,14 @@ struct FillOp {
   const DeviceArray* out = nullptr;
 };
 
-// out is 1-D: out[i] = start + T(i) * delta evaluated in T = out's dtype's
-// own arithmetic (float32 math for float32, wrapping for integers), start and
-// delta first converted to T: NumPy's arange fill (the program layer computes
-// start and delta as NumPy does). Not for bool.
+// out is 1-D: out[0] = start, out[1] = second, out[i] = start + T(i) * delta
+// for i >= 2, evaluated in T = out's dtype's own arithmetic (float32 math
+// for float32, wrapping for integers), start, second and delta first
+// converted to T: NumPy's arange, which stores its first two elements and
+// fills the rest (the program layer computes the three as NumPy does). Not
+// for bool.
 struct ArangeOp {
-  Scalar start, delta;
+  Scalar start, delta, second;
   const DeviceArray* out = nullptr;
 };
 

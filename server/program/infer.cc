@@ -182,6 +182,7 @@ absl::StatusOr<ArangeParams> ComputeArange(const Scalar& start, const Scalar& st
       const double b = all_int ? static_cast<double>(IntegerNext(start, step))
                                : start.as_double() + step.as_double();
       p.start = Scalar::Float(a);
+      p.second = Scalar::Float(b);
       p.delta = Scalar::Float(b - a);
       break;
     }
@@ -191,6 +192,7 @@ absl::StatusOr<ArangeParams> ComputeArange(const Scalar& start, const Scalar& st
                                   : start.as_double() + step.as_double();
       const float b = static_cast<float>(next);
       p.start = Scalar::Float(a);
+      p.second = Scalar::Float(b);
       p.delta = Scalar::Float(static_cast<double>(b - a));
       break;
     }
@@ -207,6 +209,7 @@ absl::StatusOr<ArangeParams> ComputeArange(const Scalar& start, const Scalar& st
                                   : start.as_double() + step.as_double();
       const float b = round(next);
       p.start = Scalar::Float(a);
+      p.second = Scalar::Float(b);
       p.delta = Scalar::Float(static_cast<double>(b - a));
       break;
     }
@@ -228,6 +231,26 @@ absl::StatusOr<ArangeParams> ComputeArange(const Scalar& start, const Scalar& st
       p.delta =
           Scalar::Int(static_cast<int64_t>(static_cast<uint64_t>(b) - static_cast<uint64_t>(a)));
       if (all_int) p.start = Scalar::Int(start.as_int64());
+      p.second = Scalar::Int(b);
+      // NumPy 2 stores the first two elements as Python ints: each must fit.
+      if (dtype != DType::kBool) {
+        const int64_t first = p.start.as_int64();
+        const __int128 next = all_int ? IntegerNext(start, step) : b;
+        const char* bad = nullptr;
+        int64_t value = 0;
+        if (p.length >= 1 && !IntFitsIn(first, dtype)) {
+          bad = "start";
+          value = first;
+        } else if (p.length >= 2 && (next < INT64_MIN || next > INT64_MAX ||
+                                     !IntFitsIn(static_cast<int64_t>(next), dtype))) {
+          bad = "start + step";
+          value = static_cast<int64_t>(next);
+        }
+        if (bad != nullptr) {
+          return Invalid(absl::StrCat("arange: Python integer ", value, " out of bounds for ",
+                                      DTypeName(dtype), " (the ", bad, " NumPy stores)"));
+        }
+      }
       if (dtype == DType::kBool && p.length > 2) {
         return Invalid("arange: no fill-function for data-type bool beyond 2 elements");
       }

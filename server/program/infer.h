@@ -38,7 +38,10 @@ int64_t AllocationBound(const Instruction& ins, absl::Span<const ValueType> ops,
 // the way numpy.arange does for `dtype`.
 struct ArangeParams {
   int64_t length = 0;
-  Scalar start, delta;
+  // NumPy stores start and start + step (computed in double for float
+  // bounds) as its first two elements, then fills the rest from their
+  // difference: start + i * delta in the dtype.
+  Scalar start, second, delta;
 };
 absl::StatusOr<ArangeParams> ComputeArange(const Scalar& start, const Scalar& stop,
                                            const Scalar& step, DType dtype);

@@ -60,8 +60,9 @@ absl::StatusOr<std::vector<int>> ReductionAxes(const Instruction& ins, int rank)
   std::vector<int> axes;
   for (int64_t a : given) {
     // NumPy lets a 0-d array take a single axis 0 (or -1), not in a tuple,
-    // and reduces nothing.
-    if (rank == 0 && !ins.has_axes && (a == 0 || a == -1)) continue;
+    // and reduces nothing; but not mean (its count of items checks the
+    // axis: AxisError).
+    if (rank == 0 && !ins.has_axes && (a == 0 || a == -1) && ins.op != OpKind::kMean) continue;
     if (a < -rank || a >= rank) {
       return Invalid(absl::StrCat("axis ", a, " is out of bounds for array of dimension ", rank));
     }

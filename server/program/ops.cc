@@ -279,12 +279,12 @@ absl::StatusOr<DeviceArray> RunOp(OpContext& ctx, const Instruction& ins,
       if (out.dtype == DType::kBool) {  // NumPy fills bool via its integers
         ASSIGN_OR_RETURN(ArangeParams p, ComputeArange(start, *ins.stop, step, DType::kInt64));
         ASSIGN_OR_RETURN(DeviceArray i64, Allocate(ctx, DType::kInt64, out.shape));
-        RETURN_IF_ERROR(be.Run(ctx.stream, ArangeOp{p.start, p.delta, &i64}));
+        RETURN_IF_ERROR(be.Run(ctx.stream, ArangeOp{p.start, p.delta, p.second, &i64}));
         return Convert(ctx, std::move(i64), DType::kBool);
       }
       ASSIGN_OR_RETURN(ArangeParams p, ComputeArange(start, *ins.stop, step, out.dtype));
       ASSIGN_OR_RETURN(DeviceArray r, Allocate(ctx, out.dtype, out.shape));
-      RETURN_IF_ERROR(be.Run(ctx.stream, ArangeOp{p.start, p.delta, &r}));
+      RETURN_IF_ERROR(be.Run(ctx.stream, ArangeOp{p.start, p.delta, p.second, &r}));
       return r;
     }
     case OpKind::kElementwise:

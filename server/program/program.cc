@@ -63,6 +63,15 @@ std::optional<ElementwiseKind> ElementwiseKindOf(const Instruction& ins) {
   return ins.elementwise;
 }
 
+void CanonicaliseScalars(Instruction& ins) {
+  const std::optional<ElementwiseKind> kind = ElementwiseKindOf(ins);
+  if (!kind || (*kind != ElementwiseKind::kLogicalAnd && *kind != ElementwiseKind::kLogicalOr &&
+                *kind != ElementwiseKind::kLogicalXor)) {
+    return;
+  }
+  for (ScalarOperand& s : ins.scalars) s.value = Scalar::Bool(s.value.as_bool());
+}
+
 Instruction MakeElementwise(ElementwiseKind kind, std::vector<Operand> operands) {
   Instruction ins;
   ins.op = OpKind::kElementwise;

@@ -119,6 +119,12 @@ const char* InstructionName(const Instruction& ins);
 std::optional<ElementwiseKind> ElementwiseKindOf(const Instruction& ins);
 // An elementwise instruction of array operands.
 Instruction MakeElementwise(ElementwiseKind kind, std::vector<Operand> operands);
+// Rewrites an instruction's scalar operands into the form every later pass
+// assumes, as decoded: a logical and/or/xor tests a scalar's own truth
+// (NumPy casts both operands to bool), so its scalars become Python bools;
+// otherwise logical_xor(float32 [0, 1], 1e-50) would test 1e-50 cast to
+// float32, which is 0.
+void CanonicaliseScalars(Instruction& ins);
 
 struct Program {
   std::vector<Instruction> instructions;

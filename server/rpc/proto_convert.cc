@@ -91,6 +91,7 @@ absl::StatusOr<std::shared_ptr<const Program>> DecodeScope(const v1::Program& wi
     } else if (w.has_body()) {
       return absl::InvalidArgumentError(absl::StrCat(octx(), ": only loop has a body"));
     }
+    CanonicaliseScalars(ins);
     program->instructions.push_back(std::move(ins));
   }
   for (int y = 0; y < wire.yields_size(); ++y) {

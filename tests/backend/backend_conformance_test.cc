@@ -565,7 +565,13 @@ TEST_P(BackendConformanceTest, ArangeEveryDtype) {
         Check("arange " + start.ToString() + " + i*" + delta.ToString() + " " + Describe(d, {n}),
               {}, d, {n},
               [start, delta](Backend& b, Stream& s, std::vector<DeviceArray>&, DeviceArray& o) {
-                return b.Run(s, ArangeOp{start, delta, &o});
+                // The stored second element: start + delta as NumPy computes it.
+                const Scalar second =
+                    start.is_int()
+                        ? Scalar::Int(static_cast<int64_t>(static_cast<uint64_t>(start.as_int64()) +
+                                                           static_cast<uint64_t>(delta.as_int64())))
+                        : Scalar::Float(start.as_double() + delta.as_double());
+                return b.Run(s, ArangeOp{start, delta, second, &o});
               });
       }
     }
@@ -1419,7 +1425,7 @@ TEST_P(BackendConformanceTest, BadArgumentsAreRefused) {
         });
   Check("arange of bool", {}, DType::kBool, {4},
         [](Backend& b, Stream& s, std::vector<DeviceArray>&, DeviceArray& o) {
-          return b.Run(s, ArangeOp{Scalar::Int(0), Scalar::Int(1), &o});
+          return b.Run(s, ArangeOp{Scalar::Int(0), Scalar::Int(1), Scalar::Int(1), &o});
         });
 }
 

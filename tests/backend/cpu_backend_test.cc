@@ -334,7 +334,10 @@ TEST_F(CpuBackendTest, FillConvertsLikeNumPyFull) {
 TEST_F(CpuBackendTest, ArangeFloatRounding) {
   // np.arange(0, 1, 0.1): NumPy's fill with start 0, delta 0.1.
   auto d = Empty(DType::kFloat64, {10});
-  ASSERT_TRUE(backend_->Run(*stream_, ArangeOp{Scalar::Float(0), Scalar::Float(0.1), &d}).ok());
+  ASSERT_TRUE(
+      backend_
+          ->Run(*stream_, ArangeOp{Scalar::Float(0), Scalar::Float(0.1), Scalar::Float(0.1), &d})
+          .ok());
   EXPECT_EQ(Read<double>(d),
             (std::vector<double>{0x0.0p+0, 0x1.999999999999ap-4, 0x1.999999999999ap-3,
                                  0x1.3333333333334p-2, 0x1.999999999999ap-2, 0x1.0000000000000p-1,
@@ -342,9 +345,10 @@ TEST_F(CpuBackendTest, ArangeFloatRounding) {
                                  0x1.ccccccccccccdp-1}));
   // np.arange(1, 2, 0.1): the program layer passes NumPy's delta,
   // (1 + 0.1) - 1 = 0x1.99999999999a0p-4.
-  ASSERT_TRUE(
-      backend_->Run(*stream_, ArangeOp{Scalar::Float(1), Scalar::Float(0x1.99999999999a0p-4), &d})
-          .ok());
+  ASSERT_TRUE(backend_
+                  ->Run(*stream_, ArangeOp{Scalar::Float(1), Scalar::Float(0x1.99999999999a0p-4),
+                                           Scalar::Float(1 + 0x1.99999999999a0p-4), &d})
+                  .ok());
   EXPECT_EQ(Read<double>(d),
             (std::vector<double>{0x1.0000000000000p+0, 0x1.199999999999ap+0, 0x1.3333333333334p+0,
                                  0x1.4cccccccccccep+0, 0x1.6666666666668p+0, 0x1.8000000000002p+0,
@@ -352,7 +356,10 @@ TEST_F(CpuBackendTest, ArangeFloatRounding) {
                                  0x1.e66666666666ap+0}));
   // np.arange(0, 1, 0.1, dtype=np.float32), computed in float32.
   auto f = Empty(DType::kFloat32, {10});
-  ASSERT_TRUE(backend_->Run(*stream_, ArangeOp{Scalar::Float(0), Scalar::Float(0.1), &f}).ok());
+  ASSERT_TRUE(
+      backend_
+          ->Run(*stream_, ArangeOp{Scalar::Float(0), Scalar::Float(0.1), Scalar::Float(0.1), &f})
+          .ok());
   const uint32_t want[] = {0,          1036831949, 1045220557, 1050253722, 1053609165,
                            1056964608, 1058642330, 1060320051, 1061997773, 1063675495};
   std::vector<float> r = Read<float>(f);
@@ -361,18 +368,25 @@ TEST_F(CpuBackendTest, ArangeFloatRounding) {
 
 TEST_F(CpuBackendTest, ArangeIntegersWrap) {
   auto i = Empty(DType::kInt32, {3});
-  ASSERT_TRUE(backend_->Run(*stream_, ArangeOp{Scalar::Int(2147483646), Scalar::Int(1), &i}).ok());
+  ASSERT_TRUE(backend_
+                  ->Run(*stream_,
+                        ArangeOp{Scalar::Int(2147483646), Scalar::Int(1), Scalar::Int(kI32Max), &i})
+                  .ok());
   EXPECT_EQ(Read<int32_t>(i), (std::vector<int32_t>{2147483646, kI32Max, kI32Min}));
   auto l = Empty(DType::kInt64, {4});
-  ASSERT_TRUE(backend_->Run(*stream_, ArangeOp{Scalar::Int(10), Scalar::Int(-3), &l}).ok());
+  ASSERT_TRUE(
+      backend_->Run(*stream_, ArangeOp{Scalar::Int(10), Scalar::Int(-3), Scalar::Int(7), &l}).ok());
   EXPECT_EQ(Read<int64_t>(l), (std::vector<int64_t>{10, 7, 4, 1}));
   auto big = Empty(DType::kInt64, {100000});
-  ASSERT_TRUE(backend_->Run(*stream_, ArangeOp{Scalar::Int(0), Scalar::Int(1), &big}).ok());
+  ASSERT_TRUE(
+      backend_->Run(*stream_, ArangeOp{Scalar::Int(0), Scalar::Int(1), Scalar::Int(1), &big}).ok());
   std::vector<int64_t> r = Read<int64_t>(big);
   for (int64_t k = 0; k < 100000; ++k) ASSERT_EQ(r[k], k);
   auto two_d = Empty(DType::kInt64, {2, 2});
-  EXPECT_EQ(backend_->Run(*stream_, ArangeOp{Scalar::Int(0), Scalar::Int(1), &two_d}).code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(
+      backend_->Run(*stream_, ArangeOp{Scalar::Int(0), Scalar::Int(1), Scalar::Int(1), &two_d})
+          .code(),
+      absl::StatusCode::kInvalidArgument);
 }
 
 // --- Sum ---------------------------------------------------------------------
@@ -598,7 +612,8 @@ TEST_F(CpuBackendTest, EmptyAndZeroDimensional) {
   const int p10[] = {1, 0};
   EXPECT_TRUE(backend_->Run(*stream_, TransposeOp{p10, &e, &e_t}).ok());
   auto ar = Empty(DType::kInt64, {0});
-  EXPECT_TRUE(backend_->Run(*stream_, ArangeOp{Scalar::Int(0), Scalar::Int(1), &ar}).ok());
+  EXPECT_TRUE(
+      backend_->Run(*stream_, ArangeOp{Scalar::Int(0), Scalar::Int(1), Scalar::Int(1), &ar}).ok());
 
   auto x = Make<int64_t>(DType::kInt64, {}, {5});
   auto y = Make<int64_t>(DType::kInt64, {}, {-7});

@@ -100,6 +100,14 @@ TEST(InferReduction, ErrorsAreNumPys) {
   // Empty reductions with an identity are fine: np.zeros((0, 3)).prod() -> 1.0
   EXPECT_EQ(*InferType(Op(OpKind::kProd), {T(kF64, {0, 3})}), T(kF64, {}));
   ExpectInvalid(InferType(Op(OpKind::kMean), {}), "mean takes 1 operand, got 0");
+  // A 0-d array takes axis=0 in sum, max, ... but np.mean(x0d, axis=0) is
+  // AxisError (its item count checks the axis).
+  Instruction zero_d = Op(OpKind::kSum);
+  zero_d.axis = 0;
+  EXPECT_EQ(*InferType(zero_d, {T(kF64, {})}), T(kF64, {}));
+  zero_d.op = OpKind::kMean;
+  ExpectInvalid(InferType(zero_d, {T(kF64, {})}),
+                "axis 0 is out of bounds for array of dimension 0");
 }
 
 TEST(InferShaping, SlicesClampAsPython) {

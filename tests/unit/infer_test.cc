@@ -364,6 +364,37 @@ TEST(ComputeArange, LengthsAndFillParameters) {
   EXPECT_EQ(ArangeDefaultType(S::Int(0), S::Float(3), S::Int(1)), kF64);
 }
 
+// NumPy stores start and start + step (in double) as elements 0 and 1:
+// np.arange(-1.44, 0.56, 1.0, dtype=np.float32)[1] == float32(-0.44), not
+// float32(-1.44) + (float32(-0.44) - float32(-1.44)).
+TEST(ComputeArange, TheSecondElementIsStartPlusStepRoundedOnce) {
+  using S = Scalar;
+  absl::StatusOr<ArangeParams> p =
+      ComputeArange(S::Float(-1.44), S::Float(0.56), S::Float(1.0), kF32);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->second.as_double(), static_cast<double>(static_cast<float>(-1.44 + 1.0)));
+  EXPECT_EQ(p->start.as_double(), static_cast<double>(-1.44f));
+  p = ComputeArange(S::Float(-0.0), S::Float(1.0), S::Float(0.5), kF64);
+  ASSERT_TRUE(p.ok());
+  EXPECT_TRUE(std::signbit(p->start.as_double())) << "-0.0 is stored as it is";
+}
+
+// NumPy 2 refuses a start (or start + step) the integer dtype cannot hold:
+// np.arange(-2, 5, dtype=np.uint8) is OverflowError.
+TEST(ComputeArange, IntegerStartAndSecondMustFitTheDtype) {
+  using S = Scalar;
+  const DType u8 = DType::kUint8;
+  EXPECT_EQ(ComputeArange(S::Int(-2), S::Int(5), S::Int(1), u8).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ComputeArange(S::Float(-2.0), S::Float(5.0), S::Int(1), u8).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ComputeArange(S::Int(0), S::Int(600), S::Int(300), u8).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(ComputeArange(S::Int(0), S::Int(300), S::Int(300), u8).ok()) << "one element";
+  EXPECT_TRUE(ComputeArange(S::Int(250), S::Int(260), S::Int(1), u8).ok()) << "wraps after";
+  EXPECT_TRUE(ComputeArange(S::Int(0), S::Int(300), S::Int(1), u8).ok());
+}
+
 TEST(ComputeArange, Errors) {
   using S = Scalar;
   // np.arange(0,10,0): "division by zero" / "Maximum allowed size exceeded"

@@ -136,7 +136,7 @@ class CpuBackend final : public Backend {
  private:
   absl::Status Do(const FillOp& op) { return cpu::Fill(&pool_, op.value, MutableView(*op.out)); }
   absl::Status Do(const ArangeOp& op) {
-    return cpu::Arange(&pool_, op.start, op.delta, MutableView(*op.out));
+    return cpu::Arange(&pool_, op.start, op.delta, op.second, MutableView(*op.out));
   }
   absl::Status Do(const ElementwiseOp& op) {
     const int arity = Arity(op.kind);

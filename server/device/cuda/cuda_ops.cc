@@ -117,6 +117,16 @@ absl::Status CudaBackend::Do(const StreamRef& s, const ArangeOp& op) {
   if (IsFloating(out.dtype)) {
     e = k::ArangeFloat(Launch(*s), out.dtype, op.start.as_double(), op.delta.as_double(),
                        out.data(), n);
+    // The two elements NumPy stores rather than fills (-0.0 stays -0.0;
+    // float start + step is rounded once, from double): one element each.
+    const int item = static_cast<int>(ItemSize(out.dtype));
+    if (e == cudaSuccess && n > 0) {
+      e = k::FillBits(Launch(*s), out.data(), item, ScalarBits(op.start, out.dtype), 1);
+    }
+    if (e == cudaSuccess && n > 1) {
+      e = k::FillBits(Launch(*s), static_cast<char*>(out.data()) + item, item,
+                      ScalarBits(op.second, out.dtype), 1);
+    }
   } else {
     e = k::ArangeInt(Launch(*s), out.dtype, op.start.as_int64(), op.delta.as_int64(), out.data(),
                      n);

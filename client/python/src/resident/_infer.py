@@ -92,6 +92,11 @@ def arange(_ops: Sequence[Meta], ins: "pb.Instruction") -> Meta:
         n = max(0, math.ceil((float(stop) - float(start)) / float(step)))
     if dtype == np.bool_ and n > 2:
         raise ValueError("arange: no fill-function for data-type bool beyond 2 elements")
+    if dtype.kind in "iu":  # NumPy 2 stores the first two as Python ints: each must fit
+        first = int(start)
+        second = int(start) + int(step) if not floating else int(float(start) + float(step))
+        for value in (first, second)[:min(n, 2)]:
+            _dtypes.check_fits(value, dtype)
     return Meta(dtype, (n,))
 
 

@@ -34,8 +34,8 @@ def _axes(ins: "pb.Instruction", rank: int) -> List[int]:
         return list(range(rank))
     out = []
     for a in given:
-        if rank == 0 and not ins.has_axes and a in (0, -1):
-            continue  # NumPy lets a 0-d array take a single axis 0 or -1
+        if rank == 0 and not ins.has_axes and a in (0, -1) and ins.op != "mean":
+            continue  # NumPy lets a 0-d array take a single axis 0 or -1 (mean: no)
         if not -rank <= a < rank:
             raise ValueError("axis out of bounds")
         a %= rank
