@@ -75,3 +75,27 @@ def test_mean_of_a_0d_array_with_axis_0_is_axis_error(c):
     with pytest.raises((ValueError, rs.InvalidArgument), match="out of bounds"):
         rs.mean(x, axis=0).get()
     check(rs.sum(x, axis=0), np.sum(np.float64(3.0).reshape(()), axis=0))
+
+
+@pytest.mark.parametrize("dtype,lo,hi", [(np.int16, "f64", 32767), (np.int16, -40000, 2),
+                                         (np.int16, 0, 40000), (np.uint8, 0, 255),
+                                         (np.int32, -2**31, "f64"), (np.int16, 1, 2),
+                                         (np.float32, -1e10, 32767)], ids=str)
+def test_clip_drops_python_int_bounds_past_an_integer_arrays_range(c, dtype, lo, hi):
+    a = np.array([1, 2, 3], dtype)
+    bound = np.array([0, 1e10, 2.5])
+    lo_np = bound if lo == "f64" else lo
+    hi_np = bound if hi == "f64" else hi
+    want = np.clip(a, lo_np, hi_np)
+    lo_rs = c.asarray(bound) if lo == "f64" else lo
+    hi_rs = c.asarray(bound) if hi == "f64" else hi
+    check(rs.clip(c.asarray(a), lo_rs, hi_rs), want)
+    check(c.asarray(a).clip(lo_rs, hi_rs), want)
+
+
+def test_clip_with_a_python_int_min_past_the_max_overflows_as_numpy(c):
+    a = np.array([1, 2, 3], np.int8)
+    with pytest.raises(OverflowError):
+        np.clip(a, 65536, 1)
+    with pytest.raises(OverflowError):
+        rs.clip(c.asarray(a), 65536, 1).get()

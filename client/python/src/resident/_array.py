@@ -337,7 +337,22 @@ def where(cond: ndarray, a: ArrayOrScalar, b: ArrayOrScalar) -> ndarray:
 
 
 def clip(a: ndarray, lo: ArrayOrScalar, hi: ArrayOrScalar) -> ndarray:
-    """numpy.clip(a, lo, hi): NaN bounds propagate; lo > hi gives hi."""
+    """numpy.clip(a, lo, hi): NaN bounds propagate; lo > hi gives hi. As
+    NumPy 2's np.clip, a Python int bound at or past an integer array's
+    range is dropped (so it neither clamps nor overflows), and None drops a
+    bound."""
+    if isinstance(a, ndarray) and np.dtype(a.dtype).kind in "iu":
+        info = np.iinfo(a.dtype)
+        if type(lo) is int and lo <= info.min:
+            lo = None
+        if type(hi) is int and hi >= info.max:
+            hi = None
+    if lo is None and hi is None:
+        return a  # arrays are immutable: the identity needs no copy
+    if lo is None:
+        return _binary("minimum", a, hi)
+    if hi is None:
+        return _binary("maximum", a, lo)
     return _ternary("clip", a, lo, hi)
 
 
