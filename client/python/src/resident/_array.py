@@ -116,6 +116,20 @@ class ndarray:
         return self._evaluate().handle.hex()
 
     @property
+    def device(self) -> Any:
+        """The server device holding the array (the Array API's ``device``)."""
+        from ._namespace import Device
+        return Device(self._node.session.device)
+
+    def __array_namespace__(self, *, api_version: Optional[str] = None) -> Any:
+        """The ``resident`` module: an Array API 2024.12 namespace (in part:
+        the README says which functions it has so far)."""
+        if api_version not in (None, "2024.12", "2023.12", "2022.12", "2021.12"):
+            raise ValueError(f"unsupported Array API version {api_version!r}")
+        import resident
+        return resident
+
+    @property
     def T(self) -> "ndarray":
         return transpose(self)
 
