@@ -23,6 +23,7 @@ from ._client import (ArrayListing, Client, DeviceInfo, ServerInfo, SessionListi
 from ._dtypes import SUPPORTED as supported_dtypes
 from ._composed import (concat, empty, empty_like, full_like, matrix_transpose, ones_like,
                         permute_dims, pow, std, var, zeros_like)
+from . import _protocols  # noqa: F401 (installs __array_ufunc__, __array_function__)
 from ._manipulation import (broadcast_arrays, count_nonzero, diff, eye, flip, linspace, meshgrid,
                             moveaxis, roll, tril, triu, unstack)
 from ._namespace import (Device, __array_api_version__, __array_namespace_info__, arange,

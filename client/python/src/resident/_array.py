@@ -47,7 +47,8 @@ class ndarray:
 
     __slots__ = ("_node", "__weakref__")
     _node: Node
-    __array_ufunc__ = None  # NumPy operators defer to ours (which refuse host arrays)
+    # __array_ufunc__ and __array_function__: _protocols.py (np.exp(x) runs
+    # on the server; a host NumPy array beside a resident one is refused).
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         raise TypeError("make arrays with a client: c.ones(...), c.asarray(numpy_array), ...")

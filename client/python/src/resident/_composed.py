@@ -120,12 +120,14 @@ def pow(x1: Any, x2: Any, /) -> ndarray:  # noqa: A001 (the standard's name)
     return _array.power(x1, x2)
 
 
-def concat(arrays: Sequence[ndarray], /, *, axis: Optional[int] = 0) -> ndarray:
+def concat(arrays: Sequence[ndarray], /, axis: Optional[int] = 0) -> ndarray:
     return concatenate(arrays, axis=axis)
 
 
-def permute_dims(x: ndarray, /, axes: Tuple[int, ...]) -> ndarray:
-    return x.transpose(*axes)
+def permute_dims(x: ndarray, /, axes: Optional[Tuple[int, ...]] = None) -> ndarray:
+    """The axes permuted (reversed when None: NumPy's transpose, which
+    NumPy 2 also names permute_dims)."""
+    return _array.transpose(x, axes)
 
 
 def matrix_transpose(x: ndarray, /) -> ndarray:

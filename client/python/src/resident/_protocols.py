@@ -1,0 +1,87 @@
+"""NumPy's dispatch protocols, as CuPy has them: ``np.exp(x)``,
+``np.add(x, 2)``, ``np.sum(x, axis=0)``, ``np.concatenate([x, y])``,
+``np.where(c, x, y)`` on Resident arrays run on the server and return
+Resident arrays.
+
+- ``__array_ufunc__``: a ufunc Resident has (the op table's, by NumPy's
+  name), called plainly (``method == "__call__"``, no ``out``, ``where``,
+  ``dtype`` or ``casting``), runs as that function; anything else returns
+  NotImplemented, so NumPy raises its TypeError. A host NumPy array beside
+  a Resident one is refused, as CuPy refuses it: a silent upload would
+  hide a transfer.
+- ``__array_function__``: the NumPy functions Resident implements (below)
+  with the keyword arguments they take; others return NotImplemented
+  (NumPy: "no implementation found").
+
+``np.asarray(x)`` and ``np.array(x)`` are refused (TypeError), as CuPy
+refuses them: a download (``x.get()``, ``rs.asnumpy(x)``) is a transfer the
+user should see, and a NumPy function Resident lacks would otherwise run on
+the host after a silent download.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Dict
+
+import numpy as np
+
+from . import _array, _composed, _manipulation, _shape_ops
+from ._array import ELEMENTWISE_FUNCTIONS, ndarray
+
+
+def _ufunc_table() -> Dict[str, Callable[..., Any]]:
+    table = {name: getattr(_array, name) for name in ELEMENTWISE_FUNCTIONS}
+    return table
+
+
+_UFUNCS = _ufunc_table()
+
+
+def _array_ufunc(self: ndarray, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+    fn = _UFUNCS.get(getattr(ufunc, "__name__", ""))
+    if method != "__call__" or fn is None or kwargs:
+        return NotImplemented
+    for value in inputs:
+        if isinstance(value, np.ndarray) and value.ndim > 0:
+            raise _array._host_array_error(value)
+    return fn(*inputs)
+
+
+_FUNCTIONS: Dict[Any, Callable[..., Any]] = {
+    np.sum: _shape_ops.sum, np.prod: _shape_ops.prod, np.mean: _shape_ops.mean,
+    np.max: _shape_ops.max, np.min: _shape_ops.min, np.amax: _shape_ops.max,
+    np.amin: _shape_ops.min, np.argmax: _shape_ops.argmax, np.argmin: _shape_ops.argmin,
+    np.any: _shape_ops.any, np.all: _shape_ops.all, np.concatenate: _shape_ops.concatenate,
+    np.stack: _shape_ops.stack, np.broadcast_to: _shape_ops.broadcast_to,
+    np.squeeze: _shape_ops.squeeze, np.expand_dims: _shape_ops.expand_dims,
+    np.where: _array.where, np.clip: _array.clip, np.dot: _array.dot, np.matmul: _array.matmul,
+    np.reshape: _array.reshape, np.transpose: _array.transpose,
+    np.var: _composed.var, np.std: _composed.std, np.zeros_like: _composed.zeros_like,
+    np.ones_like: _composed.ones_like, np.full_like: _composed.full_like,
+    np.empty_like: _composed.empty_like, np.concat: _composed.concat,
+    np.permute_dims: _composed.permute_dims, np.matrix_transpose: _composed.matrix_transpose,
+    np.flip: _manipulation.flip, np.roll: _manipulation.roll,
+    np.moveaxis: _manipulation.moveaxis, np.broadcast_arrays: _manipulation.broadcast_arrays,
+    np.meshgrid: _manipulation.meshgrid, np.unstack: _manipulation.unstack,
+    np.diff: _manipulation.diff, np.count_nonzero: _manipulation.count_nonzero,
+    np.tril: _manipulation.tril, np.triu: _manipulation.triu,
+}
+
+
+def _array_function(self: ndarray, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
+    impl = _FUNCTIONS.get(func)
+    if impl is None or not all(issubclass(t, (ndarray, np.ndarray)) for t in types):
+        return NotImplemented
+    for value in args:
+        if isinstance(value, np.ndarray) and value.ndim > 0:
+            raise _array._host_array_error(value)
+    try:
+        return impl(*args, **kwargs)
+    except TypeError as e:  # a NumPy argument Resident does not take (out=, dtype=, ...)
+        if "unexpected keyword argument" in str(e):
+            raise TypeError(f"resident's {func.__name__} does not take that argument: {e}") from e
+        raise
+
+
+ndarray.__array_ufunc__ = _array_ufunc  # type: ignore[assignment]
+ndarray.__array_function__ = _array_function  # type: ignore[attr-defined]
