@@ -307,24 +307,24 @@ grpc::ServerUnaryReactor* ResidentService::Run(grpc::CallbackServerContext* ctx,
   // A copy: once the task has run, the call (and its identity) may be gone.
   const std::string tenant = call->identity().tenant;
   const int max_loop_depth = options_.limits.max_loop_depth;
-  // Parses (if need be) and decodes; the parsed request is freed after.
-  auto decode = [call, max_loop_depth]() -> std::shared_ptr<DecodedRun> {
-    // An empty request() was not parsed yet or was dropped after an early
-    // decode: parse the raw bytes (again).
-    absl::Status parsed = call->request().ByteSizeLong() > 0 ? absl::OkStatus() : call->Parse();
+  // Decodes the request, parsing the raw bytes first unless Start did
+  // (a worker parses them again: the early decode dropped its parse); the
+  // parsed request is freed after.
+  auto decode = [call, max_loop_depth](bool parsed_already) -> std::shared_ptr<DecodedRun> {
+    const absl::Status parsed = parsed_already ? absl::OkStatus() : call->Parse();
     auto d = std::make_shared<DecodedRun>(parsed.ok() ? DecodeRun(call->request(), max_loop_depth)
                                                       : DecodedRun{parsed, parsed, parsed, {}});
     call->DropRequest();
     return d;
   };
-  std::shared_ptr<DecodedRun> early = decode_now ? decode() : nullptr;
+  std::shared_ptr<DecodedRun> early = decode_now ? decode(/*parsed_already=*/true) : nullptr;
   // Runs the program (unless `expired`), then the piggybacked releases,
   // whether the program failed to decode, to plan or to run.
   auto run = [this, call, decode, received](std::shared_ptr<DecodedRun> decoded,
                                             bool expired) -> absl::Status {
     const absl::Time begun = absl::Now();
     const std::string& tenant = call->identity().tenant;
-    if (decoded == nullptr) decoded = decode();
+    if (decoded == nullptr) decoded = decode(/*parsed_already=*/false);
     RETURN_IF_ERROR(decoded->session.status());
     const HandleId session = *decoded->session;
     RunPhases phases;

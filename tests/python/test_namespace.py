@@ -45,7 +45,10 @@ def test_data_type_functions_are_numpys(a, b):
     if np.dtype(a).kind in "iu":
         assert rs.iinfo(a).max == np.iinfo(a).max
     if np.dtype(a).kind in "fc":
-        assert rs.finfo(a).eps == np.finfo(a).eps
+        fi = rs.finfo(a)
+        assert fi.eps == np.finfo(a).eps and fi.dtype == np.finfo(a).dtype
+        # The standard's finfo holds Python floats, not NumPy scalars.
+        assert all(type(v) is float for v in (fi.eps, fi.max, fi.min, fi.smallest_normal))
 
 
 def test_module_functions_create_on_the_default_client(default):

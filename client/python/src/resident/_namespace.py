@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 import threading
-from typing import Any, Dict, List, Optional, Tuple, Union
+from typing import Any, Dict, List, NamedTuple, Optional, Tuple, Union
 
 import numpy as np
 
@@ -128,8 +128,20 @@ def can_cast(from_: Any, to: Any, /) -> Any:
     return np.can_cast(np.dtype(_dtype_of(from_)), np.dtype(to))
 
 
-def finfo(type: Any, /) -> Any:  # noqa: A002 (the standard's name)
-    return np.finfo(np.dtype(_dtype_of(type)))
+class FInfo(NamedTuple):
+    """The standard's ``finfo``: Python floats (NumPy's are NumPy scalars)."""
+    bits: int
+    eps: float
+    max: float
+    min: float
+    smallest_normal: float
+    dtype: np.dtype
+
+
+def finfo(type: Any, /) -> FInfo:  # noqa: A002 (the standard's name)
+    f = np.finfo(np.dtype(_dtype_of(type)))
+    return FInfo(int(f.bits), float(f.eps), float(f.max), float(f.min),
+                 float(f.smallest_normal), np.dtype(f.dtype))
 
 
 def iinfo(type: Any, /) -> Any:  # noqa: A002

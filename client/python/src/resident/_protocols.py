@@ -29,12 +29,8 @@ from . import _array, _composed, _manipulation, _shape_ops
 from ._array import ELEMENTWISE_FUNCTIONS, ndarray
 
 
-def _ufunc_table() -> Dict[str, Callable[..., Any]]:
-    table = {name: getattr(_array, name) for name in ELEMENTWISE_FUNCTIONS}
-    return table
-
-
-_UFUNCS = _ufunc_table()
+_UFUNCS: Dict[str, Callable[..., Any]] = {name: getattr(_array, name)
+                                          for name in ELEMENTWISE_FUNCTIONS}
 
 
 def _array_ufunc(self: ndarray, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
