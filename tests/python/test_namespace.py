@@ -64,6 +64,13 @@ def test_module_functions_create_on_the_default_client(default):
     assert rs.finfo(rs.ones(1, dtype=rs.float32)).bits == 32
 
 
+def test_complex_float_int_and_bool_of_a_0d_array(default):
+    z = rs.asarray(np.complex64(1.5 - 2j))
+    assert complex(z) == 1.5 - 2j
+    assert complex(rs.asarray(2.5)) == 2.5 + 0j
+    assert float(rs.asarray(2.5)) == 2.5 and int(rs.asarray(7)) == 7 and bool(rs.asarray(1))
+
+
 def test_the_array_names_its_namespace_and_device(default):
     x = rs.ones(3)
     assert x.__array_namespace__() is rs

@@ -172,6 +172,10 @@ class ndarray:
     def __float__(self) -> float:
         return float(self.get())
 
+    def __complex__(self) -> complex:
+        # Without it complex(x) falls back to __float__, which refuses complex.
+        return complex(self.get())
+
     def __int__(self) -> int:
         return int(self.get())
 
