@@ -13,34 +13,6 @@
 namespace resident::cpu {
 namespace {
 
-const char* KindName(AxesReduceKind kind) {
-  switch (kind) {
-    case AxesReduceKind::kSum:
-      return "sum";
-    case AxesReduceKind::kProd:
-      return "prod";
-    case AxesReduceKind::kMean:
-      return "mean";
-    case AxesReduceKind::kMax:
-      return "max";
-    case AxesReduceKind::kMin:
-      return "min";
-    case AxesReduceKind::kArgmax:
-      return "argmax";
-    case AxesReduceKind::kArgmin:
-      return "argmin";
-    case AxesReduceKind::kAny:
-      return "any";
-    case AxesReduceKind::kAll:
-      return "all";
-  }
-  return "reduce";
-}
-
-bool IsArg(AxesReduceKind k) {
-  return k == AxesReduceKind::kArgmax || k == AxesReduceKind::kArgmin;
-}
-
 // Walks the reduced elements of one output in row-major order: offsets into
 // a, from the reduced axes' sizes and strides (an odometer, innermost last).
 struct ReducedWalk {
@@ -76,7 +48,7 @@ T Value(T x) {
 }
 
 template <typename T>
-void ReduceTyped(ThreadPool* pool, AxesReduceKind kind, const T* a, absl::Span<const int64_t> shape,
+void ReduceTyped(ThreadPool* pool, ReduceKind kind, const T* a, absl::Span<const int64_t> shape,
                  absl::Span<const int> axes, void* out_data) {
   const int rank = static_cast<int>(shape.size());
   std::vector<int64_t> stride(rank, 1);
@@ -118,8 +90,8 @@ void ReduceTyped(ThreadPool* pool, AxesReduceKind kind, const T* a, absl::Span<c
     for (int64_t o = begin; o < end; ++o) {
       const int64_t base = base_of(o);
       switch (kind) {
-        case AxesReduceKind::kSum:
-        case AxesReduceKind::kMean: {
+        case ReduceKind::kSum:
+        case ReduceKind::kMean: {
           if constexpr (kFloat) {
             const T* run = a + base;
             if (!contiguous) {
@@ -133,9 +105,9 @@ void ReduceTyped(ThreadPool* pool, AxesReduceKind kind, const T* a, absl::Span<c
             } else {
               s = PairwiseSumDouble(run, m);
             }
-            if (kind == AxesReduceKind::kMean) s = s / static_cast<T>(m);
+            if (kind == ReduceKind::kMean) s = s / static_cast<T>(m);
             static_cast<T*>(out_data)[o] = s;
-          } else if (kind == AxesReduceKind::kSum) {
+          } else if (kind == ReduceKind::kSum) {
             uint64_t s = 0;
             walk.ForEach(base, [&](int64_t, int64_t off) {
               s += static_cast<uint64_t>(static_cast<int64_t>(Value(a[off])));
@@ -151,7 +123,7 @@ void ReduceTyped(ThreadPool* pool, AxesReduceKind kind, const T* a, absl::Span<c
           }
           break;
         }
-        case AxesReduceKind::kProd: {
+        case ReduceKind::kProd: {
           if constexpr (kFloat) {
             T p = 1;
             walk.ForEach(base, [&](int64_t, int64_t off) { p *= a[off]; });
@@ -165,11 +137,11 @@ void ReduceTyped(ThreadPool* pool, AxesReduceKind kind, const T* a, absl::Span<c
           }
           break;
         }
-        case AxesReduceKind::kMax:
-        case AxesReduceKind::kMin:
-        case AxesReduceKind::kArgmax:
-        case AxesReduceKind::kArgmin: {
-          const bool want_max = kind == AxesReduceKind::kMax || kind == AxesReduceKind::kArgmax;
+        case ReduceKind::kMax:
+        case ReduceKind::kMin:
+        case ReduceKind::kArgmax:
+        case ReduceKind::kArgmin: {
+          const bool want_max = kind == ReduceKind::kMax || kind == ReduceKind::kArgmax;
           T best = Value(a[base]);
           int64_t best_i = 0;
           bool nan = false;
@@ -189,16 +161,16 @@ void ReduceTyped(ThreadPool* pool, AxesReduceKind kind, const T* a, absl::Span<c
               best_i = i;
             }
           });
-          if (IsArg(kind)) {
+          if (IsArgReduce(kind)) {
             static_cast<int64_t*>(out_data)[o] = best_i;
           } else {
             static_cast<T*>(out_data)[o] = best;
           }
           break;
         }
-        case AxesReduceKind::kAny:
-        case AxesReduceKind::kAll: {
-          const bool any = kind == AxesReduceKind::kAny;
+        case ReduceKind::kAny:
+        case ReduceKind::kAll: {
+          const bool any = kind == ReduceKind::kAny;
           bool r = !any;
           walk.ForEach(base, [&](int64_t, int64_t off) {
             const bool truth = a[off] != T{0};  // NaN is truthy, as in NumPy
@@ -218,7 +190,7 @@ void ReduceTyped(ThreadPool* pool, AxesReduceKind kind, const T* a, absl::Span<c
 // float16 and bfloat16: reduced as float32 (NumPy sums float16 in float32
 // and takes its mean in float32; max, min and the arg reductions see the
 // same values), the result rounded back to the half dtype once.
-absl::Status ReduceHalf(ThreadPool* pool, AxesReduceKind kind, const ConstView& a,
+absl::Status ReduceHalf(ThreadPool* pool, ReduceKind kind, const ConstView& a,
                         const std::optional<std::vector<int>>& axes, bool keepdims,
                         const MutView& out) {
   std::vector<float> wide(a.size());
@@ -238,36 +210,16 @@ absl::Status ReduceHalf(ThreadPool* pool, AxesReduceKind kind, const ConstView& 
 
 }  // namespace
 
-DType ReduceResultType(AxesReduceKind kind, DType in) {
-  switch (kind) {
-    case AxesReduceKind::kSum:
-    case AxesReduceKind::kProd:
-      return SumResultType(in);
-    case AxesReduceKind::kMean:
-      return IsFloating(in) ? in : DType::kFloat64;
-    case AxesReduceKind::kMax:
-    case AxesReduceKind::kMin:
-      return in;
-    case AxesReduceKind::kArgmax:
-    case AxesReduceKind::kArgmin:
-      return DType::kInt64;
-    case AxesReduceKind::kAny:
-    case AxesReduceKind::kAll:
-      return DType::kBool;
-  }
-  return in;
-}
-
-absl::StatusOr<std::vector<int>> NormalizeAxes(AxesReduceKind kind, int rank,
+absl::StatusOr<std::vector<int>> NormalizeAxes(ReduceKind kind, int rank,
                                                const std::optional<std::vector<int>>& axes) {
   std::vector<int> out;
   if (!axes.has_value()) {
     for (int d = 0; d < rank; ++d) out.push_back(d);
     return out;
   }
-  if (IsArg(kind) && axes->size() != 1) {
+  if (IsArgReduce(kind) && axes->size() != 1) {
     return absl::InvalidArgumentError(
-        absl::StrCat(KindName(kind), " takes one axis or none, not ", axes->size()));
+        absl::StrCat(ReduceKindName(kind), " takes one axis or none, not ", axes->size()));
   }
   std::vector<bool> seen(rank, false);
   for (int ax : *axes) {
@@ -299,12 +251,12 @@ Shape ReducedShape(absl::Span<const int64_t> shape, absl::Span<const int> sorted
   return out;
 }
 
-absl::Status ReduceAxes(ThreadPool* pool, AxesReduceKind kind, const ConstView& a,
+absl::Status ReduceAxes(ThreadPool* pool, ReduceKind kind, const ConstView& a,
                         const std::optional<std::vector<int>>& axes, bool keepdims,
                         const MutView& out) {
   const DType want = ReduceResultType(kind, a.dtype);
   if (out.dtype != want) {
-    return absl::InvalidArgumentError(absl::StrCat(KindName(kind), " of ", NameOf(a.dtype),
+    return absl::InvalidArgumentError(absl::StrCat(ReduceKindName(kind), " of ", NameOf(a.dtype),
                                                    " gives ", NameOf(want), ", not ",
                                                    NameOf(out.dtype)));
   }
@@ -313,19 +265,19 @@ absl::Status ReduceAxes(ThreadPool* pool, AxesReduceKind kind, const ConstView& 
   if (!sorted.ok()) return sorted.status();
   const Shape expected = ReducedShape(a.shape, *sorted, keepdims);
   if (!std::equal(expected.begin(), expected.end(), out.shape.begin(), out.shape.end())) {
-    return absl::InvalidArgumentError(absl::StrCat(KindName(kind), " of ", ShapeString(a.shape),
-                                                   " gives ", ShapeString(expected), ", not ",
-                                                   ShapeString(out.shape)));
+    return absl::InvalidArgumentError(
+        absl::StrCat(ReduceKindName(kind), " of ", ShapeString(a.shape), " gives ",
+                     ShapeString(expected), ", not ", ShapeString(out.shape)));
   }
   if (IsHalf(a.dtype)) return ReduceHalf(pool, kind, a, axes, keepdims, out);
   int64_t m = 1;
   for (int ax : *sorted) m *= a.shape[ax];
   if (NumElements(expected) == 0) return absl::OkStatus();
-  if (m == 0 && (kind == AxesReduceKind::kMax || kind == AxesReduceKind::kMin || IsArg(kind))) {
+  if (m == 0 && (kind == ReduceKind::kMax || kind == ReduceKind::kMin || IsArgReduce(kind))) {
     return absl::InvalidArgumentError(absl::StrCat("zero-size array to reduction operation ",
-                                                   KindName(kind), " which has no identity"));
+                                                   ReduceKindName(kind), " which has no identity"));
   }
-  if (m == 0 && kind == AxesReduceKind::kMean) {
+  if (m == 0 && kind == ReduceKind::kMean) {
     return DispatchDType(want, [&](auto zero) {
       using T = decltype(zero);
       if constexpr (std::is_floating_point_v<T>) {

@@ -16,33 +16,18 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "core/dtype.h"
+#include "core/reduce_kind.h"
 #include "core/shape.h"
 #include "kernels/cpu/array_view.h"
 #include "kernels/cpu/thread_pool.h"
 
 namespace resident::cpu {
 
-enum class AxesReduceKind : uint8_t {
-  kSum,
-  kProd,
-  kMean,
-  kMax,
-  kMin,
-  kArgmax,
-  kArgmin,
-  kAny,
-  kAll
-};
-
-// NumPy's result dtype: sum/prod of bool and int32 -> int64; mean of bool and
-// ints -> float64; any/all -> bool; argmax/argmin -> int64; max/min keep it.
-DType ReduceResultType(AxesReduceKind kind, DType in);
-
 // The reduced axes of a rank-`rank` array, sorted and non-negative: nullopt
 // is every axis; negative axes count from the end; a repeated or
 // out-of-range axis is INVALID_ARGUMENT (NumPy's AxisError/ValueError).
 // argmax/argmin take one axis or none, as NumPy.
-absl::StatusOr<std::vector<int>> NormalizeAxes(AxesReduceKind kind, int rank,
+absl::StatusOr<std::vector<int>> NormalizeAxes(ReduceKind kind, int rank,
                                                const std::optional<std::vector<int>>& axes);
 
 // The result shape: reduced axes dropped, or kept as 1 with keepdims.
@@ -54,7 +39,7 @@ Shape ReducedShape(absl::Span<const int64_t> shape, absl::Span<const int> sorted
 // INVALID_ARGUMENT (NumPy raises ValueError); NaN propagates through max/min
 // and argmax/argmin return the first NaN, as NumPy. Empty sums are 0, empty
 // products 1, empty means NaN, any() false, all() true.
-absl::Status ReduceAxes(ThreadPool* pool, AxesReduceKind kind, const ConstView& a,
+absl::Status ReduceAxes(ThreadPool* pool, ReduceKind kind, const ConstView& a,
                         const std::optional<std::vector<int>>& axes, bool keepdims,
                         const MutView& out);
 

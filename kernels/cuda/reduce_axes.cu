@@ -52,11 +52,11 @@ __device__ __forceinline__ Out ToOut(A a) {
   }
 }
 
-template <AxesReduce K, typename T>
+template <ReduceKind K, typename T>
 struct Traits;
 
 template <typename T>
-struct Traits<AxesReduce::kSum, T> {
+struct Traits<ReduceKind::kSum, T> {
   using Acc = std::conditional_t<kFloat<T>, double, uint64_t>;
   using Out = std::conditional_t<kFloat<T>, T, int64_t>;
   static __host__ __device__ Acc Identity() { return Acc(0); }
@@ -66,7 +66,7 @@ struct Traits<AxesReduce::kSum, T> {
 };
 
 template <typename T>
-struct Traits<AxesReduce::kProd, T> {
+struct Traits<ReduceKind::kProd, T> {
   using Acc = std::conditional_t<kFloat<T>, CT<T>, uint64_t>;
   using Out = std::conditional_t<kFloat<T>, T, int64_t>;
   static __host__ __device__ Acc Identity() { return Acc(1); }
@@ -76,7 +76,7 @@ struct Traits<AxesReduce::kProd, T> {
 };
 
 template <typename T>
-struct Traits<AxesReduce::kMean, T> {
+struct Traits<ReduceKind::kMean, T> {
   using Acc = double;
   using Out = std::conditional_t<kFloat<T>, T, double>;
   static __host__ __device__ Acc Identity() { return 0.0; }
@@ -115,9 +115,9 @@ struct Extreme {
   static __device__ Out Finalize(Acc a, int64_t) { return ToOut<Out>(a); }  // exact
 };
 template <typename T>
-struct Traits<AxesReduce::kMax, T> : Extreme<T, true> {};
+struct Traits<ReduceKind::kMax, T> : Extreme<T, true> {};
 template <typename T>
-struct Traits<AxesReduce::kMin, T> : Extreme<T, false> {};
+struct Traits<ReduceKind::kMin, T> : Extreme<T, false> {};
 
 // A value and its position in the reduced order; i < 0 holds nothing.
 template <typename T>
@@ -151,9 +151,9 @@ struct ArgExtreme {
   static __device__ Out Finalize(Acc a, int64_t) { return a.i; }
 };
 template <typename T>
-struct Traits<AxesReduce::kArgmax, T> : ArgExtreme<T, true> {};
+struct Traits<ReduceKind::kArgmax, T> : ArgExtreme<T, true> {};
 template <typename T>
-struct Traits<AxesReduce::kArgmin, T> : ArgExtreme<T, false> {};
+struct Traits<ReduceKind::kArgmin, T> : ArgExtreme<T, false> {};
 
 // any/all: x != 0 (NaN is true), as NumPy's truth value.
 template <typename T, bool kAnyOf>
@@ -168,9 +168,9 @@ struct Truth {
   static __device__ Out Finalize(Acc a, int64_t) { return static_cast<Out>(a); }
 };
 template <typename T>
-struct Traits<AxesReduce::kAny, T> : Truth<T, true> {};
+struct Traits<ReduceKind::kAny, T> : Truth<T, true> {};
 template <typename T>
-struct Traits<AxesReduce::kAll, T> : Truth<T, false> {};
+struct Traits<ReduceKind::kAll, T> : Truth<T, false> {};
 
 // Element r (row-major over the reduced dimensions) of output o, loaded into
 // Acc: Base(o) once per output, then At(base, r) per element.
@@ -270,7 +270,7 @@ int64_t ChunksFor(const LaunchContext& ctx, int64_t n_out, int64_t m) {
 }
 
 // With `run` false only sets *temp_bytes; with it, launches.
-template <AxesReduce K, typename T>
+template <ReduceKind K, typename T>
 cudaError_t ReduceTyped(const LaunchContext& ctx, const T* in, const ReduceLayout& l, void* out_v,
                         void* temp, size_t* temp_bytes, bool run) {
   using Tr = Traits<K, T>;
@@ -304,32 +304,32 @@ cudaError_t ReduceTyped(const LaunchContext& ctx, const T* in, const ReduceLayou
 }
 
 template <typename T>
-cudaError_t ForKind(const LaunchContext& ctx, AxesReduce kind, const T* in, const ReduceLayout& l,
+cudaError_t ForKind(const LaunchContext& ctx, ReduceKind kind, const T* in, const ReduceLayout& l,
                     void* out, void* temp, size_t* temp_bytes, bool run) {
   switch (kind) {
-    case AxesReduce::kSum:
-      return ReduceTyped<AxesReduce::kSum, T>(ctx, in, l, out, temp, temp_bytes, run);
-    case AxesReduce::kProd:
-      return ReduceTyped<AxesReduce::kProd, T>(ctx, in, l, out, temp, temp_bytes, run);
-    case AxesReduce::kMean:
-      return ReduceTyped<AxesReduce::kMean, T>(ctx, in, l, out, temp, temp_bytes, run);
-    case AxesReduce::kMax:
-      return ReduceTyped<AxesReduce::kMax, T>(ctx, in, l, out, temp, temp_bytes, run);
-    case AxesReduce::kMin:
-      return ReduceTyped<AxesReduce::kMin, T>(ctx, in, l, out, temp, temp_bytes, run);
-    case AxesReduce::kArgmax:
-      return ReduceTyped<AxesReduce::kArgmax, T>(ctx, in, l, out, temp, temp_bytes, run);
-    case AxesReduce::kArgmin:
-      return ReduceTyped<AxesReduce::kArgmin, T>(ctx, in, l, out, temp, temp_bytes, run);
-    case AxesReduce::kAny:
-      return ReduceTyped<AxesReduce::kAny, T>(ctx, in, l, out, temp, temp_bytes, run);
-    case AxesReduce::kAll:
-      return ReduceTyped<AxesReduce::kAll, T>(ctx, in, l, out, temp, temp_bytes, run);
+    case ReduceKind::kSum:
+      return ReduceTyped<ReduceKind::kSum, T>(ctx, in, l, out, temp, temp_bytes, run);
+    case ReduceKind::kProd:
+      return ReduceTyped<ReduceKind::kProd, T>(ctx, in, l, out, temp, temp_bytes, run);
+    case ReduceKind::kMean:
+      return ReduceTyped<ReduceKind::kMean, T>(ctx, in, l, out, temp, temp_bytes, run);
+    case ReduceKind::kMax:
+      return ReduceTyped<ReduceKind::kMax, T>(ctx, in, l, out, temp, temp_bytes, run);
+    case ReduceKind::kMin:
+      return ReduceTyped<ReduceKind::kMin, T>(ctx, in, l, out, temp, temp_bytes, run);
+    case ReduceKind::kArgmax:
+      return ReduceTyped<ReduceKind::kArgmax, T>(ctx, in, l, out, temp, temp_bytes, run);
+    case ReduceKind::kArgmin:
+      return ReduceTyped<ReduceKind::kArgmin, T>(ctx, in, l, out, temp, temp_bytes, run);
+    case ReduceKind::kAny:
+      return ReduceTyped<ReduceKind::kAny, T>(ctx, in, l, out, temp, temp_bytes, run);
+    case ReduceKind::kAll:
+      return ReduceTyped<ReduceKind::kAll, T>(ctx, in, l, out, temp, temp_bytes, run);
   }
   return cudaErrorInvalidValue;
 }
 
-cudaError_t Dispatch(const LaunchContext& ctx, AxesReduce kind, DType t, const void* in,
+cudaError_t Dispatch(const LaunchContext& ctx, ReduceKind kind, DType t, const void* in,
                      const ReduceLayout& l, void* out, void* temp, size_t* temp_bytes, bool run) {
   return DispatchType(t, [&](auto tag) -> cudaError_t {
     using T = decltype(tag);
@@ -339,7 +339,7 @@ cudaError_t Dispatch(const LaunchContext& ctx, AxesReduce kind, DType t, const v
 
 }  // namespace
 
-size_t ReduceAxesTempBytes(const LaunchContext& ctx, AxesReduce kind, DType t,
+size_t ReduceAxesTempBytes(const LaunchContext& ctx, ReduceKind kind, DType t,
                            const ReduceLayout& layout) {
   size_t bytes = 0;
   if (Dispatch(ctx, kind, t, nullptr, layout, nullptr, nullptr, &bytes, /*run=*/false) !=
@@ -349,7 +349,7 @@ size_t ReduceAxesTempBytes(const LaunchContext& ctx, AxesReduce kind, DType t,
   return bytes;
 }
 
-cudaError_t ReduceAxes(const LaunchContext& ctx, AxesReduce kind, DType t, const void* in,
+cudaError_t ReduceAxes(const LaunchContext& ctx, ReduceKind kind, DType t, const void* in,
                        const ReduceLayout& layout, void* out, void* temp, size_t temp_bytes) {
   return Dispatch(ctx, kind, t, in, layout, out, temp, &temp_bytes, /*run=*/true);
 }

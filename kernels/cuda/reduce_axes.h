@@ -28,12 +28,10 @@
 #include <cstdint>
 
 #include "core/dtype.h"
+#include "core/reduce_kind.h"
 #include "kernels/cuda/kernels.h"
 
 namespace resident::cuda_kernels {
-
-// The server's ReduceKind, in its order.
-enum class AxesReduce : uint8_t { kSum, kProd, kMean, kMax, kMin, kArgmax, kArgmin, kAny, kAll };
 
 // Dimensions after collapsing (the backend merges neighbours contiguous in
 // the input); more than this is refused by the backend.
@@ -47,13 +45,13 @@ struct ReduceLayout {
 };
 
 // Device scratch bytes ReduceAxes needs (0: none; pass nullptr).
-size_t ReduceAxesTempBytes(const LaunchContext& ctx, AxesReduce kind, DType t,
+size_t ReduceAxesTempBytes(const LaunchContext& ctx, ReduceKind kind, DType t,
                            const ReduceLayout& layout);
 // out[o] = reduce(in, o) for o < n_out, out of the kind's result dtype
 // (NumPy's). m == 0 gives the identity (sum 0, prod 1, mean NaN, any false,
 // all true); max/min/argmax/argmin need m > 0. `temp` must stay allocated
 // until the work is done (a stream-ordered free after the launch does that).
-cudaError_t ReduceAxes(const LaunchContext& ctx, AxesReduce kind, DType t, const void* in,
+cudaError_t ReduceAxes(const LaunchContext& ctx, ReduceKind kind, DType t, const void* in,
                        const ReduceLayout& layout, void* out, void* temp, size_t temp_bytes);
 
 }  // namespace resident::cuda_kernels

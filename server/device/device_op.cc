@@ -214,50 +214,6 @@ std::optional<FusedBroadcastLayout> FusedBroadcast(const Shape& from, const Shap
   return l;
 }
 
-DType ReduceResultType(ReduceKind kind, DType in) {
-  switch (kind) {
-    case ReduceKind::kSum:
-    case ReduceKind::kProd:
-      return SumResultType(in);
-    case ReduceKind::kMean:
-      return IsFloating(in) || IsComplex(in) ? in : DType::kFloat64;
-    case ReduceKind::kMax:
-    case ReduceKind::kMin:
-      return in;
-    case ReduceKind::kArgmax:
-    case ReduceKind::kArgmin:
-      return DType::kInt64;
-    case ReduceKind::kAny:
-    case ReduceKind::kAll:
-      return DType::kBool;
-  }
-  return in;
-}
-
-const char* ReduceKindName(ReduceKind kind) {
-  switch (kind) {
-    case ReduceKind::kSum:
-      return "sum";
-    case ReduceKind::kProd:
-      return "prod";
-    case ReduceKind::kMean:
-      return "mean";
-    case ReduceKind::kMax:
-      return "max";
-    case ReduceKind::kMin:
-      return "min";
-    case ReduceKind::kArgmax:
-      return "argmax";
-    case ReduceKind::kArgmin:
-      return "argmin";
-    case ReduceKind::kAny:
-      return "any";
-    case ReduceKind::kAll:
-      return "all";
-  }
-  return "reduce";
-}
-
 bool DefinedFor(DeviceOpKind kind, DType dtype) {
   switch (kind) {
     case DeviceOpKind::kArange:

@@ -30,6 +30,7 @@
 #include "absl/types/span.h"
 #include "core/dtype.h"
 #include "core/elementwise_kind.h"
+#include "core/reduce_kind.h"
 #include "core/scalar.h"
 #include "server/device/buffer.h"
 
@@ -90,7 +91,6 @@ struct MatmulOp {
   const DeviceArray* out = nullptr;
 };
 
-enum class ReduceKind : uint8_t { kSum, kProd, kMean, kMax, kMin, kArgmax, kArgmin, kAny, kAll };
 // Reduction over `axis` (removed from the shape; negative counts from the
 // end, as in NumPy) or over all elements (out is 0-d). kSum only (the other
 // kinds go through ReduceAxesOp): out's dtype is SumResultType(in's); empty
@@ -101,13 +101,6 @@ struct ReduceOp {
   const DeviceArray* in = nullptr;
   const DeviceArray* out = nullptr;
 };
-
-// NumPy's result dtype of a reduction: sum/prod of bool and int32 -> int64;
-// mean of bool and ints -> float64; any/all -> bool; argmax/argmin -> int64;
-// max/min keep it.
-DType ReduceResultType(ReduceKind kind, DType in);
-// "sum", "prod", "mean", "max", "min", "argmax", "argmin", "any", "all".
-const char* ReduceKindName(ReduceKind kind);
 
 // Reduction over a set of axes (sorted, distinct, in [0, rank)); out has
 // in's shape without them (keepdims is a reshape the program layer makes)

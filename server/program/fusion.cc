@@ -3,6 +3,7 @@
 #include "server/program/infer.h"
 #include "server/program/infer_elementwise.h"
 #include "server/program/infer_shape.h"
+#include "server/program/op_registry.h"
 
 namespace resident {
 namespace {
@@ -11,10 +12,7 @@ using Step = FusedLoopSpec::Step;
 
 // Elementwise ops and astype: the instructions a spec's steps express, each
 // defining exactly one value.
-bool Fusible(const Instruction& ins) {
-  return ElementwiseKindOf(ins).has_value() || ins.op == OpKind::kAstype ||
-         ins.op == OpKind::kClip || ins.op == OpKind::kWhere;
-}
+bool Fusible(const Instruction& ins) { return OpDefOf(ins.op).fuses; }
 
 // Complex values never fuse (no generated kernel computes them): an
 // instruction with a complex operand, scalar or result runs op by op.

@@ -10,6 +10,7 @@
 #include "core/status_macros.h"
 #include "server/program/infer_elementwise.h"
 #include "server/program/infer_shape.h"
+#include "server/program/op_registry.h"
 #include "server/program/saturating.h"
 
 namespace resident {
@@ -22,15 +23,6 @@ absl::StatusOr<ValueType> MakeType(DType dtype, Shape shape) {
   ASSIGN_OR_RETURN(int64_t n, CheckedNumElements(shape));
   RETURN_IF_ERROR(CheckedNumBytes(n, ItemSize(dtype)).status());
   return ValueType{dtype, std::move(shape)};
-}
-
-absl::Status ExpectOperands(const Instruction& ins, absl::Span<const ValueType> operands,
-                            size_t n) {
-  if (operands.size() != n) {
-    return Invalid(absl::StrCat(InstructionName(ins), " takes ", n, " operand", n == 1 ? "" : "s",
-                                ", got ", operands.size()));
-  }
-  return absl::OkStatus();
 }
 
 // A Python int fill must fit the integer dtype, as in NumPy 2.
@@ -50,7 +42,7 @@ __int128 IntegerNext(const Scalar& start, const Scalar& step) {
   return static_cast<__int128>(start.as_int64()) + step.as_int64();
 }
 
-absl::StatusOr<ValueType> InferDot(const ValueType& a, const ValueType& b) {
+absl::StatusOr<ValueType> DotType(const ValueType& a, const ValueType& b) {
   const DType dt = PromoteTypes(a.dtype, b.dtype);
   const size_t ra = a.shape.size(), rb = b.shape.size();
   if (ra == 0 || rb == 0) {  // numpy.dot of a scalar is multiply
@@ -76,7 +68,7 @@ absl::StatusOr<ValueType> InferDot(const ValueType& a, const ValueType& b) {
   return MakeType(dt, std::move(out));
 }
 
-absl::StatusOr<ValueType> InferMatmul(const ValueType& a, const ValueType& b) {
+absl::StatusOr<ValueType> MatmulType(const ValueType& a, const ValueType& b) {
   if (a.shape.empty() || b.shape.empty()) {
     return Invalid(absl::StrCat("matmul: Input operand ", a.shape.empty() ? 0 : 1,
                                 " does not have enough dimensions (has 0, "
@@ -107,7 +99,7 @@ absl::StatusOr<ValueType> InferMatmul(const ValueType& a, const ValueType& b) {
 // copy is still held), and the result. A broadcast copy can exceed both the
 // operand and the result (a (2,1,2,3) by a (3,3,2) copies 36 elements of
 // each for a result of 24), so it is counted from the batch, saturating.
-int64_t MatmulBound(const ValueType& a, const ValueType& b, const ValueType& result) {
+int64_t MatmulTypesBound(const ValueType& a, const ValueType& b, const ValueType& result) {
   const DType ct = result.dtype;
   const size_t matrix_dims = (a.shape.size() > 1 ? 1 : 0) + (b.shape.size() > 1 ? 1 : 0);
   const Shape batch(result.shape.begin(), result.shape.end() - matrix_dims);
@@ -318,128 +310,93 @@ absl::StatusOr<std::vector<int>> ResolvePermutation(int rank, absl::Span<const i
 }
 
 absl::StatusOr<ValueType> InferType(const Instruction& ins, absl::Span<const ValueType> ops) {
-  if (!ins.scalars.empty() && !TakesScalars(ins.op)) {
-    return Invalid(absl::StrCat(OpName(ins.op), " takes no scalar operands"));
+  const OpDef& def = OpDefOf(ins.op);
+  if (def.infer == nullptr) return absl::InternalError("InferType called on a loop");
+  if (!ins.scalars.empty() && !def.takes_scalars) {
+    return Invalid(absl::StrCat(def.name, " takes no scalar operands"));
   }
-  switch (ins.op) {
-    case OpKind::kOnes:
-    case OpKind::kZeros:
-      RETURN_IF_ERROR(ExpectOperands(ins, ops, 0));
-      return MakeType(ins.dtype.value_or(DType::kFloat64), ins.shape);
-    case OpKind::kFull: {
-      RETURN_IF_ERROR(ExpectOperands(ins, ops, 0));
-      if (!ins.fill) return Invalid("full needs a fill value");
-      const DType dt = ins.dtype.value_or(ins.fill->natural_dtype());
-      RETURN_IF_ERROR(CheckFillFits(*ins.fill, dt));
-      return MakeType(dt, ins.shape);
-    }
-    case OpKind::kArange: {
-      RETURN_IF_ERROR(ExpectOperands(ins, ops, 0));
-      if (!ins.stop) return Invalid("arange needs stop");
-      const Scalar start = ins.start.value_or(Scalar::Int(0));
-      const Scalar step = ins.step.value_or(Scalar::Int(1));
-      const DType dt = ins.dtype.value_or(ArangeDefaultType(start, *ins.stop, step));
-      ASSIGN_OR_RETURN(ArangeParams p, ComputeArange(start, *ins.stop, step, dt));
-      return MakeType(dt, {p.length});
-    }
-    case OpKind::kElementwise:
-      return InferElementwise(ins, ops);
-    case OpKind::kWhere:
-    case OpKind::kClip:
-      return InferSelect(ins, ops);
-    case OpKind::kDot:
-      RETURN_IF_ERROR(ExpectOperands(ins, ops, 2));
-      return InferDot(ops[0], ops[1]);
-    case OpKind::kMatmul:
-      RETURN_IF_ERROR(ExpectOperands(ins, ops, 2));
-      return InferMatmul(ops[0], ops[1]);
-    case OpKind::kSum:
-    case OpKind::kProd:
-    case OpKind::kMean:
-    case OpKind::kMax:
-    case OpKind::kMin:
-    case OpKind::kArgmax:
-    case OpKind::kArgmin:
-    case OpKind::kAny:
-    case OpKind::kAll:
-      return InferReduction(ins, ops);  // infer_reduce.cc
-    case OpKind::kSlice:
-    case OpKind::kConcatenate:
-    case OpKind::kStack:
-    case OpKind::kBroadcastTo:
-    case OpKind::kSqueeze:
-    case OpKind::kExpandDims:
-      return InferShaping(ins, ops);  // infer_shape.cc
-    case OpKind::kReshape: {
-      RETURN_IF_ERROR(ExpectOperands(ins, ops, 1));
-      ASSIGN_OR_RETURN(Shape s, ResolveReshape(ops[0].shape, ins.shape));
-      return MakeType(ops[0].dtype, std::move(s));
-    }
-    case OpKind::kTranspose: {
-      RETURN_IF_ERROR(ExpectOperands(ins, ops, 1));
-      ASSIGN_OR_RETURN(std::vector<int> perm,
-                       ResolvePermutation(static_cast<int>(ops[0].shape.size()), ins.axes));
-      Shape s(perm.size());
-      for (size_t i = 0; i < perm.size(); ++i) s[i] = ops[0].shape[perm[i]];
-      return ValueType{ops[0].dtype, std::move(s)};
-    }
-    case OpKind::kAstype:
-      RETURN_IF_ERROR(ExpectOperands(ins, ops, 1));
-      if (!ins.dtype) return Invalid("astype needs a dtype");
-      return MakeType(*ins.dtype, ops[0].shape);  // a wider dtype may overflow
-    case OpKind::kLoop:
-      break;
+  const size_t n = static_cast<size_t>(def.operands);
+  if (def.operands >= 0 && ops.size() != n) {
+    return Invalid(absl::StrCat(InstructionName(ins), " takes ", n, " operand", n == 1 ? "" : "s",
+                                ", got ", ops.size()));
   }
-  return absl::InternalError("InferType called on a loop");
+  return def.infer(ins, ops);
 }
 
 int64_t AllocationBound(const Instruction& ins, absl::Span<const ValueType> ops,
                         const ValueType& result) {
+  if (ResultAliasesOperand(ins, ops, result)) return 0;
+  const OpDef& def = OpDefOf(ins.op);
+  return def.bound != nullptr ? def.bound(ins, ops, result) : result.nbytes();
+}
+
+absl::StatusOr<ValueType> InferFill(const Instruction& ins, absl::Span<const ValueType>) {
+  if (ins.op != OpKind::kFull) return MakeType(ins.dtype.value_or(DType::kFloat64), ins.shape);
+  if (!ins.fill) return Invalid("full needs a fill value");
+  const DType dt = ins.dtype.value_or(ins.fill->natural_dtype());
+  RETURN_IF_ERROR(CheckFillFits(*ins.fill, dt));
+  return MakeType(dt, ins.shape);
+}
+
+absl::StatusOr<ValueType> InferArange(const Instruction& ins, absl::Span<const ValueType>) {
+  if (!ins.stop) return Invalid("arange needs stop");
+  const Scalar start = ins.start.value_or(Scalar::Int(0));
+  const Scalar step = ins.step.value_or(Scalar::Int(1));
+  const DType dt = ins.dtype.value_or(ArangeDefaultType(start, *ins.stop, step));
+  ASSIGN_OR_RETURN(ArangeParams p, ComputeArange(start, *ins.stop, step, dt));
+  return MakeType(dt, {p.length});
+}
+
+absl::StatusOr<ValueType> InferDot(const Instruction&, absl::Span<const ValueType> ops) {
+  return DotType(ops[0], ops[1]);
+}
+
+absl::StatusOr<ValueType> InferMatmul(const Instruction&, absl::Span<const ValueType> ops) {
+  return MatmulType(ops[0], ops[1]);
+}
+
+absl::StatusOr<ValueType> InferReshape(const Instruction& ins, absl::Span<const ValueType> ops) {
+  ASSIGN_OR_RETURN(Shape s, ResolveReshape(ops[0].shape, ins.shape));
+  return MakeType(ops[0].dtype, std::move(s));
+}
+
+absl::StatusOr<ValueType> InferTranspose(const Instruction& ins, absl::Span<const ValueType> ops) {
+  ASSIGN_OR_RETURN(std::vector<int> perm,
+                   ResolvePermutation(static_cast<int>(ops[0].shape.size()), ins.axes));
+  Shape s(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i) s[i] = ops[0].shape[perm[i]];
+  return ValueType{ops[0].dtype, std::move(s)};
+}
+
+absl::StatusOr<ValueType> InferAstype(const Instruction& ins, absl::Span<const ValueType> ops) {
+  if (!ins.dtype) return Invalid("astype needs a dtype");
+  return MakeType(*ins.dtype, ops[0].shape);  // a wider dtype may overflow
+}
+
+// A bool arange is filled through an int64 temporary (ops.cc), as NumPy
+// does; it has at most 2 elements.
+int64_t ArangeBound(const Instruction&, absl::Span<const ValueType>, const ValueType& result) {
   const int64_t out = result.nbytes();
-  switch (ins.op) {
-    case OpKind::kReshape:
-      return 0;
-    case OpKind::kAstype:
-      return ops[0].dtype == result.dtype ? 0 : out;
-    case OpKind::kTranspose:
-      return out;
-    case OpKind::kArange:
-      // A bool arange is filled through an int64 temporary (ops.cc), as
-      // NumPy does; it has at most 2 elements.
-      return result.dtype == DType::kBool ? out + result.num_elements() * ItemSize(DType::kInt64)
-                                          : out;
-    case OpKind::kMatmul:
-      return MatmulBound(ops[0], ops[1], result);
-    case OpKind::kAny:
-    case OpKind::kAll:
-      // A complex operand is cast to bool first (ops_shape.cc).
-      return IsComplex(ops[0].dtype) ? SaturatingAdd(out, ops[0].num_elements()) : out;
-    case OpKind::kProd:
-      // A complex product's transposed copy and halving rows (ops_shape.cc).
-      return IsComplex(ops[0].dtype) ? SaturatingAdd(out, SaturatingMul(ops[0].nbytes(), 3)) : out;
-    case OpKind::kElementwise:
-      return ElementwiseAllocationBound(ins, ops, result);
-    case OpKind::kWhere:
-    case OpKind::kClip:
-      return SelectAllocationBound(ins, ops, result);
-    case OpKind::kDot: {
-      // Operands promoted to the compute dtype: at most each operand at
-      // the result's size or its own, in the compute dtype. Saturating:
-      // the sum of sizes that each fit in int64 need not.
-      int64_t bound = out;
-      const DType ct = result.dtype;
-      for (const ValueType& o : ops) {
-        if (o.dtype != ct) {
-          bound = SaturatingAdd(
-              bound,
-              SaturatingMul(std::max(o.num_elements(), result.num_elements()), ItemSize(ct)));
-        }
-      }
-      return bound;
+  return result.dtype == DType::kBool ? out + result.num_elements() * ItemSize(DType::kInt64) : out;
+}
+
+// Operands promoted to the compute dtype: at most each operand at the
+// result's size or its own, in the compute dtype. Saturating: the sum of
+// sizes that each fit in int64 need not.
+int64_t DotBound(const Instruction&, absl::Span<const ValueType> ops, const ValueType& result) {
+  int64_t bound = result.nbytes();
+  const DType ct = result.dtype;
+  for (const ValueType& o : ops) {
+    if (o.dtype != ct) {
+      bound = SaturatingAdd(
+          bound, SaturatingMul(std::max(o.num_elements(), result.num_elements()), ItemSize(ct)));
     }
-    default:
-      return IsShapingOp(ins.op) ? ShapingAllocationBound(ins, ops, result) : out;
   }
+  return bound;
+}
+
+int64_t MatmulBound(const Instruction&, absl::Span<const ValueType> ops, const ValueType& result) {
+  return MatmulTypesBound(ops[0], ops[1], result);
 }
 
 }  // namespace resident

@@ -89,6 +89,12 @@ absl::StatusOr<ElementwiseTypes> ResolveElementwiseTypes(const Instruction& ins,
   }
   ElementwiseTypes t = ResolveElementwise(kind, p);
   if (!t.ok) {
+    if (t.not_yet && !IsComplex(p)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(name, " of ", DTypeName(t.compute),
+                       " is not supported by Resident yet (NumPy computes it); convert the "
+                       "operands to float32 with astype first"));
+    }
     if (t.not_yet) {
       return absl::InvalidArgumentError(
           absl::StrCat(name, " of ", DTypeName(p),

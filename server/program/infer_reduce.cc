@@ -6,45 +6,22 @@
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "server/program/infer_shape.h"
+#include "server/program/op_registry.h"
+#include "server/program/saturating.h"
 
 namespace resident {
 namespace {
 
 absl::Status Invalid(const std::string& msg) { return absl::InvalidArgumentError(msg); }
 
-bool IsArg(OpKind op) { return op == OpKind::kArgmax || op == OpKind::kArgmin; }
-
 }  // namespace
 
-std::optional<ReduceKind> ReduceKindOf(OpKind op) {
-  switch (op) {
-    case OpKind::kSum:
-      return ReduceKind::kSum;
-    case OpKind::kProd:
-      return ReduceKind::kProd;
-    case OpKind::kMean:
-      return ReduceKind::kMean;
-    case OpKind::kMax:
-      return ReduceKind::kMax;
-    case OpKind::kMin:
-      return ReduceKind::kMin;
-    case OpKind::kArgmax:
-      return ReduceKind::kArgmax;
-    case OpKind::kArgmin:
-      return ReduceKind::kArgmin;
-    case OpKind::kAny:
-      return ReduceKind::kAny;
-    case OpKind::kAll:
-      return ReduceKind::kAll;
-    default:
-      return std::nullopt;
-  }
-}
+std::optional<ReduceKind> ReduceKindOf(OpKind op) { return OpDefOf(op).reduce; }
 
 absl::StatusOr<std::vector<int>> ReductionAxes(const Instruction& ins, int rank) {
   std::vector<int64_t> given;
   if (ins.has_axes) {
-    if (IsArg(ins.op)) {
+    if (IsArgReduce(*ReduceKindOf(ins.op))) {
       return Invalid(absl::StrCat(OpName(ins.op),
                                   ": axis must be None or an integer, not a tuple ('tuple' "
                                   "object cannot be interpreted as an integer)"));
@@ -79,9 +56,6 @@ absl::StatusOr<std::vector<int>> ReductionAxes(const Instruction& ins, int rank)
 absl::StatusOr<ValueType> InferReduction(const Instruction& ins, absl::Span<const ValueType> ops) {
   const std::optional<ReduceKind> kind = ReduceKindOf(ins.op);
   if (!kind) return absl::InternalError("InferReduction of a non-reduction");
-  if (ops.size() != 1) {
-    return Invalid(absl::StrCat(OpName(ins.op), " takes 1 operand, got ", ops.size()));
-  }
   if (ins.has_axes && ins.axis) {
     return Invalid(absl::StrCat(OpName(ins.op), ": give axis or axes, not both"));
   }
@@ -119,6 +93,23 @@ absl::StatusOr<ValueType> InferReduction(const Instruction& ins, absl::Span<cons
     }
   }
   return ValueType{ReduceResultType(*kind, a.dtype), std::move(shape)};
+}
+
+int64_t ReductionBound(const Instruction& ins, absl::Span<const ValueType> ops,
+                       const ValueType& result) {
+  const int64_t out = result.nbytes();
+  if (!IsComplex(ops[0].dtype)) return out;
+  switch (*ReduceKindOf(ins.op)) {
+    case ReduceKind::kAny:
+    case ReduceKind::kAll:
+      // A complex operand is cast to bool first (ops_shape.cc).
+      return SaturatingAdd(out, ops[0].num_elements());
+    case ReduceKind::kProd:
+      // A complex product's transposed copy and halving rows (ops_shape.cc).
+      return SaturatingAdd(out, SaturatingMul(ops[0].nbytes(), 3));
+    default:
+      return out;
+  }
 }
 
 }  // namespace resident

@@ -8,6 +8,7 @@
 #include "core/slice_indices.h"
 #include "core/status_macros.h"
 #include "server/program/infer_shape.h"
+#include "server/program/op_registry.h"
 
 namespace resident {
 namespace {
@@ -40,6 +41,8 @@ absl::StatusOr<std::pair<SliceAxisSpec, int64_t>> AxisSlice(const SliceRange& s,
   ASSIGN_OR_RETURN(SliceBounds b, SliceIndices(s.start, s.stop, s.step.value_or(1), dim));
   return std::make_pair(SliceAxisSpec{b.first, b.step}, b.length);
 }
+
+}  // namespace
 
 absl::StatusOr<ValueType> InferConcatenate(const Instruction& ins,
                                            absl::Span<const ValueType> ops) {
@@ -95,7 +98,9 @@ absl::StatusOr<ValueType> InferStack(const Instruction& ins, absl::Span<const Va
   return Checked(PromoteAll(ops), std::move(out));
 }
 
-absl::StatusOr<ValueType> InferBroadcastTo(const Instruction& ins, const ValueType& a) {
+absl::StatusOr<ValueType> InferBroadcastTo(const Instruction& ins,
+                                           absl::Span<const ValueType> ops) {
+  const ValueType& a = ops[0];
   for (int64_t d : ins.shape) {
     if (d < 0) return Invalid("all elements of broadcast shape must be non-negative");
   }
@@ -115,6 +120,8 @@ absl::StatusOr<ValueType> InferBroadcastTo(const Instruction& ins, const ValueTy
   return Checked(a.dtype, to);
 }
 
+namespace {
+
 // squeeze's and expand_dims' axes: the tuple, the one axis, or none.
 std::vector<int64_t> GivenAxes(const Instruction& ins) {
   if (ins.has_axes) return ins.axes;
@@ -122,7 +129,10 @@ std::vector<int64_t> GivenAxes(const Instruction& ins) {
   return {};
 }
 
-absl::StatusOr<ValueType> InferSqueeze(const Instruction& ins, const ValueType& a) {
+}  // namespace
+
+absl::StatusOr<ValueType> InferSqueeze(const Instruction& ins, absl::Span<const ValueType> ops) {
+  const ValueType& a = ops[0];
   const int64_t rank = static_cast<int64_t>(a.shape.size());
   std::vector<bool> drop(rank, false);
   if (!ins.has_axes && !ins.axis) {
@@ -145,7 +155,8 @@ absl::StatusOr<ValueType> InferSqueeze(const Instruction& ins, const ValueType& 
   return ValueType{a.dtype, std::move(out)};
 }
 
-absl::StatusOr<ValueType> InferExpandDims(const Instruction& ins, const ValueType& a) {
+absl::StatusOr<ValueType> InferExpandDims(const Instruction& ins, absl::Span<const ValueType> ops) {
+  const ValueType& a = ops[0];
   if (!ins.has_axes && !ins.axis) return Invalid("expand_dims needs axis");
   const std::vector<int64_t> given = GivenAxes(ins);
   const int64_t rank = static_cast<int64_t>(a.shape.size() + given.size());
@@ -159,22 +170,6 @@ absl::StatusOr<ValueType> InferExpandDims(const Instruction& ins, const ValueTyp
   size_t next = 0;
   for (int64_t d = 0; d < rank; ++d) out.push_back(added[d] ? 1 : a.shape[next++]);
   return ValueType{a.dtype, std::move(out)};
-}
-
-}  // namespace
-
-bool IsShapingOp(OpKind op) {
-  switch (op) {
-    case OpKind::kSlice:
-    case OpKind::kConcatenate:
-    case OpKind::kStack:
-    case OpKind::kBroadcastTo:
-    case OpKind::kSqueeze:
-    case OpKind::kExpandDims:
-      return true;
-    default:
-      return false;
-  }
 }
 
 absl::StatusOr<NormalizedSlice> NormalizeSlices(const Instruction& ins,
@@ -198,45 +193,21 @@ absl::StatusOr<NormalizedSlice> NormalizeSlices(const Instruction& ins,
   return n;
 }
 
-absl::StatusOr<ValueType> InferShaping(const Instruction& ins, absl::Span<const ValueType> ops) {
-  const bool variadic = ins.op == OpKind::kConcatenate || ins.op == OpKind::kStack;
-  if (!variadic && ops.size() != 1) {
-    return Invalid(absl::StrCat(OpName(ins.op), " takes 1 operand, got ", ops.size()));
-  }
-  switch (ins.op) {
-    case OpKind::kSlice: {
-      ASSIGN_OR_RETURN(NormalizedSlice n, NormalizeSlices(ins, ops[0].shape));
-      return ValueType{ops[0].dtype, std::move(n.shape)};
-    }
-    case OpKind::kConcatenate:
-      return InferConcatenate(ins, ops);
-    case OpKind::kStack:
-      return InferStack(ins, ops);
-    case OpKind::kBroadcastTo:
-      return InferBroadcastTo(ins, ops[0]);
-    case OpKind::kSqueeze:
-      return InferSqueeze(ins, ops[0]);
-    case OpKind::kExpandDims:
-      return InferExpandDims(ins, ops[0]);
-    default:
-      break;
-  }
-  return absl::InternalError("InferShaping of a non-shaping op");
+absl::StatusOr<ValueType> InferSlice(const Instruction& ins, absl::Span<const ValueType> ops) {
+  ASSIGN_OR_RETURN(NormalizedSlice n, NormalizeSlices(ins, ops[0].shape));
+  return ValueType{ops[0].dtype, std::move(n.shape)};
 }
 
-int64_t ShapingAllocationBound(const Instruction& ins, absl::Span<const ValueType> ops,
-                               const ValueType& result) {
-  if (SharesOperandBuffer(ins.op)) return 0;
+// Promoted copies of the operands beside the result.
+int64_t JoinBound(const Instruction&, absl::Span<const ValueType> ops, const ValueType& result) {
   constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
   int64_t bound = result.nbytes();
-  if (ins.op == OpKind::kConcatenate || ins.op == OpKind::kStack) {
-    for (const ValueType& o : ops) {
-      if (o.dtype == result.dtype) continue;
-      int64_t copy;
-      if (__builtin_mul_overflow(o.num_elements(), ItemSize(result.dtype), &copy) ||
-          __builtin_add_overflow(bound, copy, &bound)) {
-        return kMax;
-      }
+  for (const ValueType& o : ops) {
+    if (o.dtype == result.dtype) continue;
+    int64_t copy;
+    if (__builtin_mul_overflow(o.num_elements(), ItemSize(result.dtype), &copy) ||
+        __builtin_add_overflow(bound, copy, &bound)) {
+      return kMax;
     }
   }
   return bound;

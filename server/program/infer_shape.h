@@ -1,8 +1,8 @@
 // Inference of reductions over axis sets (sum, prod, mean, max, min, argmax,
 // argmin, any, all) and of the shaping ops (slice, concatenate, stack,
 // broadcast_to, squeeze, expand_dims), with NumPy's result dtypes and its
-// errors as INVALID_ARGUMENT. infer.cc's InferType and ops.cc's RunOp hand
-// these ops here.
+// errors as INVALID_ARGUMENT: the helpers the registry rows' functions
+// share (op_registry.h declares the rows' functions).
 #ifndef RESIDENT_SERVER_PROGRAM_INFER_SHAPE_H_
 #define RESIDENT_SERVER_PROGRAM_INFER_SHAPE_H_
 
@@ -18,14 +18,9 @@
 
 namespace resident {
 
-// The device reduction of a reduction op; nullopt for every other op.
+// The device reduction of a reduction op (its registry row's); nullopt for
+// every other op.
 std::optional<ReduceKind> ReduceKindOf(OpKind op);
-// slice, concatenate, stack, broadcast_to, squeeze, expand_dims.
-bool IsShapingOp(OpKind op);
-// squeeze and expand_dims: the result shares its operand's buffer.
-inline bool SharesOperandBuffer(OpKind op) {
-  return op == OpKind::kSqueeze || op == OpKind::kExpandDims;
-}
 
 // The reduced axes of `ins` over a rank-`rank` operand: sorted, distinct,
 // non-negative (every axis when none is given).
@@ -39,13 +34,6 @@ struct NormalizedSlice {
 };
 absl::StatusOr<NormalizedSlice> NormalizeSlices(const Instruction& ins,
                                                 absl::Span<const int64_t> shape);
-
-absl::StatusOr<ValueType> InferReduction(const Instruction& ins, absl::Span<const ValueType> ops);
-absl::StatusOr<ValueType> InferShaping(const Instruction& ins, absl::Span<const ValueType> ops);
-// AllocationBound for the shaping ops (promoted copies of concatenate's and
-// stack's operands; nothing for squeeze/expand_dims).
-int64_t ShapingAllocationBound(const Instruction& ins, absl::Span<const ValueType> ops,
-                               const ValueType& result);
 
 }  // namespace resident
 

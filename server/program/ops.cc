@@ -8,7 +8,7 @@
 #include "absl/status/status.h"
 #include "core/status_macros.h"
 #include "server/program/infer_elementwise.h"
-#include "server/program/ops_shape.h"
+#include "server/program/op_registry.h"
 
 namespace resident {
 
@@ -91,6 +91,8 @@ absl::StatusOr<DeviceArray> RunElementwiseArrays(OpContext& ctx, ElementwiseKind
   return Convert(ctx, std::move(result), out.dtype);
 }
 
+}  // namespace
+
 // An elementwise instruction: its scalar operands become one-element arrays
 // of the compute dtype (broadcast by the kernels), as NEP 50 converts them.
 absl::StatusOr<DeviceArray> RunElementwise(OpContext& ctx, const Instruction& ins,
@@ -116,6 +118,8 @@ absl::StatusOr<DeviceArray> RunElementwise(OpContext& ctx, const Instruction& in
   args.clear();
   return RunElementwiseArrays(ctx, ins.elementwise, t.compute, std::move(all), out);
 }
+
+namespace {
 
 // The operands of a where/clip by position: arrays as given, scalars as
 // one-element arrays of `dtype` (clip's integer bounds clamped to its range,
@@ -146,6 +150,8 @@ Shape Broadcast(const DeviceArray& a, const DeviceArray& b) {
   absl::StatusOr<Shape> s = BroadcastShapes(a.shape, b.shape);
   return s.ok() ? *s : a.shape;
 }
+
+}  // namespace
 
 // clip(a, lo, hi) = minimum(hi, maximum(lo, a)) in the result's dtype, as
 // NumPy's (NaN bounds propagate; lo > hi gives hi; a tie of zeros keeps a's
@@ -203,6 +209,8 @@ absl::StatusOr<DeviceArray> RunWhere(OpContext& ctx, const Instruction& ins,
   return r;
 }
 
+namespace {
+
 // Broadcasts `a` (already in the compute dtype) to `shape` by a copy.
 absl::StatusOr<DeviceArray> Materialise(OpContext& ctx, const DeviceArray& a, Shape shape) {
   ASSIGN_OR_RETURN(DeviceArray out, Allocate(ctx, a.dtype, std::move(shape)));
@@ -210,8 +218,8 @@ absl::StatusOr<DeviceArray> Materialise(OpContext& ctx, const DeviceArray& a, Sh
   return out;
 }
 
-absl::StatusOr<DeviceArray> RunMatmul(OpContext& ctx, std::vector<DeviceArray> args,
-                                      const ValueType& out, bool is_dot) {
+absl::StatusOr<DeviceArray> RunMatmulOf(OpContext& ctx, std::vector<DeviceArray> args,
+                                        const ValueType& out, bool is_dot) {
   const DType ct = out.dtype;
   for (DeviceArray& a : args) {
     ASSIGN_OR_RETURN(a, Convert(ctx, std::move(a), ct));
@@ -261,85 +269,75 @@ absl::StatusOr<DeviceArray> RunMatmul(OpContext& ctx, std::vector<DeviceArray> a
 
 absl::StatusOr<DeviceArray> RunOp(OpContext& ctx, const Instruction& ins,
                                   std::vector<DeviceArray> args, const ValueType& out) {
+  const OpDef& def = OpDefOf(ins.op);
+  if (def.run == nullptr) return absl::InternalError("RunOp called on a loop");
+  return def.run(ctx, ins, std::move(args), out);
+}
+
+absl::StatusOr<DeviceArray> RunFill(OpContext& ctx, const Instruction& ins,
+                                    std::vector<DeviceArray>, const ValueType& out) {
+  ASSIGN_OR_RETURN(DeviceArray r, Allocate(ctx, out.dtype, out.shape));
+  const Scalar v = ins.op == OpKind::kOnes    ? Scalar::Int(1)
+                   : ins.op == OpKind::kZeros ? Scalar::Int(0)
+                                              : *ins.fill;
+  RETURN_IF_ERROR(ctx.device.backend().Run(ctx.stream, FillOp{FillFor(v, out.dtype), &r}));
+  return r;
+}
+
+absl::StatusOr<DeviceArray> RunArange(OpContext& ctx, const Instruction& ins,
+                                      std::vector<DeviceArray>, const ValueType& out) {
   Backend& be = ctx.device.backend();
-  switch (ins.op) {
-    case OpKind::kOnes:
-    case OpKind::kZeros:
-    case OpKind::kFull: {
-      ASSIGN_OR_RETURN(DeviceArray r, Allocate(ctx, out.dtype, out.shape));
-      const Scalar v = ins.op == OpKind::kOnes    ? Scalar::Int(1)
-                       : ins.op == OpKind::kZeros ? Scalar::Int(0)
-                                                  : *ins.fill;
-      RETURN_IF_ERROR(be.Run(ctx.stream, FillOp{FillFor(v, out.dtype), &r}));
-      return r;
-    }
-    case OpKind::kArange: {
-      const Scalar start = ins.start.value_or(Scalar::Int(0));
-      const Scalar step = ins.step.value_or(Scalar::Int(1));
-      if (out.dtype == DType::kBool) {  // NumPy fills bool via its integers
-        ASSIGN_OR_RETURN(ArangeParams p, ComputeArange(start, *ins.stop, step, DType::kInt64));
-        ASSIGN_OR_RETURN(DeviceArray i64, Allocate(ctx, DType::kInt64, out.shape));
-        RETURN_IF_ERROR(be.Run(ctx.stream, ArangeOp{p.start, p.delta, p.second, &i64}));
-        return Convert(ctx, std::move(i64), DType::kBool);
-      }
-      ASSIGN_OR_RETURN(ArangeParams p, ComputeArange(start, *ins.stop, step, out.dtype));
-      ASSIGN_OR_RETURN(DeviceArray r, Allocate(ctx, out.dtype, out.shape));
-      RETURN_IF_ERROR(be.Run(ctx.stream, ArangeOp{p.start, p.delta, p.second, &r}));
-      return r;
-    }
-    case OpKind::kElementwise:
-      return RunElementwise(ctx, ins, std::move(args), out);
-    case OpKind::kWhere:
-      return RunWhere(ctx, ins, std::move(args), out);
-    case OpKind::kClip:
-      return RunClip(ctx, ins, std::move(args), out);
-    case OpKind::kDot:
-      if (args[0].shape.empty() || args[1].shape.empty()) {
-        return RunElementwiseArrays(ctx, ElementwiseKind::kMultiply, out.dtype, std::move(args),
-                                    out);
-      }
-      return RunMatmul(ctx, std::move(args), out, /*is_dot=*/true);
-    case OpKind::kMatmul:
-      return RunMatmul(ctx, std::move(args), out, /*is_dot=*/false);
-    case OpKind::kSum:
-    case OpKind::kProd:
-    case OpKind::kMean:
-    case OpKind::kMax:
-    case OpKind::kMin:
-    case OpKind::kArgmax:
-    case OpKind::kArgmin:
-    case OpKind::kAny:
-    case OpKind::kAll:
-      return RunReduction(ctx, ins, std::move(args), out);  // ops_shape.cc
-    case OpKind::kSlice:
-    case OpKind::kConcatenate:
-    case OpKind::kStack:
-    case OpKind::kBroadcastTo:
-    case OpKind::kSqueeze:
-    case OpKind::kExpandDims:
-      return RunShaping(ctx, ins, std::move(args), out);  // ops_shape.cc
-    case OpKind::kReshape:
-      return DeviceArray{args[0].buffer, out.dtype, out.shape};
-    case OpKind::kTranspose: {
-      ASSIGN_OR_RETURN(std::vector<int> perm,
-                       ResolvePermutation(static_cast<int>(args[0].shape.size()), ins.axes));
-      bool identity = true;
-      for (size_t i = 0; i < perm.size(); ++i) identity &= perm[i] == static_cast<int>(i);
-      if (identity) return DeviceArray{args[0].buffer, out.dtype, out.shape};
-      ASSIGN_OR_RETURN(DeviceArray r, Allocate(ctx, out.dtype, out.shape));
-      RETURN_IF_ERROR(be.Run(ctx.stream, TransposeOp{perm, args.data(), &r}));
-      return r;
-    }
-    case OpKind::kAstype: {
-      if (args[0].dtype == out.dtype) return args[0];
-      ASSIGN_OR_RETURN(DeviceArray r, Allocate(ctx, out.dtype, out.shape));
-      RETURN_IF_ERROR(be.Run(ctx.stream, CastOp{args.data(), &r}));
-      return r;
-    }
-    case OpKind::kLoop:
-      break;
+  const Scalar start = ins.start.value_or(Scalar::Int(0));
+  const Scalar step = ins.step.value_or(Scalar::Int(1));
+  if (out.dtype == DType::kBool) {  // NumPy fills bool via its integers
+    ASSIGN_OR_RETURN(ArangeParams p, ComputeArange(start, *ins.stop, step, DType::kInt64));
+    ASSIGN_OR_RETURN(DeviceArray i64, Allocate(ctx, DType::kInt64, out.shape));
+    RETURN_IF_ERROR(be.Run(ctx.stream, ArangeOp{p.start, p.delta, p.second, &i64}));
+    return Convert(ctx, std::move(i64), DType::kBool);
   }
-  return absl::InternalError("RunOp called on a loop");
+  ASSIGN_OR_RETURN(ArangeParams p, ComputeArange(start, *ins.stop, step, out.dtype));
+  ASSIGN_OR_RETURN(DeviceArray r, Allocate(ctx, out.dtype, out.shape));
+  RETURN_IF_ERROR(be.Run(ctx.stream, ArangeOp{p.start, p.delta, p.second, &r}));
+  return r;
+}
+
+absl::StatusOr<DeviceArray> RunDot(OpContext& ctx, const Instruction&,
+                                   std::vector<DeviceArray> args, const ValueType& out) {
+  if (args[0].shape.empty() || args[1].shape.empty()) {
+    return RunElementwiseArrays(ctx, ElementwiseKind::kMultiply, out.dtype, std::move(args), out);
+  }
+  return RunMatmulOf(ctx, std::move(args), out, /*is_dot=*/true);
+}
+
+absl::StatusOr<DeviceArray> RunMatmul(OpContext& ctx, const Instruction&,
+                                      std::vector<DeviceArray> args, const ValueType& out) {
+  return RunMatmulOf(ctx, std::move(args), out, /*is_dot=*/false);
+}
+
+// reshape, squeeze, expand_dims: operand 0's buffer, renamed.
+absl::StatusOr<DeviceArray> RunAlias(OpContext&, const Instruction&, std::vector<DeviceArray> args,
+                                     const ValueType& out) {
+  return DeviceArray{args[0].buffer, out.dtype, out.shape};
+}
+
+absl::StatusOr<DeviceArray> RunTranspose(OpContext& ctx, const Instruction& ins,
+                                         std::vector<DeviceArray> args, const ValueType& out) {
+  ASSIGN_OR_RETURN(std::vector<int> perm,
+                   ResolvePermutation(static_cast<int>(args[0].shape.size()), ins.axes));
+  bool identity = true;
+  for (size_t i = 0; i < perm.size(); ++i) identity &= perm[i] == static_cast<int>(i);
+  if (identity) return DeviceArray{args[0].buffer, out.dtype, out.shape};
+  ASSIGN_OR_RETURN(DeviceArray r, Allocate(ctx, out.dtype, out.shape));
+  RETURN_IF_ERROR(ctx.device.backend().Run(ctx.stream, TransposeOp{perm, args.data(), &r}));
+  return r;
+}
+
+absl::StatusOr<DeviceArray> RunAstype(OpContext& ctx, const Instruction&,
+                                      std::vector<DeviceArray> args, const ValueType& out) {
+  if (args[0].dtype == out.dtype) return args[0];
+  ASSIGN_OR_RETURN(DeviceArray r, Allocate(ctx, out.dtype, out.shape));
+  RETURN_IF_ERROR(ctx.device.backend().Run(ctx.stream, CastOp{args.data(), &r}));
+  return r;
 }
 
 }  // namespace resident

@@ -1,4 +1,4 @@
-#include "server/program/ops_shape.h"
+#include "server/program/op_registry.h"
 
 #include <algorithm>
 #include <utility>
@@ -128,49 +128,45 @@ absl::StatusOr<DeviceArray> RunReduction(OpContext& ctx, const Instruction& ins,
   return DeviceArray{r.buffer, out.dtype, out.shape};  // keepdims: the same elements
 }
 
-absl::StatusOr<DeviceArray> RunShaping(OpContext& ctx, const Instruction& ins,
-                                       std::vector<DeviceArray> args, const ValueType& out) {
-  Backend& be = ctx.device.backend();
-  switch (ins.op) {
-    case OpKind::kSqueeze:
-    case OpKind::kExpandDims:
-      return DeviceArray{args[0].buffer, out.dtype, out.shape};
-    case OpKind::kBroadcastTo: {
-      ASSIGN_OR_RETURN(DeviceArray r, Allocate(ctx, out.dtype, out.shape));
-      if (r.num_elements() > 0) RETURN_IF_ERROR(be.Run(ctx.stream, CastOp{&args.front(), &r}));
-      return r;
-    }
-    case OpKind::kSlice: {
-      ASSIGN_OR_RETURN(NormalizedSlice n, NormalizeSlices(ins, args[0].shape));
-      ASSIGN_OR_RETURN(DeviceArray r, Allocate(ctx, out.dtype, out.shape));
-      if (r.num_elements() > 0) {
-        RETURN_IF_ERROR(be.Run(ctx.stream, SliceOp{n.axes, &args.front(), &r}));
-      }
-      return r;
-    }
-    case OpKind::kConcatenate:
-    case OpKind::kStack: {
-      for (DeviceArray& a : args) {
-        ASSIGN_OR_RETURN(a, Convert(ctx, std::move(a), out.dtype));
-      }
-      int axis = 0;
-      if (ins.op == OpKind::kStack) {
-        const int64_t rank = static_cast<int64_t>(out.shape.size());
-        const int64_t given = ins.axis.value_or(0);
-        axis = static_cast<int>(given < 0 ? given + rank : given);
-        for (DeviceArray& a : args) a.shape.insert(a.shape.begin() + axis, 1);
-      } else if (!ins.axis) {
-        for (DeviceArray& a : args) a.shape = {a.num_elements()};
-      } else {
-        const int64_t rank = static_cast<int64_t>(out.shape.size());
-        axis = static_cast<int>(*ins.axis < 0 ? *ins.axis + rank : *ins.axis);
-      }
-      return Join(ctx, args, axis, out);
-    }
-    default:
-      break;
+absl::StatusOr<DeviceArray> RunBroadcastTo(OpContext& ctx, const Instruction&,
+                                           std::vector<DeviceArray> args, const ValueType& out) {
+  ASSIGN_OR_RETURN(DeviceArray r, Allocate(ctx, out.dtype, out.shape));
+  if (r.num_elements() > 0) {
+    RETURN_IF_ERROR(ctx.device.backend().Run(ctx.stream, CastOp{&args.front(), &r}));
   }
-  return absl::InternalError("RunShaping of a non-shaping op");
+  return r;
+}
+
+absl::StatusOr<DeviceArray> RunSlice(OpContext& ctx, const Instruction& ins,
+                                     std::vector<DeviceArray> args, const ValueType& out) {
+  ASSIGN_OR_RETURN(NormalizedSlice n, NormalizeSlices(ins, args[0].shape));
+  ASSIGN_OR_RETURN(DeviceArray r, Allocate(ctx, out.dtype, out.shape));
+  if (r.num_elements() > 0) {
+    RETURN_IF_ERROR(ctx.device.backend().Run(ctx.stream, SliceOp{n.axes, &args.front(), &r}));
+  }
+  return r;
+}
+
+// concatenate and stack: operands cast to the result's dtype, then joined
+// (stack's along a new axis of 1).
+absl::StatusOr<DeviceArray> RunJoin(OpContext& ctx, const Instruction& ins,
+                                    std::vector<DeviceArray> args, const ValueType& out) {
+  for (DeviceArray& a : args) {
+    ASSIGN_OR_RETURN(a, Convert(ctx, std::move(a), out.dtype));
+  }
+  int axis = 0;
+  if (ins.op == OpKind::kStack) {
+    const int64_t rank = static_cast<int64_t>(out.shape.size());
+    const int64_t given = ins.axis.value_or(0);
+    axis = static_cast<int>(given < 0 ? given + rank : given);
+    for (DeviceArray& a : args) a.shape.insert(a.shape.begin() + axis, 1);
+  } else if (!ins.axis) {
+    for (DeviceArray& a : args) a.shape = {a.num_elements()};
+  } else {
+    const int64_t rank = static_cast<int64_t>(out.shape.size());
+    axis = static_cast<int>(*ins.axis < 0 ? *ins.axis + rank : *ins.axis);
+  }
+  return Join(ctx, args, axis, out);
 }
 
 }  // namespace resident

@@ -12,6 +12,7 @@
 #include "server/program/chain_folding.h"
 #include "server/program/fusion.h"
 #include "server/program/infer_shape.h"
+#include "server/program/op_registry.h"
 #include "server/program/saturating.h"
 
 namespace resident {
@@ -121,8 +122,7 @@ absl::Status Planner::PlanScope(const Program& program, std::vector<ValueType> p
         return absl::InvalidArgumentError(absl::StrCat(ctx_of(), ": its result ", TypeString(*t),
                                                        " has more bytes than fit in 64 bits"));
       }
-      const bool shares = ins.op == OpKind::kReshape || SharesOperandBuffer(ins.op) ||
-                          (ins.op == OpKind::kAstype && operand_types[0].dtype == t->dtype);
+      const bool shares = ResultAliasesOperand(ins, operand_types, *t);
       if (shares) {
         for (const Operand& o : ins.operands) {
           if (!o.is_handle) aliased[o.value] = true;

@@ -60,6 +60,7 @@ struct ParsedOp {
   ElementwiseKind elementwise = ElementwiseKind::kAdd;
 };
 std::optional<ParsedOp> ParseOp(std::string_view name);
+// ParseOp, OpName and TakesScalars read the op registry (op_registry.h).
 const char* OpName(OpKind op);  // "elementwise" for kElementwise
 
 struct Operand {
@@ -108,9 +109,7 @@ struct Instruction {
 };
 
 // Whether `op` accepts scalar operands (Instruction::scalars).
-constexpr bool TakesScalars(OpKind op) {
-  return op == OpKind::kElementwise || op == OpKind::kWhere || op == OpKind::kClip;
-}
+bool TakesScalars(OpKind op);
 
 // The instruction's name for messages: NumPy's name for an elementwise one
 // ("add"), else OpName.

@@ -2,6 +2,7 @@
 // infer_shape.cc) against NumPy 2.4: each expected dtype, shape and
 // message is NumPy's for the expression in the comment beside it.
 #include "server/program/infer_shape.h"
+#include "server/program/op_registry.h"
 
 #include <string>
 #include <vector>
@@ -159,7 +160,7 @@ TEST(InferShaping, SqueezeExpandDimsBroadcastTo) {
   ExpectInvalid(InferType(b, {T(kI64, {3})}), "must be non-negative");
   // squeeze/expand_dims share their operand's buffer: no allocation.
   EXPECT_EQ(AllocationBound(e, {T(kF32, {2, 3})}, T(kF32, {1, 2, 3, 1})), 0);
-  EXPECT_TRUE(SharesOperandBuffer(OpKind::kSqueeze));
+  EXPECT_EQ(OpDefOf(OpKind::kSqueeze).result, ResultBuffer::kOperand);
 }
 
 }  // namespace

@@ -16,7 +16,7 @@
 namespace resident::cpu {
 namespace {
 
-using K = AxesReduceKind;
+using K = ReduceKind;
 
 struct Case {
   DType in;

@@ -18,31 +18,6 @@ absl::Status RefuseOverlap(const char* what, const DeviceArray& in, const Device
   return absl::InvalidArgumentError(absl::StrCat(what, ": output shares an input's buffer"));
 }
 
-// The kernels' enum lists the kinds in ReduceKind's order.
-cpu::AxesReduceKind KernelKind(ReduceKind kind) {
-  switch (kind) {
-    case ReduceKind::kSum:
-      return cpu::AxesReduceKind::kSum;
-    case ReduceKind::kProd:
-      return cpu::AxesReduceKind::kProd;
-    case ReduceKind::kMean:
-      return cpu::AxesReduceKind::kMean;
-    case ReduceKind::kMax:
-      return cpu::AxesReduceKind::kMax;
-    case ReduceKind::kMin:
-      return cpu::AxesReduceKind::kMin;
-    case ReduceKind::kArgmax:
-      return cpu::AxesReduceKind::kArgmax;
-    case ReduceKind::kArgmin:
-      return cpu::AxesReduceKind::kArgmin;
-    case ReduceKind::kAny:
-      return cpu::AxesReduceKind::kAny;
-    case ReduceKind::kAll:
-      return cpu::AxesReduceKind::kAll;
-  }
-  return cpu::AxesReduceKind::kSum;
-}
-
 }  // namespace
 
 absl::Status RunReduceAxes(cpu::ThreadPool* pool, const ReduceAxesOp& op) {
@@ -58,7 +33,7 @@ absl::Status RunReduceAxes(cpu::ThreadPool* pool, const ReduceAxesOp& op) {
   // Every axis is the kernel's axis=None (argmax/argmin take no axis list).
   std::optional<std::vector<int>> axes;
   if (static_cast<int>(op.axes.size()) != rank) axes.emplace(op.axes.begin(), op.axes.end());
-  return cpu::ReduceAxes(pool, KernelKind(op.kind), View(*op.in), axes, /*keepdims=*/false,
+  return cpu::ReduceAxes(pool, op.kind, View(*op.in), axes, /*keepdims=*/false,
                          MutableView(*op.out));
 }
 

@@ -105,7 +105,7 @@ absl::Status CudaBackend::Do(const StreamRef& s, const ReduceAxesOp& op) {
                                                  Describe(a)));
   }
   const k::LaunchContext ctx = Launch(*s);
-  const auto kind = static_cast<k::AxesReduce>(op.kind);
+  const ReduceKind kind = op.kind;
   const size_t temp_bytes = k::ReduceAxesTempBytes(ctx, kind, a.dtype, l);
   std::shared_ptr<CudaBuffer> temp;
   if (temp_bytes > 0) {

@@ -1,0 +1,112 @@
+#include "server/program/op_registry.h"
+
+#include <array>
+
+#include "server/program/infer_elementwise.h"
+
+namespace resident {
+namespace {
+
+constexpr OpDef Creation(OpKind kind, const char* name, InferFn infer, RunFn run,
+                         BoundFn bound = nullptr) {
+  return {kind, name, 0, false, false, ResultBuffer::kNew, std::nullopt, infer, bound, run};
+}
+constexpr OpDef Unary(OpKind kind, const char* name, InferFn infer, RunFn run,
+                      ResultBuffer result = ResultBuffer::kNew) {
+  return {kind, name, 1, false, false, result, std::nullopt, infer, nullptr, run};
+}
+constexpr OpDef Reduction(OpKind kind, ReduceKind reduce) {
+  return {
+      kind,           ReduceKindName(reduce), 1,           false, false, ResultBuffer::kNew, reduce,
+      InferReduction, ReductionBound,         RunReduction};
+}
+
+// In OpKind's order (checked below).
+constexpr OpDef kOps[] = {
+    Creation(OpKind::kOnes, "ones", InferFill, RunFill),
+    Creation(OpKind::kZeros, "zeros", InferFill, RunFill),
+    Creation(OpKind::kFull, "full", InferFill, RunFill),
+    Creation(OpKind::kArange, "arange", InferArange, RunArange, ArangeBound),
+    {OpKind::kElementwise, "elementwise", kByPosition, true, true, ResultBuffer::kNew, std::nullopt,
+     InferElementwise, ElementwiseAllocationBound, RunElementwise},
+    {OpKind::kWhere, "where", kByPosition, true, true, ResultBuffer::kNew, std::nullopt,
+     InferSelect, SelectAllocationBound, RunWhere},
+    {OpKind::kClip, "clip", kByPosition, true, true, ResultBuffer::kNew, std::nullopt, InferSelect,
+     SelectAllocationBound, RunClip},
+    {OpKind::kDot, "dot", 2, false, false, ResultBuffer::kNew, std::nullopt, InferDot, DotBound,
+     RunDot},
+    {OpKind::kMatmul, "matmul", 2, false, false, ResultBuffer::kNew, std::nullopt, InferMatmul,
+     MatmulBound, RunMatmul},
+    Reduction(OpKind::kSum, ReduceKind::kSum),
+    Unary(OpKind::kReshape, "reshape", InferReshape, RunAlias, ResultBuffer::kOperand),
+    Unary(OpKind::kTranspose, "transpose", InferTranspose, RunTranspose),
+    {OpKind::kAstype, "astype", 1, false, true, ResultBuffer::kOperandWhenSameDType, std::nullopt,
+     InferAstype, nullptr, RunAstype},
+    {OpKind::kLoop, "loop", kAnyOperands, false, false, ResultBuffer::kNew, std::nullopt, nullptr,
+     nullptr, nullptr},
+    Reduction(OpKind::kProd, ReduceKind::kProd),
+    Reduction(OpKind::kMean, ReduceKind::kMean),
+    Reduction(OpKind::kMax, ReduceKind::kMax),
+    Reduction(OpKind::kMin, ReduceKind::kMin),
+    Reduction(OpKind::kArgmax, ReduceKind::kArgmax),
+    Reduction(OpKind::kArgmin, ReduceKind::kArgmin),
+    Reduction(OpKind::kAny, ReduceKind::kAny),
+    Reduction(OpKind::kAll, ReduceKind::kAll),
+    Unary(OpKind::kSlice, "slice", InferSlice, RunSlice),
+    {OpKind::kConcatenate, "concatenate", kAnyOperands, false, false, ResultBuffer::kNew,
+     std::nullopt, InferConcatenate, JoinBound, RunJoin},
+    {OpKind::kStack, "stack", kAnyOperands, false, false, ResultBuffer::kNew, std::nullopt,
+     InferStack, JoinBound, RunJoin},
+    Unary(OpKind::kBroadcastTo, "broadcast_to", InferBroadcastTo, RunBroadcastTo),
+    Unary(OpKind::kSqueeze, "squeeze", InferSqueeze, RunAlias, ResultBuffer::kOperand),
+    Unary(OpKind::kExpandDims, "expand_dims", InferExpandDims, RunAlias, ResultBuffer::kOperand),
+};
+
+constexpr bool InOpKindOrder() {
+  for (size_t i = 0; i < std::size(kOps); ++i) {
+    if (static_cast<size_t>(kOps[i].kind) != i) return false;
+  }
+  return true;
+}
+static_assert(InOpKindOrder(), "kOps rows must follow OpKind's order");
+static_assert(std::size(kOps) == static_cast<size_t>(OpKind::kExpandDims) + 1,
+              "every OpKind needs a row");
+
+}  // namespace
+
+const OpDef& OpDefOf(OpKind op) { return kOps[static_cast<size_t>(op)]; }
+
+const OpDef* FindOpDef(std::string_view name) {
+  for (const OpDef& d : kOps) {
+    if (d.kind != OpKind::kElementwise && name == d.name) return &d;
+  }
+  return nullptr;
+}
+
+bool ResultAliasesOperand(const Instruction& ins, absl::Span<const ValueType> ops,
+                          const ValueType& result) {
+  switch (OpDefOf(ins.op).result) {
+    case ResultBuffer::kNew:
+      return false;
+    case ResultBuffer::kOperand:
+      return true;
+    case ResultBuffer::kOperandWhenSameDType:
+      return !ops.empty() && ops[0].dtype == result.dtype;
+  }
+  return false;
+}
+
+// Elementwise ops by the op table's names; "elementwise" itself is no wire op.
+std::optional<ParsedOp> ParseOp(std::string_view name) {
+  if (const ElementwiseInfo* e = FindElementwise(name)) {
+    return ParsedOp{OpKind::kElementwise, e->kind};
+  }
+  if (const OpDef* d = FindOpDef(name)) return ParsedOp{d->kind, {}};
+  return std::nullopt;
+}
+
+const char* OpName(OpKind op) { return OpDefOf(op).name; }
+
+bool TakesScalars(OpKind op) { return OpDefOf(op).takes_scalars; }
+
+}  // namespace resident
