@@ -184,6 +184,12 @@ RESIDENT_CX_HD bool resident_cx_isfinite(C a) {
   typedef typename ResidentIsComplex<C>::component F;
   return a.re - a.re == F(0) && a.im - a.im == F(0);
 }
+// Either part infinite (the other may be NaN), as NumPy's isinf.
+template <typename C>
+RESIDENT_CX_HD bool resident_cx_isinf_value(C a) {
+  return (a.re == a.re && a.re - a.re != a.re - a.re) ||
+         (a.im == a.im && a.im - a.im != a.im - a.im);
+}
 template <typename C>
 RESIDENT_CX_HD bool resident_cx_nonzero(C a) {
   typedef typename ResidentIsComplex<C>::component F;
@@ -299,7 +305,13 @@ RESIDENT_CX_HD C resident_cx_sign(C a) {
   X(kLog, log)                    \
   X(kSin, sin)                    \
   X(kCos, cos)                    \
-  X(kTanh, tanh)
+  X(kTanh, tanh)                  \
+  X(kPositive, positive)          \
+  X(kConjugate, conjugate)        \
+  X(kReal, real)                  \
+  X(kImag, imag)                  \
+  X(kSquare, square)              \
+  X(kIsinf, isinf)
 
 template <typename C>
 RESIDENT_CX_HD C resident_cx_truth(bool b) {
@@ -335,6 +347,12 @@ RESIDENT_CXK(logical_xor, resident_cx_truth<C>(resident_cx_nonzero(x) != residen
 RESIDENT_CXK(logical_not, resident_cx_truth<C>(!resident_cx_nonzero(x)))
 RESIDENT_CXK(isnan, resident_cx_truth<C>(resident_cx_isnan_value(x)))
 RESIDENT_CXK(isfinite, resident_cx_truth<C>(resident_cx_isfinite(x)))
+RESIDENT_CXK(positive, x)
+RESIDENT_CXK(conjugate, resident_cx_make<C>(x.re, -x.im))
+RESIDENT_CXK(real, resident_cx_make<C>(x.re, 0))
+RESIDENT_CXK(imag, resident_cx_make<C>(x.im, 0))
+RESIDENT_CXK(square, resident_cx_mul(x, x))
+RESIDENT_CXK(isinf, resident_cx_truth<C>(resident_cx_isinf_value(x)))
 #undef RESIDENT_CXK
 
 #endif  // RESIDENT_CORE_COMPLEX_H_

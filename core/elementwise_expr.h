@@ -96,9 +96,25 @@ RESIDENT_MATH1(tanh)
 RESIDENT_MATH1(floor)
 RESIDENT_MATH1(ceil)
 RESIDENT_MATH1(fabs)
+RESIDENT_MATH1(tan)
+RESIDENT_MATH1(asin)
+RESIDENT_MATH1(acos)
+RESIDENT_MATH1(atan)
+RESIDENT_MATH1(sinh)
+RESIDENT_MATH1(cosh)
+RESIDENT_MATH1(asinh)
+RESIDENT_MATH1(acosh)
+RESIDENT_MATH1(atanh)
+RESIDENT_MATH1(log2)
+RESIDENT_MATH1(log10)
+RESIDENT_MATH1(rint)
+RESIDENT_MATH1(trunc)
 RESIDENT_MATH2(pow)
 RESIDENT_MATH2(fmod)
 RESIDENT_MATH2(copysign)
+RESIDENT_MATH2(atan2)
+RESIDENT_MATH2(hypot)
+RESIDENT_MATH2(nextafter)
 #undef RESIDENT_MATH1
 #undef RESIDENT_MATH2
 
@@ -493,6 +509,166 @@ RESIDENT_HD bool resident_ew_isfinite(T a) {
   } else {
     return true;
   }
+}
+
+// ---- The Array API's further functions (NumPy's ufuncs of those names). ----
+
+// Float math of one and two operands: floats only, as the transcendentals.
+#define RESIDENT_EW_LIBM(name, fn)                                                \
+  template <typename T>                                                           \
+  RESIDENT_HD T resident_ew_##name(T a) {                                         \
+    static_assert(ResidentIsFloat<T>::value, #name " computes in a float dtype"); \
+    return resident_m_##fn(a);                                                    \
+  }
+RESIDENT_EW_LIBM(tan, tan)
+RESIDENT_EW_LIBM(arcsin, asin)
+RESIDENT_EW_LIBM(arccos, acos)
+RESIDENT_EW_LIBM(arctan, atan)
+RESIDENT_EW_LIBM(sinh, sinh)
+RESIDENT_EW_LIBM(cosh, cosh)
+RESIDENT_EW_LIBM(arcsinh, asinh)
+RESIDENT_EW_LIBM(arccosh, acosh)
+RESIDENT_EW_LIBM(arctanh, atanh)
+RESIDENT_EW_LIBM(log2, log2)
+RESIDENT_EW_LIBM(log10, log10)
+RESIDENT_EW_LIBM(rint, rint)  // round half to even, as NumPy's rint
+#undef RESIDENT_EW_LIBM
+#define RESIDENT_EW_LIBM2(name, fn)                                               \
+  template <typename T>                                                           \
+  RESIDENT_HD T resident_ew_##name(T a, T b) {                                    \
+    static_assert(ResidentIsFloat<T>::value, #name " computes in a float dtype"); \
+    return resident_m_##fn(a, b);                                                 \
+  }
+RESIDENT_EW_LIBM2(arctan2, atan2)
+RESIDENT_EW_LIBM2(hypot, hypot)
+RESIDENT_EW_LIBM2(copysign, copysign)
+RESIDENT_EW_LIBM2(nextafter, nextafter)  // float32/64 only: the halves' is their own
+#undef RESIDENT_EW_LIBM2
+
+// logaddexp as NumPy's npy_logaddexp: equal operands (infinities of one
+// sign included) give x + log(2); otherwise the larger plus log1p(exp(-d)).
+template <typename T>
+RESIDENT_HD T resident_ew_logaddexp(T a, T b) {
+  static_assert(ResidentIsFloat<T>::value, "logaddexp computes in a float dtype");
+  if (a == b) return a + static_cast<T>(0.693147180559945309417232121458176568);
+  const T d = a - b;
+  if (d > 0) return a + resident_m_log1p(resident_m_exp(-d));
+  if (d <= 0) return b + resident_m_log1p(resident_m_exp(d));
+  return d;  // NaN
+}
+
+// trunc: toward zero; integers and bool unchanged (NumPy 2 keeps their dtype).
+RESIDENT_HD bool resident_ew_trunc(bool a) { return a; }
+template <typename T>
+RESIDENT_HD T resident_ew_trunc(T a) {
+  if constexpr (ResidentIsFloat<T>::value) {
+    return resident_m_trunc(a);
+  } else {
+    return a;
+  }
+}
+
+// square: x * x, wrapping for integers (bool computes in int8).
+template <typename T>
+RESIDENT_HD T resident_ew_square(T a) {
+  return resident_ew_multiply(a, a);
+}
+
+// reciprocal: 1 / x; integers as NumPy's loop computes it, 1.0 / x in
+// double converted back as x86 does (1 / 0 gives the minimum for 32- and
+// 64-bit types, 0 for narrower ones).
+template <typename T>
+RESIDENT_HD T resident_ew_reciprocal(T a) {
+  if constexpr (ResidentIsFloat<T>::value) {
+    return static_cast<T>(1) / a;
+  } else {
+    return resident_float_to_int<T>(1.0 / static_cast<double>(a));
+  }
+}
+
+// positive, conjugate, real: the value itself for real dtypes (no bool
+// positive, and bool conjugate computes in int8, as NumPy's loops).
+template <typename T>
+RESIDENT_HD T resident_ew_positive(T a) {
+  return a;
+}
+template <typename T>
+RESIDENT_HD T resident_ew_conjugate(T a) {
+  return a;
+}
+template <typename T>
+RESIDENT_HD T resident_ew_real(T a) {
+  return a;
+}
+// imag of a real dtype: zero, as numpy.imag gives.
+template <typename T>
+RESIDENT_HD T resident_ew_imag(T a) {
+  (void)a;
+  return static_cast<T>(0);
+}
+
+// isinf: an infinity of either sign; never for integers and bool.
+template <typename T>
+RESIDENT_HD bool resident_ew_isinf(T a) {
+  if constexpr (ResidentIsFloat<T>::value) {
+    return a == a && a - a != a - a;  // inf - inf is NaN; NaN is not inf
+  } else {
+    return false;
+  }
+}
+// signbit: the sign bit itself (-0.0 and negative NaNs have it).
+template <typename T>
+RESIDENT_HD bool resident_ew_signbit(T a) {
+  if constexpr (ResidentIsFloat<T>::value) {
+    return resident_m_copysign(static_cast<T>(1), a) < static_cast<T>(0);
+  } else if constexpr (ResidentIsSigned<T>::value) {
+    return a < 0;
+  } else {
+    return false;
+  }
+}
+
+// The bitwise ops: bool and integers (bool's are the logical ones).
+RESIDENT_HD bool resident_ew_bitwise_and(bool a, bool b) { return a && b; }
+template <typename T>
+RESIDENT_HD T resident_ew_bitwise_and(T a, T b) {
+  return static_cast<T>(a & b);
+}
+RESIDENT_HD bool resident_ew_bitwise_or(bool a, bool b) { return a || b; }
+template <typename T>
+RESIDENT_HD T resident_ew_bitwise_or(T a, T b) {
+  return static_cast<T>(a | b);
+}
+RESIDENT_HD bool resident_ew_bitwise_xor(bool a, bool b) { return a != b; }
+template <typename T>
+RESIDENT_HD T resident_ew_bitwise_xor(T a, T b) {
+  return static_cast<T>(a ^ b);
+}
+RESIDENT_HD bool resident_ew_invert(bool a) { return !a; }
+template <typename T>
+RESIDENT_HD T resident_ew_invert(T a) {
+  return static_cast<T>(~a);
+}
+// Shifts as NumPy's npy_lshift / npy_rshift: a count at or past the width,
+// or negative, shifts everything out (0; -1 for a negative value shifted
+// right); the rest is the shift of the bits. Integers only (bool computes
+// in int8).
+template <typename T>
+RESIDENT_HD T resident_ew_left_shift(T a, T b) {
+  typedef typename ResidentUnsigned<T>::type U;
+  if (static_cast<unsigned long long>(b) >= sizeof(T) * 8) return static_cast<T>(0);
+  return static_cast<T>(static_cast<U>(a) << static_cast<U>(b));
+}
+template <typename T>
+RESIDENT_HD T resident_ew_right_shift(T a, T b) {
+  if (static_cast<unsigned long long>(b) >= sizeof(T) * 8) {
+    if constexpr (ResidentIsSigned<T>::value) {
+      return a < 0 ? static_cast<T>(-1) : static_cast<T>(0);
+    } else {
+      return static_cast<T>(0);
+    }
+  }
+  return static_cast<T>(a >> b);
 }
 
 #endif  // RESIDENT_CORE_ELEMENTWISE_EXPR_H_

@@ -30,6 +30,8 @@ enum class ElementwiseRule : uint8_t {
   kFloatMath,   // integers compute in the smallest float holding them (NumPy's)
   kNoBoolPair,  // bool computes in int8: power, remainder, floor_divide
   kBoolResult,  // computes in P, any P; the result is bool (comparisons, isnan)
+  kIntegral,    // bool and integers compute in P; NumPy refuses floats (bitwise)
+  kShift,       // integers compute in P, bool in int8; floats refused (shifts)
 };
 
 // X(Kind, numpy_name, arity, rule): the one definition of each op.
@@ -71,7 +73,39 @@ enum class ElementwiseRule : uint8_t {
   X(kLogicalXor, logical_xor, 2, kBoolResult)     \
   X(kLogicalNot, logical_not, 1, kBoolResult)     \
   X(kIsnan, isnan, 1, kBoolResult)                \
-  X(kIsfinite, isfinite, 1, kBoolResult)
+  X(kIsfinite, isfinite, 1, kBoolResult)          \
+  X(kTan, tan, 1, kFloatMath)                     \
+  X(kArcsin, arcsin, 1, kFloatMath)               \
+  X(kArccos, arccos, 1, kFloatMath)               \
+  X(kArctan, arctan, 1, kFloatMath)               \
+  X(kSinh, sinh, 1, kFloatMath)                   \
+  X(kCosh, cosh, 1, kFloatMath)                   \
+  X(kArcsinh, arcsinh, 1, kFloatMath)             \
+  X(kArccosh, arccosh, 1, kFloatMath)             \
+  X(kArctanh, arctanh, 1, kFloatMath)             \
+  X(kLog2, log2, 1, kFloatMath)                   \
+  X(kLog10, log10, 1, kFloatMath)                 \
+  X(kRint, rint, 1, kFloatMath)                   \
+  X(kArctan2, arctan2, 2, kFloatMath)             \
+  X(kHypot, hypot, 2, kFloatMath)                 \
+  X(kLogaddexp, logaddexp, 2, kFloatMath)         \
+  X(kCopysign, copysign, 2, kFloatMath)           \
+  X(kNextafter, nextafter, 2, kFloatMath)         \
+  X(kTrunc, trunc, 1, kAll)                       \
+  X(kSquare, square, 1, kNoBoolPair)              \
+  X(kReciprocal, reciprocal, 1, kNoBoolPair)      \
+  X(kPositive, positive, 1, kNotBool)             \
+  X(kConjugate, conjugate, 1, kNoBoolPair)        \
+  X(kReal, real, 1, kAll)                         \
+  X(kImag, imag, 1, kAll)                         \
+  X(kIsinf, isinf, 1, kBoolResult)                \
+  X(kSignbit, signbit, 1, kBoolResult)            \
+  X(kBitwiseAnd, bitwise_and, 2, kIntegral)       \
+  X(kBitwiseOr, bitwise_or, 2, kIntegral)         \
+  X(kBitwiseXor, bitwise_xor, 2, kIntegral)       \
+  X(kInvert, invert, 1, kIntegral)                \
+  X(kLeftShift, left_shift, 2, kShift)            \
+  X(kRightShift, right_shift, 2, kShift)
 
 enum class ElementwiseKind : uint8_t {
 #define RESIDENT_EW_ENUM(kind, name, arity, rule) kind,
@@ -108,9 +142,23 @@ constexpr const ElementwiseInfo* FindElementwise(ElementwiseKind kind) {
   return i < kNumElementwiseKinds ? &kElementwiseTable[i] : nullptr;
 }
 
-// NumPy's other names for a row: {alias, name}.
+// NumPy's other names for a row, and the Array API standard's: {alias, name}.
 inline constexpr std::pair<const char*, const char*> kElementwiseAliases[] = {
-    {"abs", "absolute"}, {"mod", "remainder"}, {"true_divide", "divide"}};
+    {"abs", "absolute"},
+    {"mod", "remainder"},
+    {"true_divide", "divide"},
+    {"conj", "conjugate"},
+    {"asin", "arcsin"},
+    {"acos", "arccos"},
+    {"atan", "arctan"},
+    {"atan2", "arctan2"},
+    {"asinh", "arcsinh"},
+    {"acosh", "arccosh"},
+    {"atanh", "arctanh"},
+    {"bitwise_invert", "invert"},
+    {"bitwise_not", "invert"},
+    {"bitwise_left_shift", "left_shift"},
+    {"bitwise_right_shift", "right_shift"}};
 
 // The row whose NumPy name (or alias) is `name`; nullptr for none.
 constexpr const ElementwiseInfo* FindElementwise(std::string_view name) {
@@ -149,11 +197,48 @@ constexpr bool ComplexKernelKind(ElementwiseKind kind) {
 }
 
 // The kinds NumPy refuses for complex operands (no complex loop): floor,
-// ceil, remainder, floor_divide. The rest of the table NumPy computes;
-// those not in ComplexKernelKind Resident refuses as not yet supported.
+// ceil, trunc, remainder, floor_divide, the two-operand float math, signbit
+// and the bitwise ops. The rest of the table NumPy computes; those not in
+// ComplexKernelKind Resident refuses as not yet supported.
 constexpr bool NumPyRefusesComplex(ElementwiseKind kind) {
-  return kind == ElementwiseKind::kFloor || kind == ElementwiseKind::kCeil ||
-         kind == ElementwiseKind::kRemainder || kind == ElementwiseKind::kFloorDivide;
+  using K = ElementwiseKind;
+  switch (kind) {
+    case K::kFloor:
+    case K::kCeil:
+    case K::kTrunc:
+    case K::kRemainder:
+    case K::kFloorDivide:
+    case K::kArctan2:
+    case K::kHypot:
+    case K::kLogaddexp:
+    case K::kCopysign:
+    case K::kNextafter:
+    case K::kSignbit:
+    case K::kBitwiseAnd:
+    case K::kBitwiseOr:
+    case K::kBitwiseXor:
+    case K::kInvert:
+    case K::kLeftShift:
+    case K::kRightShift:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// The kinds whose complex result is its parts' float: absolute (|z|), real
+// and imag (the kernel leaves the part as the real part; the program layer
+// casts to the float, which keeps it).
+constexpr bool ComplexToReal(ElementwiseKind kind) {
+  return kind == ElementwiseKind::kAbsolute || kind == ElementwiseKind::kReal ||
+         kind == ElementwiseKind::kImag;
+}
+
+// Kinds Resident does not compute in a float dtype NumPy has a loop for:
+// nextafter of float16 and bfloat16 steps in the half's own spacing, which
+// computing in float32 and rounding back cannot give.
+constexpr bool NotYetFor(ElementwiseKind kind, DType compute) {
+  return kind == ElementwiseKind::kNextafter && IsHalf(compute);
 }
 
 // Whether a backend computes `kind` in `dtype`: all operands have it, and
@@ -162,6 +247,7 @@ constexpr bool ElementwiseAccepts(ElementwiseKind kind, DType dtype) {
   const ElementwiseInfo* e = FindElementwise(kind);
   if (e == nullptr) return false;
   if (IsComplex(dtype)) return ComplexKernelKind(kind);
+  if (NotYetFor(kind, dtype)) return false;
   switch (e->rule) {
     case ElementwiseRule::kAll:
     case ElementwiseRule::kBoolResult:
@@ -172,6 +258,10 @@ constexpr bool ElementwiseAccepts(ElementwiseKind kind, DType dtype) {
     case ElementwiseRule::kTrueDivide:
     case ElementwiseRule::kFloatMath:
       return IsFloating(dtype);
+    case ElementwiseRule::kIntegral:
+      return dtype == DType::kBool || IsInteger(dtype);
+    case ElementwiseRule::kShift:
+      return IsInteger(dtype);
   }
   return false;
 }
@@ -189,24 +279,12 @@ struct ElementwiseTypes {
   const char* missing_dtype = nullptr;
   bool not_yet = false;
 };
-constexpr ElementwiseTypes ResolveElementwise(ElementwiseKind kind, DType promoted) {
-  const ElementwiseInfo* e = FindElementwise(kind);
-  if (e == nullptr) return {};
-  if (IsComplex(promoted)) {
-    // Complex computes in itself; absolute gives its parts' float, the
-    // bool-valued kinds bool.
-    if (NumPyRefusesComplex(kind)) return {};
-    if (!ComplexKernelKind(kind)) return {false, promoted, promoted, nullptr, true};
-    if (kind == ElementwiseKind::kAbsolute) {
-      return {true, promoted, ComplexComponent(promoted), nullptr};
-    }
-    if (e->rule == ElementwiseRule::kBoolResult) return {true, promoted, DType::kBool, nullptr};
-    return {true, promoted, promoted, nullptr};
-  }
+// The rule's answer for a real promoted dtype.
+constexpr ElementwiseTypes ResolveRealElementwise(ElementwiseRule rule, DType promoted) {
   const bool is_bool = promoted == DType::kBool;
   const ElementwiseTypes same{true, promoted, promoted, nullptr};
   const ElementwiseTypes to_double{true, DType::kFloat64, DType::kFloat64, nullptr};
-  switch (e->rule) {
+  switch (rule) {
     case ElementwiseRule::kAll:
       return same;
     case ElementwiseRule::kNotBool:
@@ -227,8 +305,30 @@ constexpr ElementwiseTypes ResolveElementwise(ElementwiseKind kind, DType promot
       return same;
     case ElementwiseRule::kBoolResult:
       return {true, promoted, DType::kBool, nullptr};
+    case ElementwiseRule::kIntegral:
+      return is_bool || IsInteger(promoted) ? same : ElementwiseTypes{};
+    case ElementwiseRule::kShift:
+      if (is_bool) return {true, DType::kInt8, DType::kInt8, nullptr};
+      return IsInteger(promoted) ? same : ElementwiseTypes{};
   }
   return {};
+}
+
+constexpr ElementwiseTypes ResolveElementwise(ElementwiseKind kind, DType promoted) {
+  const ElementwiseInfo* e = FindElementwise(kind);
+  if (e == nullptr) return {};
+  if (IsComplex(promoted)) {
+    // Complex computes in itself; absolute gives its parts' float, the
+    // bool-valued kinds bool.
+    if (NumPyRefusesComplex(kind)) return {};
+    if (!ComplexKernelKind(kind)) return {false, promoted, promoted, nullptr, true};
+    if (ComplexToReal(kind)) return {true, promoted, ComplexComponent(promoted), nullptr};
+    if (e->rule == ElementwiseRule::kBoolResult) return {true, promoted, DType::kBool, nullptr};
+    return {true, promoted, promoted, nullptr};
+  }
+  ElementwiseTypes t = ResolveRealElementwise(e->rule, promoted);
+  if (t.ok && NotYetFor(kind, t.compute)) t = {false, t.compute, t.result, nullptr, true};
+  return t;
 }
 
 // The table is indexed by kind: each row sits at its enum value.

@@ -60,6 +60,20 @@ absl::Status Refused(ElementwiseKind kind, DType p) {
   }
 }
 
+// The dtype `kind` resolves from for two arrays: their promotion, except
+// the float math of two integer (or bool) arrays: NumPy takes the first
+// loop both cast to safely, not their promotion's, so int8 with uint8
+// computes in float16 (each fits it) where int16, their promotion, would
+// take float32.
+DType PromotedPair(ElementwiseKind kind, DType a, DType b) {
+  const bool real_ints = !IsFloating(a) && !IsFloating(b) && !IsComplex(a) && !IsComplex(b);
+  if (real_ints && FindElementwise(kind)->rule == ElementwiseRule::kFloatMath) {
+    return PromoteTypes(ResolveRealElementwise(ElementwiseRule::kFloatMath, a).compute,
+                        ResolveRealElementwise(ElementwiseRule::kFloatMath, b).compute);
+  }
+  return PromoteTypes(a, b);
+}
+
 }  // namespace
 
 absl::StatusOr<ElementwiseTypes> ResolveElementwiseTypes(const Instruction& ins,
@@ -81,7 +95,7 @@ absl::StatusOr<ElementwiseTypes> ResolveElementwiseTypes(const Instruction& ins,
   DType p;
   if (!arrays.empty()) {
     p = arrays[0];
-    for (DType d : arrays.subspan(1)) p = PromoteTypes(p, d);
+    for (DType d : arrays.subspan(1)) p = PromotedPair(kind, p, d);
     for (const ScalarOperand& s : ins.scalars) p = WithWeak(p, s.value);
   } else {  // only Python scalars: their default dtypes, as numpy.add(1, 2.0)
     p = ins.scalars[0].value.natural_dtype();
@@ -231,7 +245,7 @@ int64_t SelectAllocationBound(const Instruction& ins, absl::Span<const ValueType
 }
 
 DType ArithmeticType(ElementwiseKind kind, DType a, DType b) {
-  return ResolveElementwise(kind, PromoteTypes(a, b)).compute;
+  return ResolveElementwise(kind, PromotedPair(kind, a, b)).compute;
 }
 
 }  // namespace resident

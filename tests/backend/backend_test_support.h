@@ -79,6 +79,20 @@ inline bool Transcendental(ElementwiseKind k) {
     case ElementwiseKind::kSin:
     case ElementwiseKind::kCos:
     case ElementwiseKind::kTanh:
+    case ElementwiseKind::kTan:
+    case ElementwiseKind::kArcsin:
+    case ElementwiseKind::kArccos:
+    case ElementwiseKind::kArctan:
+    case ElementwiseKind::kSinh:
+    case ElementwiseKind::kCosh:
+    case ElementwiseKind::kArcsinh:
+    case ElementwiseKind::kArccosh:
+    case ElementwiseKind::kArctanh:
+    case ElementwiseKind::kLog2:
+    case ElementwiseKind::kLog10:
+    case ElementwiseKind::kArctan2:
+    case ElementwiseKind::kHypot:
+    case ElementwiseKind::kLogaddexp:
       return true;
     default:
       return false;

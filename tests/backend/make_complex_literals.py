@@ -25,7 +25,8 @@ rng = np.random.default_rng(20261204)
 BINARY = ["add", "subtract", "multiply", "divide", "maximum", "minimum", "fmax", "fmin", "equal",
           "not_equal", "less", "less_equal", "greater", "greater_equal", "logical_and",
           "logical_or", "logical_xor"]
-UNARY = ["negative", "absolute", "logical_not", "isnan", "isfinite"]
+UNARY = ["negative", "absolute", "logical_not", "isnan", "isfinite", "positive", "conjugate", "real",
+         "imag", "square", "isinf"]
 MATH = ["sign", "sqrt", "exp", "log", "sin", "cos", "tanh"]
 REFUSED = ["power", "remainder", "floor_divide", "log1p", "expm1", "floor", "ceil"]
 COMPLEX = {"kComplex64": np.complex64, "kComplex128": np.complex128}

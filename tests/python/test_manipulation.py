@@ -87,3 +87,51 @@ def test_eye_tril_triu(c):
             check(rs.triu(x, k=k), np.triu(a, k=k))
     with pytest.raises(ValueError):
         rs.tril(c.ones(3))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.int8, np.bool_], ids=str)
+def test_tile_and_repeat(c, dtype):
+    a = sample(dtype, (2, 3), 9)
+    x = c.asarray(a)
+    for reps in [2, (2, 1), (1, 3), (2, 1, 2), (0, 2), ()]:
+        check(rs.tile(x, reps), np.tile(a, reps))
+    for repeats, axis in [(3, None), (2, 0), (2, -1), (0, 1), ([1, 0, 2], 1), ([2, 2], 0),
+                          (np.array([3, 1, 1, 0, 2, 2]), None)]:
+        check(rs.repeat(x, repeats, axis=axis), np.repeat(a, repeats, axis=axis))
+    check(rs.repeat(x, c.asarray(np.array([1, 2])), axis=0), np.repeat(a, [1, 2], axis=0))
+    with pytest.raises(ValueError, match="negative"):
+        rs.repeat(x, -1)
+    with pytest.raises(ValueError):
+        rs.repeat(x, [1, 2], axis=1)
+
+
+def test_astype_copy_and_reductions_with_dtype(c):
+    a = np.array([[100, 27, -3], [90, 90, 1]], np.int8)
+    x = c.asarray(a)
+    assert rs.astype(x, np.int8, copy=False) is x
+    assert x.astype(np.int8, copy=False) is x
+    check(rs.astype(x, np.float32, copy=False), a.astype(np.float32))
+    check(rs.astype(x, np.int8), a.astype(np.int8))
+    for dtype in [np.int8, np.int16, np.float32, np.uint8]:
+        with np.errstate(all="ignore"):
+            check(rs.sum(x, dtype=dtype), np.sum(a, dtype=dtype))
+            check(rs.sum(x, axis=0, dtype=dtype), np.sum(a, axis=0, dtype=dtype))
+            check(rs.prod(x, axis=1, dtype=dtype, keepdims=True),
+                  np.prod(a, axis=1, dtype=dtype, keepdims=True))
+    f = np.linspace(0, 1, 1001)
+    check(rs.sum(c.asarray(f), dtype=np.float32), np.sum(f, dtype=np.float32), exact=False)
+
+
+def test_shape_errors_raise_at_the_call(c):
+    """Even a lazy client raises shape errors where NumPy does: at the call."""
+    x = c.asarray(np.zeros((2, 3)))
+    with pytest.raises(ValueError, match="cannot select an axis to squeeze out"):
+        rs.squeeze(x, axis=0)
+    with pytest.raises(rs.InvalidArgument, match="cannot reshape array of size 6"):
+        x.reshape(4, 2)
+    with pytest.raises(ValueError, match="out of bounds"):
+        rs.expand_dims(x, axis=5)
+    with pytest.raises(ValueError):
+        rs.concatenate([x, c.asarray(np.zeros((3, 3)))], axis=1)
+    with pytest.raises(ValueError):
+        rs.broadcast_to(x, (3, 3))

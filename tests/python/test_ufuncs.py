@@ -21,7 +21,9 @@ def c(request, server):
 
 # glibc / CUDA libdevice against NumPy's own SIMD loops: within 4 ULP (8 for
 # float32 power; see tests/backend/elementwise_literals_test.cc).
-TRANSCENDENTAL = {"power", "exp", "log", "log1p", "expm1", "sin", "cos", "tanh"}
+TRANSCENDENTAL = {"power", "exp", "log", "log1p", "expm1", "sin", "cos", "tanh", "tan", "arcsin",
+                  "arccos", "arctan", "sinh", "cosh", "arcsinh", "arccosh", "arctanh", "log2",
+                  "log10", "arctan2", "hypot", "logaddexp"}
 SUPPORTED = set(DTYPES) | {np.dtype(np.float16)}  # NumPy gives float16 for 1-byte float math
 
 
@@ -31,6 +33,8 @@ def numpy_or_error(f, *args):
             want = f(*args)
         except (TypeError, ValueError):
             return None
+    if f is np.nextafter and np.asarray(want).dtype == np.float16:
+        return None  # not yet in Resident: the halves' own spacing (README)
     return want if np.asarray(want).dtype in SUPPORTED else None
 
 
@@ -104,6 +108,62 @@ def test_aliases_and_errors(c):
         x ** -1
     # NumPy's float16 for 1-byte inputs, now that Resident has the dtype.
     check(rs.sqrt(c.asarray(np.array([True, False]))), np.sqrt(np.array([True, False])))
+
+
+@pytest.mark.parametrize("dtype", [np.bool_, np.int8, np.uint16, np.int64], ids=str)
+def test_bitwise_operators(c, dtype):
+    a, b = sample(dtype, (3, 1), 11), sample(dtype, (4,), 12)
+    x, y = c.asarray(a), c.asarray(b)
+    check(x & y, a & b)
+    check(x | y, a | b)
+    check(x ^ y, a ^ b)
+    check(~x, ~a)
+    check(rs.bitwise_invert(x), np.bitwise_not(a))
+    if dtype != np.bool_:
+        counts = (np.abs(b.astype(np.int64)) % 9).astype(dtype)
+        check(x << c.asarray(counts), a << counts)
+        check(x >> c.asarray(counts), a >> counts)
+        check(rs.bitwise_left_shift(x, 3), np.left_shift(a, 3))
+        check(x & 6, a & 6)
+        check(+x, +a)
+    else:
+        with pytest.raises(rs.InvalidArgument):
+            (+x).get()  # NumPy has no bool positive
+
+
+def test_standard_names_and_float_math(c):
+    a = np.array([-0.75, -0.0, 0.0, 0.25, 0.999, 1.0, 2.5, np.inf, np.nan])
+    x = c.asarray(a)
+    for ours, numpys in [("asin", "arcsin"), ("acos", "arccos"), ("atan", "arctan"),
+                         ("asinh", "arcsinh"), ("acosh", "arccosh"), ("atanh", "arctanh")]:
+        check_ufunc(numpys, getattr(rs, ours)(x), getattr(np, numpys)(a))
+    check_ufunc("arctan2", rs.atan2(x, 0.5), np.arctan2(a, 0.5))
+    check(rs.copysign(x, -1.0), np.copysign(a, -1.0))
+    check(rs.nextafter(x, 0.0), np.nextafter(a, 0.0))
+    check(rs.signbit(x), np.signbit(a))
+    check(rs.isinf(x), np.isinf(a))
+    check(rs.trunc(x * 3), np.trunc(a * 3))
+    check(rs.rint(x * 3), np.rint(a * 3))
+    check(rs.square(x), np.square(a))
+    check(rs.reciprocal(x), np.reciprocal(a))
+    with pytest.raises(rs.InvalidArgument, match="not supported by Resident yet"):
+        rs.nextafter(c.asarray(np.ones(2, np.float16)), 0).get()
+    with pytest.raises(rs.InvalidArgument):
+        rs.bitwise_and(x, x).get()  # NumPy has no float bitwise loops
+
+
+def test_complex_parts(c):
+    z = np.array([1 + 2j, -0.0 - 3j, complex(np.inf, np.nan), complex(np.nan, 1)], np.complex128)
+    x = c.asarray(z)
+    check(rs.real(x), np.real(z))
+    check(rs.imag(x), np.imag(z))
+    check(rs.conj(x), np.conj(z))
+    check(rs.isinf(x), np.isinf(z))
+    check(rs.square(c.asarray(z[:2])), np.square(z[:2]))
+    check(+x, +z)
+    f = np.array([1.5, -2.0], np.float32)
+    check(rs.real(c.asarray(f)), np.real(f))
+    check(rs.imag(c.asarray(f)), np.imag(f))
 
 
 def test_fused_chain_of_new_ops_equals_numpy(c):

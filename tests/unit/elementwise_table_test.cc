@@ -60,6 +60,38 @@ constexpr NumpyUfunc kNumpy[] = {
     {"logical_not", 1, "?bhilBHILfdeE"},
     {"isnan", 1, "?bhilBHILfdeE"},
     {"isfinite", 1, "?bhilBHILfdeE"},
+    {"tan", 1, "fdeE"},
+    {"arcsin", 1, "fdeE"},
+    {"arccos", 1, "fdeE"},
+    {"arctan", 1, "fdeE"},
+    {"sinh", 1, "fdeE"},
+    {"cosh", 1, "fdeE"},
+    {"arcsinh", 1, "fdeE"},
+    {"arccosh", 1, "fdeE"},
+    {"arctanh", 1, "fdeE"},
+    {"log2", 1, "fdeE"},
+    {"log10", 1, "fdeE"},
+    {"rint", 1, "fdeE"},
+    {"arctan2", 2, "fdeE"},
+    {"hypot", 2, "fdeE"},
+    {"logaddexp", 2, "fdeE"},
+    {"copysign", 2, "fdeE"},
+    {"nextafter", 2, "fd"},  // NumPy's "fdeE": Resident refuses the halves (README)
+    {"trunc", 1, "?bhilBHILfdeE"},
+    {"square", 1, "bhilBHILfdeE"},
+    {"reciprocal", 1, "bhilBHILfdeE"},
+    {"positive", 1, "bhilBHILfdeE"},
+    {"conjugate", 1, "bhilBHILfdeE"},
+    {"real", 1, "?bhilBHILfdeE"},  // numpy.real and numpy.imag: functions, any dtype
+    {"imag", 1, "?bhilBHILfdeE"},
+    {"isinf", 1, "?bhilBHILfdeE"},
+    {"signbit", 1, "?bhilBHILfdeE"},  // NumPy's "fdeE" after casting integers: the same bool
+    {"bitwise_and", 2, "?bhilBHIL"},
+    {"bitwise_or", 2, "?bhilBHIL"},
+    {"bitwise_xor", 2, "?bhilBHIL"},
+    {"invert", 1, "?bhilBHIL"},
+    {"left_shift", 2, "bhilBHIL"},
+    {"right_shift", 2, "bhilBHIL"},
 };
 
 // NumPy's type character of d (kAllDTypes order).
@@ -89,8 +121,32 @@ TEST(ElementwiseTableTest, EveryRowIsNumpysUfunc) {
   EXPECT_EQ(FindElementwise("true_divide_typo"), nullptr);
   EXPECT_EQ(FindElementwise("abs"), FindElementwise("absolute"));
   EXPECT_EQ(FindElementwise("mod"), FindElementwise("remainder"));
+  EXPECT_EQ(FindElementwise("atan2"), FindElementwise("arctan2"));
+  EXPECT_EQ(FindElementwise("bitwise_invert"), FindElementwise("invert"));
   EXPECT_EQ(FindElementwise(static_cast<ElementwiseKind>(200)), nullptr);
   EXPECT_EQ(Arity(static_cast<ElementwiseKind>(200)), 0);
+}
+
+// Literals from NumPy 2.4: np.left_shift(np.int8(1), np.int8(7)) == -128,
+// np.right_shift(np.int8(-8), np.int8(100)) == -1, np.left_shift(np.int32(1),
+// np.int32(-1)) == 0, np.reciprocal(np.int32([0, 2, -1])) == [INT_MIN, 0, -1],
+// np.reciprocal(np.int8(0)) == 0, np.logaddexp(-inf, -inf) == -inf.
+TEST(ElementwiseExprTest, ShiftsReciprocalLogaddexpAsNumpy) {
+  EXPECT_EQ(resident_ew_left_shift(int8_t{1}, int8_t{7}), int8_t{-128});
+  EXPECT_EQ(resident_ew_right_shift(int8_t{-8}, int8_t{100}), int8_t{-1});
+  EXPECT_EQ(resident_ew_right_shift(int8_t{-8}, int8_t{2}), int8_t{-2});
+  EXPECT_EQ(resident_ew_left_shift(int32_t{1}, int32_t{-1}), 0);
+  EXPECT_EQ(resident_ew_right_shift(uint64_t{1} << 63, uint64_t{63}), uint64_t{1});
+  EXPECT_EQ(resident_ew_reciprocal(int32_t{0}), -2147483647 - 1);
+  EXPECT_EQ(resident_ew_reciprocal(int32_t{2}), 0);
+  EXPECT_EQ(resident_ew_reciprocal(int32_t{-1}), -1);
+  EXPECT_EQ(resident_ew_reciprocal(int8_t{0}), 0);
+  const double inf = std::numeric_limits<double>::infinity();
+  EXPECT_EQ(resident_ew_logaddexp(-inf, -inf), -inf);
+  EXPECT_TRUE(resident_ew_isinf(-inf));
+  EXPECT_FALSE(resident_ew_isinf(std::nan("")));
+  EXPECT_TRUE(resident_ew_signbit(-0.0));
+  EXPECT_EQ(resident_ew_invert(uint8_t{0}), uint8_t{255});
 }
 
 // Literals from NumPy: np.int32(2147483647) + np.int32(1) == -2147483648, etc.

@@ -22,10 +22,12 @@ from ._shape_ops import (all, any, argmax, argmin, broadcast_to, concatenate, ex
 from ._client import (ArrayListing, Client, DeviceInfo, ServerInfo, SessionListing, connect)
 from ._dtypes import SUPPORTED as supported_dtypes
 from ._composed import (concat, empty, empty_like, full_like, matrix_transpose, ones_like,
-                        permute_dims, pow, std, var, zeros_like)
+                        permute_dims, pow, round, std, var, zeros_like)
 from . import _protocols  # noqa: F401 (installs __array_ufunc__, __array_function__)
+from ._sorting import (argsort, cumprod, cumsum, cumulative_prod, cumulative_sum, sort,
+                       take_along_axis)
 from ._manipulation import (broadcast_arrays, count_nonzero, diff, eye, flip, linspace, meshgrid,
-                            moveaxis, roll, tril, triu, unstack)
+                            moveaxis, repeat, roll, tile, tril, triu, unstack)
 from ._namespace import (Device, __array_api_version__, __array_namespace_info__, arange,
                          asarray, bool, can_cast, complex64, complex128, e, finfo, float32,
                          float64, full, get_default_client, iinfo, inf, int8, int16, int32,
@@ -47,9 +49,11 @@ __all__ = [
     "prod", "mean", "max", "min", "argmax", "argmin", "any", "all", "concatenate", "stack",
     "broadcast_to", "squeeze", "expand_dims",
     "asarray", "ones", "zeros", "full", "arange", "set_default_client", "get_default_client",
-    "var", "std", "empty", "empty_like", "zeros_like", "ones_like", "full_like", "pow", "concat",
-    "permute_dims", "matrix_transpose", "flip", "roll", "moveaxis", "broadcast_arrays",
-    "meshgrid", "unstack", "diff", "count_nonzero", "linspace", "eye", "tril", "triu",
+    "var", "std", "empty", "empty_like", "zeros_like", "ones_like", "full_like", "pow", "round",
+    "concat", "permute_dims", "matrix_transpose", "flip", "roll", "moveaxis", "broadcast_arrays",
+    "meshgrid", "unstack", "diff", "tile", "repeat", "count_nonzero", "linspace", "eye", "tril",
+    "triu", "argsort", "sort", "take_along_axis", "cumulative_sum", "cumulative_prod", "cumsum",
+    "cumprod",
     "isdtype", "result_type", "can_cast", "finfo", "iinfo", "__array_namespace_info__",
     "Device", "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
     "float32", "float64", "complex64", "complex128", "e", "pi", "inf", "nan", "newaxis",

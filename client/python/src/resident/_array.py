@@ -11,7 +11,7 @@ from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from . import _dtypes
-from ._errors import FailedPrecondition
+from ._errors import FailedPrecondition, InvalidArgument
 from ._graph import Kind, Node
 from ._infer import Meta
 from ._ops import (ALIASES, BINARY_ELEMENTWISE, COMPARISONS, OPERATORS, OPS,
@@ -201,8 +201,8 @@ class ndarray:
 
     # --- operations -----------------------------------------------------------------
 
-    def astype(self, dtype: Any) -> "ndarray":
-        return astype(self, dtype)
+    def astype(self, dtype: Any, copy: bool = True) -> "ndarray":
+        return astype(self, dtype, copy=copy)
 
     def reshape(self, *shape: Any) -> "ndarray":
         return reshape(self, shape[0] if len(shape) == 1 else shape)
@@ -257,7 +257,9 @@ def record(op: str, inputs: Sequence[Node], session: Any,
     if spec.infer is not None and all(m is not None for m in metas):
         try:
             meta = spec.infer(metas, ins)  # type: ignore[arg-type]
-        except (ValueError, TypeError):
+        except (ValueError, TypeError) as e:
+            if spec.eager_errors:
+                raise InvalidArgument(f"{op}: {e}") from None
             meta = None  # invalid: the server's error surfaces when it is evaluated
     node = Node(Kind.OP, session, meta, ins, inputs)
     array = ndarray._wrap(node)
@@ -440,8 +442,16 @@ def transpose(a: ndarray, axes: Optional[Sequence[int]] = None) -> ndarray:
     return _unary("transpose", a, ins)
 
 
-def astype(a: ndarray, dtype: Any) -> ndarray:
-    """A copy converted to ``dtype`` (float to int truncates, as in NumPy)."""
+def astype(a: ndarray, dtype: Any, /, *, copy: bool = True, device: Any = None) -> ndarray:
+    """A copy converted to ``dtype`` (float to int truncates, as in NumPy).
+    With ``copy=False`` an array already of ``dtype`` is returned itself
+    (arrays are immutable, so a copy would never differ). ``device`` must be
+    the array's own (a transfer is ``to_device``)."""
+    if device is not None and device != a.device:
+        raise ValueError(f"astype cannot move an array from {a.device} to {device}; "
+                         "use to_device")
+    if not copy and _dtypes.normalize(np.dtype(dtype)) == a.dtype:
+        return a
     return _unary("astype", a, pb.Instruction(dtype=_dtypes.to_wire(dtype)))
 
 

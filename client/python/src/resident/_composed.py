@@ -120,6 +120,14 @@ def pow(x1: Any, x2: Any, /) -> ndarray:  # noqa: A001 (the standard's name)
     return _array.power(x1, x2)
 
 
+def round(x: ndarray, /) -> ndarray:  # noqa: A001 (the standard's name)
+    """Halves to even (NumPy's rint) for floats; integers and bools as they
+    are, as numpy.round keeps them."""
+    if x.dtype.kind in "biu":
+        return x
+    return _array.rint(x)
+
+
 def concat(arrays: Sequence[ndarray], /, axis: Optional[int] = 0) -> ndarray:
     return concatenate(arrays, axis=axis)
 

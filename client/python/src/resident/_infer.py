@@ -32,11 +32,12 @@ _ufunc_cache: Dict[tuple, np.dtype] = {}
 def ufunc_dtype(name: str, *dtypes: Any) -> np.dtype:
     """The dtype NumPy's ufunc ``name`` gives for arrays of these dtypes; a
     Python scalar in place of a dtype is passed as itself (weak, NEP 50:
-    OverflowError for an int out of an integer array's range, as NumPy)."""
+    OverflowError for an int out of an integer array's range, as NumPy).
+    real and imag are NumPy functions, not ufuncs: the same probe works."""
     if not all(isinstance(d, np.dtype) for d in dtypes):
         with np.errstate(all="ignore"):
             args = [np.zeros((), d) if isinstance(d, np.dtype) else d for d in dtypes]
-            return getattr(np, name)(*args).dtype
+            return np.asarray(getattr(np, name)(*args)).dtype
     key = (name,) + dtypes
     dt = _ufunc_cache.get(key)
     if dt is None:
@@ -167,15 +168,15 @@ def reshape(ops: Sequence[Meta], ins: "pb.Instruction") -> Meta:
     (a,) = ops
     size = math.prod(a.shape)
     to = list(ins.shape)
-    if to.count(-1) > 1 or any(d < -1 for d in to):
-        raise ValueError("bad reshape")
+    if to.count(-1) > 1:
+        raise ValueError("can only specify one unknown dimension")
+    if any(d < -1 for d in to):
+        raise ValueError(f"negative dimensions not allowed: {tuple(to)}")
     known = math.prod(d for d in to if d != -1)
+    if (-1 in to and (known == 0 or size % known)) or (-1 not in to and known != size):
+        raise ValueError(f"cannot reshape array of size {size} into shape {tuple(to)}")
     if -1 in to:
-        if known == 0 or size % known:
-            raise ValueError("cannot reshape")
         to[to.index(-1)] = size // known
-    elif known != size:
-        raise ValueError("cannot reshape")
     return Meta(a.dtype, tuple(to))
 
 
@@ -184,7 +185,7 @@ def transpose(ops: Sequence[Meta], ins: "pb.Instruction") -> Meta:
     rank = len(a.shape)
     axes = list(ins.axes) or list(range(rank))[::-1]
     if len(axes) != rank or any(not -rank <= x < rank for x in axes):
-        raise ValueError("axes don't match array")
+        raise ValueError(f"axes {tuple(axes)} don't match an array of dimension {rank}")
     axes = [x % rank for x in axes]
     if len(set(axes)) != rank:
         raise ValueError("repeated axis in transpose")

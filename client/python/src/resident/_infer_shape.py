@@ -37,7 +37,7 @@ def _axes(ins: "pb.Instruction", rank: int) -> List[int]:
         if rank == 0 and not ins.has_axes and a in (0, -1) and ins.op != "mean":
             continue  # NumPy lets a 0-d array take a single axis 0 or -1 (mean: no)
         if not -rank <= a < rank:
-            raise ValueError("axis out of bounds")
+            raise ValueError(f"axis {a} is out of bounds for array of dimension {rank}")
         a %= rank
         if a in out:
             raise ValueError("duplicate value in 'axis'")
@@ -89,24 +89,29 @@ def concatenate(ops: Sequence[Meta], ins: "pb.Instruction") -> Meta:
         return Meta(_promoted(ops), (sum(int(np.prod(m.shape)) for m in ops),))
     first = ops[0].shape
     rank = len(first)
-    if rank == 0 or not -rank <= ins.axis < rank:
-        raise ValueError("bad axis")
+    if rank == 0:
+        raise ValueError("zero-dimensional arrays cannot be concatenated")
+    if not -rank <= ins.axis < rank:
+        raise ValueError(f"axis {ins.axis} is out of bounds for array of dimension {rank}")
     axis = ins.axis % rank
     total = 0
     for m in ops:
         if len(m.shape) != rank or any(m.shape[d] != first[d] for d in range(rank) if d != axis):
-            raise ValueError("shapes differ")
+            raise ValueError("all the input array dimensions except for the concatenation axis "
+                             f"must match exactly: {first} and {m.shape}")
         total += m.shape[axis]
     return Meta(_promoted(ops), first[:axis] + (total,) + first[axis + 1:])
 
 
 def stack(ops: Sequence[Meta], ins: "pb.Instruction") -> Meta:
-    if not ops or any(m.shape != ops[0].shape for m in ops):
-        raise ValueError("shapes differ")
+    if not ops:
+        raise ValueError("need at least one array to stack")
+    if any(m.shape != ops[0].shape for m in ops):
+        raise ValueError("all input arrays must have the same shape")
     rank = len(ops[0].shape) + 1
     axis = ins.axis if ins.has_axis else 0
     if not -rank <= axis < rank:
-        raise ValueError("bad axis")
+        raise ValueError(f"axis {axis} is out of bounds for array of dimension {rank}")
     axis %= rank
     s = ops[0].shape
     return Meta(_promoted(ops), s[:axis] + (len(ops),) + s[axis:])
@@ -115,8 +120,13 @@ def stack(ops: Sequence[Meta], ins: "pb.Instruction") -> Meta:
 def broadcast_to(ops: Sequence[Meta], ins: "pb.Instruction") -> Meta:
     (a,) = ops
     to = tuple(ins.shape)
-    if np.broadcast_shapes(a.shape, to) != to:
-        raise ValueError("cannot broadcast")
+    try:
+        ok = np.broadcast_shapes(a.shape, to) == to
+    except ValueError:
+        ok = False
+    if not ok:
+        raise ValueError("operands could not be broadcast together with remapped shapes "
+                         f"[original->remapped]: {a.shape} and requested shape {to}")
     return Meta(a.dtype, to)
 
 
@@ -126,7 +136,7 @@ def squeeze(ops: Sequence[Meta], ins: "pb.Instruction") -> Meta:
         return Meta(a.dtype, tuple(n for n in a.shape if n != 1))
     axes = _axes(ins, len(a.shape))
     if any(a.shape[ax] != 1 for ax in axes):
-        raise ValueError("cannot squeeze an axis of size != 1")
+        raise ValueError("cannot select an axis to squeeze out which has size not equal to one")
     return Meta(a.dtype, tuple(n for d, n in enumerate(a.shape) if d not in axes))
 
 
@@ -136,9 +146,71 @@ def expand_dims(ops: Sequence[Meta], ins: "pb.Instruction") -> Meta:
     rank = len(a.shape) + len(given)
     added = set()
     for g in given:
-        if not -rank <= g < rank or g % rank in added:
-            raise ValueError("bad axis")
+        if not -rank <= g < rank:
+            raise ValueError(f"axis {g} is out of bounds for array of dimension {rank}")
+        if g % rank in added:
+            raise ValueError("repeated axis")
         added.add(g % rank)
     rest = iter(a.shape)
     shape: Tuple[int, ...] = tuple(1 if d in added else next(rest) for d in range(rank))
     return Meta(a.dtype, shape)
+
+
+def _one_axis(ins: "pb.Instruction", rank: int, op: str) -> int:
+    """The sorting family's axis: ins.axis, or -1 (the last) when unset."""
+    a = ins.axis if ins.has_axis else -1
+    if rank == 0:
+        raise ValueError(f"{op}: a 0-d array has no axis")
+    if not -rank <= a < rank:
+        raise ValueError(f"axis {a} is out of bounds for array of dimension {rank}")
+    return a % rank
+
+
+def _no_complex(op: str, dtype: np.dtype) -> None:
+    if dtype.kind == "c":
+        raise TypeError(f"{op} of {dtype} is not supported by Resident yet")
+
+
+def argsort(ops: Sequence[Meta], ins: "pb.Instruction") -> Meta:
+    (a,) = ops
+    _no_complex("argsort", a.dtype)
+    _one_axis(ins, len(a.shape), "argsort")
+    return Meta(np.dtype(np.int64), a.shape)
+
+
+def sort(ops: Sequence[Meta], ins: "pb.Instruction") -> Meta:
+    (a,) = ops
+    _no_complex("sort", a.dtype)
+    _one_axis(ins, len(a.shape), "sort")
+    return Meta(a.dtype, a.shape)
+
+
+def take_along_axis(ops: Sequence[Meta], ins: "pb.Instruction") -> Meta:
+    a, idx = ops
+    if idx.dtype.kind not in "iu":
+        raise TypeError(f"take_along_axis: indices must be integers, not {idx.dtype}")
+    if len(a.shape) != len(idx.shape):
+        raise ValueError("take_along_axis: indices and array must have the same number of "
+                         f"dimensions, got {len(idx.shape)} and {len(a.shape)}")
+    axis = _one_axis(ins, len(a.shape), "take_along_axis")
+    sa = a.shape[:axis] + (1,) + a.shape[axis + 1:]
+    si = idx.shape[:axis] + (1,) + idx.shape[axis + 1:]
+    out = list(np.broadcast_shapes(sa, si))
+    out[axis] = idx.shape[axis]
+    return Meta(a.dtype, tuple(out))
+
+
+def cumulative(name: str):
+    """cumulative_sum / cumulative_prod: numpy.cumsum's dtype (sum's), the
+    operand's shape, flattened when no axis is given."""
+    numpy_name = {"cumulative_sum": "sum", "cumulative_prod": "prod"}[name]
+
+    def rule(ops: Sequence[Meta], ins: "pb.Instruction") -> Meta:
+        (a,) = ops
+        _no_complex(name, a.dtype)
+        dt = _reduce_dtype(numpy_name, a.dtype)
+        if not ins.has_axis:
+            return Meta(dt, (int(np.prod(a.shape)),))
+        _one_axis(ins, len(a.shape), name)
+        return Meta(dt, a.shape)
+    return rule

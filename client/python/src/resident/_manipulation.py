@@ -75,6 +75,64 @@ def roll(x: ndarray, /, shift: Union[int, Sequence[int]], *, axis: Axis = None) 
     return out
 
 
+def tile(x: ndarray, repetitions: Sequence[int], /) -> ndarray:
+    """``x`` repeated ``repetitions[i]`` times along each axis (the shorter
+    of shape and repetitions padded with leading 1s, as numpy.tile): one
+    broadcast copy of ``x`` with an interleaved axis per repetition."""
+    reps = [operator.index(r) for r in (
+        (repetitions,) if isinstance(repetitions, (int, np.integer)) else repetitions)]
+    if any(r < 0 for r in reps):
+        raise ValueError("negative dimensions are not allowed")
+    d = max(x.ndim, len(reps))
+    shape = (1,) * (d - x.ndim) + tuple(x.shape)
+    reps = [1] * (d - len(reps)) + reps
+    interleaved = tuple(n for pair in zip([1] * d, shape) for n in pair)
+    target = tuple(n for pair in zip(reps, shape) for n in pair)
+    out = broadcast_to(x.reshape(interleaved), target)
+    return out.reshape(tuple(r * n for r, n in zip(reps, shape)))
+
+
+def repeat(x: ndarray, repeats: Any, /, *, axis: Optional[int] = None) -> ndarray:
+    """Each element repeated along ``axis`` (the flattened array when None),
+    as numpy.repeat. One count for all: a broadcast copy. A count per
+    element (an array or sequence; its values are read on the client, as
+    the result's shape depends on them): the runs of equal counts joined."""
+    if axis is None:
+        x, axis = x.reshape(-1), 0
+    axis = _norm_axes(axis, x.ndim)[0]
+    n = x.shape[axis]
+    counts = np.asarray(repeats.get() if isinstance(repeats, ndarray) else repeats)
+    if counts.dtype.kind not in "biu" or counts.ndim > 1:
+        raise TypeError("repeats must be an integer or a 1-D sequence of integers")
+    if (counts < 0).any():
+        raise ValueError("repeats may not contain negative values")
+    if counts.ndim == 1 and counts.size == 1:
+        counts = counts.reshape(())
+    if counts.ndim == 0:
+        r = int(counts)
+        shape = tuple(x.shape)
+        inner = shape[:axis + 1] + (1,) + shape[axis + 1:]
+        wide = shape[:axis + 1] + (r,) + shape[axis + 1:]
+        out = broadcast_to(x.reshape(inner), wide)
+        return out.reshape(shape[:axis] + (n * r,) + shape[axis + 1:])
+    if counts.size != n:
+        raise ValueError(f"operands could not be broadcast together with shape ({n},) "
+                         f"({counts.size},)")
+    parts = []
+    start = 0
+    while start < n:  # runs of one count: one slice and one broadcast each
+        stop = start
+        while stop < n and counts[stop] == counts[start]:
+            stop += 1
+        if counts[start] > 0:
+            parts.append(repeat(x[_index(x.ndim, axis, slice(start, stop))], int(counts[start]),
+                                axis=axis))
+        start = stop
+    if not parts:
+        return x[_index(x.ndim, axis, slice(0, 0))]
+    return parts[0] if len(parts) == 1 else concatenate(parts, axis=axis)
+
+
 def moveaxis(x: ndarray, source: Axis, destination: Axis, /) -> ndarray:
     src = _norm_axes(source, x.ndim)
     dst = _norm_axes(destination, x.ndim)

@@ -25,7 +25,7 @@ from typing import Any, Callable, Dict
 
 import numpy as np
 
-from . import _array, _composed, _manipulation, _shape_ops
+from . import _array, _composed, _manipulation, _shape_ops, _sorting
 from ._array import ELEMENTWISE_FUNCTIONS, ndarray
 
 
@@ -61,6 +61,16 @@ _FUNCTIONS: Dict[Any, Callable[..., Any]] = {
     np.meshgrid: _manipulation.meshgrid, np.unstack: _manipulation.unstack,
     np.diff: _manipulation.diff, np.count_nonzero: _manipulation.count_nonzero,
     np.tril: _manipulation.tril, np.triu: _manipulation.triu,
+    np.tile: _manipulation.tile, np.repeat: _manipulation.repeat,
+    # NumPy's signatures (axis positional, kind/order/stable accepted: every
+    # sort here is stable) over the standard's.
+    np.sort: lambda a, axis=-1, kind=None, order=None, stable=None: _sorting.sort(a, axis=axis),
+    np.argsort: lambda a, axis=-1, kind=None, order=None, stable=None: _sorting.argsort(
+        a, axis=axis),
+    np.take_along_axis: lambda arr, indices, axis=-1: _sorting.take_along_axis(
+        arr, indices, axis=axis),
+    np.cumsum: _sorting.cumsum, np.cumprod: _sorting.cumprod,
+    np.cumulative_sum: _sorting.cumulative_sum, np.cumulative_prod: _sorting.cumulative_prod,
 }
 
 

@@ -17,6 +17,7 @@ from typing import Any, List, Optional, Sequence, Union
 
 import numpy as np
 
+from . import _dtypes
 from ._array import _host_array_error, _unary, ndarray, normalize_shape, record
 from .v1 import resident_pb2 as pb
 
@@ -44,8 +45,25 @@ def _reduction(op: str, doc: str):
     return f
 
 
-sum = _reduction("sum", "Sum over axis (None: all; int or tuple). bool and int32 give int64.")  # noqa: A001
-prod = _reduction("prod", "Product over axis. bool and int32 give int64; empty products are 1.")
+def _with_dtype(op: str, doc: str):
+    """sum and prod with NumPy's ``dtype=``: the operand converted to it,
+    reduced, and the result kept in it (an integer dtype wraps as NumPy's
+    accumulation in it does)."""
+    plain = _reduction(op, doc)
+
+    def f(a: ndarray, axis: Axis = None, dtype: Any = None, keepdims: bool = False) -> ndarray:
+        if dtype is None:
+            return plain(a, axis, keepdims)
+        dtype = _dtypes.normalize(np.dtype(dtype))
+        out = plain(a if a.dtype == dtype else a.astype(dtype), axis, keepdims)
+        return out if out.dtype == dtype else out.astype(dtype)
+    f.__name__ = f.__qualname__ = op
+    f.__doc__ = doc
+    return f
+
+
+sum = _with_dtype("sum", "Sum over axis (None: all; int or tuple). bool and int32 give int64.")  # noqa: A001
+prod = _with_dtype("prod", "Product over axis. bool and int32 give int64; empty products are 1.")
 mean = _reduction("mean", "Mean over axis; integers give float64, an empty mean NaN.")
 max = _reduction("max", "Maximum over axis; NaN propagates; empty is an error.")  # noqa: A001
 min = _reduction("min", "Minimum over axis; NaN propagates; empty is an error.")  # noqa: A001

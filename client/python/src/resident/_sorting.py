@@ -1,0 +1,101 @@
+"""Sorting, gathering along an axis and cumulative sums, on the server:
+the Array API's ``sort``, ``argsort`` (stable; ``descending`` as the
+standard defines it), ``take_along_axis``, ``cumulative_sum`` and
+``cumulative_prod``, and NumPy's ``cumsum``/``cumprod``. NumPy's order:
+NaNs last, -0.0 equal to +0.0, equal elements in their order.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any, Optional
+
+import numpy as np
+
+from . import _dtypes
+from ._array import _unary, ndarray, record
+from ._composed import ones_like, zeros_like
+from ._shape_ops import concatenate
+from .v1 import resident_pb2 as pb
+
+
+def _axis_ins(axis: Optional[int], **fields: Any) -> "pb.Instruction":
+    ins = pb.Instruction(**fields)
+    if axis is not None:
+        ins.has_axis = True
+        ins.axis = operator.index(axis)
+    return ins
+
+
+def argsort(x: ndarray, /, *, axis: int = -1, descending: bool = False,
+            stable: bool = True) -> ndarray:
+    """int64 indices that sort ``x`` along ``axis``; always stable."""
+    return _unary("argsort", x, _axis_ins(axis, descending=bool(descending)))
+
+
+def sort(x: ndarray, /, *, axis: int = -1, descending: bool = False,
+         stable: bool = True) -> ndarray:
+    """A sorted copy of ``x`` along ``axis``; always stable."""
+    return _unary("sort", x, _axis_ins(axis, descending=bool(descending)))
+
+
+def take_along_axis(x: ndarray, indices: ndarray, /, *, axis: int = -1) -> ndarray:
+    """numpy.take_along_axis: ``x`` gathered at ``indices`` along ``axis``
+    (other axes broadcast; an index out of range is an error)."""
+    if not isinstance(indices, ndarray) or not isinstance(x, ndarray):
+        raise TypeError("take_along_axis needs resident arrays")
+    return record("take_along_axis", [x._node, indices._node], x._node.session,
+                  _axis_ins(axis))
+
+
+def _cumulative(op: str, x: ndarray, axis: Optional[int], dtype: Any,
+                include_initial: bool) -> ndarray:
+    if axis is None and x.ndim > 1:
+        raise ValueError(f"{op}: axis is required for arrays of more than one dimension")
+    if x.ndim == 0:
+        raise ValueError(f"{op}: a 0-d array has no axis")
+    if dtype is not None:
+        x = x.astype(_dtypes.normalize(np.dtype(dtype)))
+    out = _unary(op, x, _axis_ins(0 if axis is None else axis))
+    if dtype is not None and out.dtype != np.dtype(dtype):
+        out = out.astype(dtype)
+    if include_initial:
+        ax = (0 if axis is None else operator.index(axis)) % x.ndim
+        shape = list(out.shape)
+        shape[ax] = 1
+        like = zeros_like if op == "cumulative_sum" else ones_like
+        out = concatenate([like(out, shape=tuple(shape)), out], axis=ax)
+    return out
+
+
+def cumulative_sum(x: ndarray, /, *, axis: Optional[int] = None, dtype: Any = None,
+                   include_initial: bool = False) -> ndarray:
+    """Running sums along ``axis`` (sum's dtype: int64 for small ints)."""
+    return _cumulative("cumulative_sum", x, axis, dtype, include_initial)
+
+
+def cumulative_prod(x: ndarray, /, *, axis: Optional[int] = None, dtype: Any = None,
+                    include_initial: bool = False) -> ndarray:
+    """Running products along ``axis``."""
+    return _cumulative("cumulative_prod", x, axis, dtype, include_initial)
+
+
+def cumsum(a: ndarray, axis: Optional[int] = None, dtype: Any = None) -> ndarray:
+    """numpy.cumsum: the flattened array's running sums when axis is None."""
+    if dtype is not None:
+        a = a.astype(_dtypes.normalize(np.dtype(dtype)))
+    out = _unary("cumulative_sum", a, _axis_ins(axis))
+    return out if dtype is None or out.dtype == np.dtype(dtype) else out.astype(dtype)
+
+
+def cumprod(a: ndarray, axis: Optional[int] = None, dtype: Any = None) -> ndarray:
+    """numpy.cumprod: the flattened array's running products when axis is None."""
+    if dtype is not None:
+        a = a.astype(_dtypes.normalize(np.dtype(dtype)))
+    out = _unary("cumulative_prod", a, _axis_ins(axis))
+    return out if dtype is None or out.dtype == np.dtype(dtype) else out.astype(dtype)
+
+
+ndarray.argsort = lambda self, axis=-1: argsort(self, axis=axis)  # type: ignore[method-assign]
+ndarray.cumsum = lambda self, axis=None, dtype=None: cumsum(self, axis, dtype)  # type: ignore
+ndarray.cumprod = lambda self, axis=None, dtype=None: cumprod(self, axis, dtype)  # type: ignore
