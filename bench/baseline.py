@@ -204,6 +204,31 @@ def first_result(lib, m):
     put(m, "first_result.ms", repeat(5, run))
 
 
+def sort(lib, quick, reps, m):
+    """sort, argsort, cumsum, take_along_axis of 2^26 float32 / int64."""
+    n = 1 << 20 if quick else 1 << 26
+    m["sort.n"] = n
+    rng = numpy.random.default_rng(7)
+    for name, host in (("f32", rng.uniform(-1, 1, n).astype(numpy.float32)),
+                       ("i64", rng.integers(-(1 << 40), 1 << 40, n))):
+        a = lib.xp.asarray(host)
+        ops = [("sort", lambda: lib.xp.sort(a)), ("argsort", lambda: lib.xp.argsort(a)),
+               ("cumsum", lambda: lib.xp.cumsum(a))]
+        if name == "f32":
+            idx = lib.xp.argsort(a)
+            ops.append(("take", lambda: lib.xp.take_along_axis(a, idx, axis=0)))
+        for op, fn in ops:
+            def run(fn=fn):
+                lib.sync()
+                t0 = time.perf_counter()
+                fn()
+                lib.sync()
+                return ms_since(t0)
+            key = f"sort.{op}_{name}" if op != "take" else "sort.take_f32"
+            put(m, f"{key}_ms", repeat(max(reps, 5) if lib.name == "cupy" else reps, run))
+        del a
+
+
 def bench(lib, args):
     m, only = {}, set(filter(None, args.only.split(",")))
     want = lambda w: not only or w in only
@@ -214,6 +239,7 @@ def bench(lib, args):
              ("chain", lambda: chain(lib, args.quick, args.reps, m)),
              ("fused", lambda: fused(lib, args.quick, args.reps, m)),
              ("dot", lambda: dot(lib, args.quick, args.reps, m)),
+             ("sort", lambda: sort(lib, args.quick, args.reps, m)),
              ("transfer", lambda: transfer(lib, args.quick, args.reps, m)),
              ("first_result", lambda: first_result(lib, m))]
     for name, fn in steps:

@@ -21,6 +21,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <random>
 #include <set>
 #include <string>
 #include <thread>
@@ -539,6 +540,53 @@ void Dot(int reps, Results& r) {
   }
 }
 
+// --- sort: sort, argsort, cumsum and take_along_axis of 2^26 elements --------
+
+// Uniform random values of `dt` (float32 or int64), the same stream as
+// baseline.py's (numpy.random.default_rng(7)), uploaded once.
+Array RandomArray(Client& c, DType dt, int64_t n) {
+  std::mt19937_64 gen(7);
+  std::string host(static_cast<size_t>(n * ItemSize(dt)), '\0');
+  if (dt == DType::kFloat32) {
+    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+    auto* p = reinterpret_cast<float*>(host.data());
+    for (int64_t i = 0; i < n; ++i) p[i] = u(gen);
+  } else {
+    std::uniform_int_distribution<int64_t> u(-(int64_t{1} << 40), int64_t{1} << 40);
+    auto* p = reinterpret_cast<int64_t*>(host.data());
+    for (int64_t i = 0; i < n; ++i) p[i] = u(gen);
+  }
+  return Ok(c.Upload(dt, {n}, host), "upload");
+}
+
+void Sort(int reps, Results& r) {
+  const int64_t n = absl::GetFlag(FLAGS_quick) ? int64_t{1} << 20 : int64_t{1} << 26;
+  r.Add("sort.n", static_cast<double>(n));
+  auto c = Connect(true, false);
+  auto time_op = [&](const std::string& key, const std::function<Array()>& op) {
+    const Stats s = Repeat(std::max(reps, 5), [&] {
+      const auto t0 = Clock::now();
+      Array out = op();
+      Ok(out.Evaluate(), key);
+      return Since(t0);
+    });
+    std::printf("%s (n=%lld): median %.2f ms  min %.2f ms\n", key.c_str(),
+                static_cast<long long>(n), s.median, s.min);
+    r.AddStats(key + "_ms", s);
+  };
+  for (auto [dt, name] : {std::pair{DType::kFloat32, "f32"}, {DType::kInt64, "i64"}}) {
+    Array a = RandomArray(*c, dt, n);
+    time_op(absl::StrFormat("sort.sort_%s", name), [&] { return resident::client::sort(a); });
+    time_op(absl::StrFormat("sort.argsort_%s", name), [&] { return resident::client::argsort(a); });
+    time_op(absl::StrFormat("sort.cumsum_%s", name), [&] { return resident::client::cumsum(a); });
+    if (dt == DType::kFloat32) {
+      Array idx = resident::client::argsort(a);
+      Ok(idx.Evaluate(), "indices");
+      time_op("sort.take_f32", [&] { return resident::client::take_along_axis(a, idx); });
+    }
+  }
+}
+
 // --- transfer: Upload / Download vs a loopback TCP copy ----------------------
 
 // Copies `buf` over a loopback TCP connection into a second buffer; ms.
@@ -706,8 +754,8 @@ int main(int argc, char** argv) {
   absl::ParseCommandLine(argc, argv);
   if (absl::GetFlag(FLAGS_first_result)) return FirstResultChild();
 
-  const std::vector<std::string> all = {"seed",  "roundtrip", "tiny_ops", "chain",
-                                        "fused", "dot",       "transfer", "first_result"};
+  const std::vector<std::string> all = {"seed", "roundtrip", "tiny_ops", "chain",       "fused",
+                                        "dot",  "sort",      "transfer", "first_result"};
   std::set<std::string> only;
   for (absl::string_view w : absl::StrSplit(absl::GetFlag(FLAGS_only), ',', absl::SkipEmpty())) {
     if (std::find(all.begin(), all.end(), w) == all.end()) {
@@ -731,6 +779,7 @@ int main(int argc, char** argv) {
   if (want("chain")) Chain(reps, r);
   if (want("fused")) FusedForms(reps, r);
   if (want("dot")) Dot(reps, r);
+  if (want("sort")) Sort(reps, r);
   if (want("transfer")) Transfer(reps, r);
   if (want("first_result")) FirstResult(r);
   std::fflush(stdout);

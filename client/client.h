@@ -388,6 +388,18 @@ Array broadcast_to(const Array& a, const Shape& shape);
 Array squeeze(const Array& a, const AxisArg& axis = {});
 Array expand_dims(const Array& a, const AxisArg& axis);
 
+// --- sorting and scans (client/ops_reduce.cc) ----------------------------------
+
+// The stable argsort (int64) and sort of `a` along `axis`, in NumPy's order
+// (NaNs last, -0.0 equal to +0.0); descending is the Array API's.
+Array argsort(const Array& a, int64_t axis = -1, bool descending = false);
+Array sort(const Array& a, int64_t axis = -1, bool descending = false);
+// numpy.take_along_axis (other axes broadcast; a bad index is an error).
+Array take_along_axis(const Array& a, const Array& indices, int64_t axis = -1);
+// numpy.cumsum / cumprod: sum's dtype; no axis is the flattened array.
+Array cumsum(const Array& a, std::optional<int64_t> axis = std::nullopt);
+Array cumprod(const Array& a, std::optional<int64_t> axis = std::nullopt);
+
 // Operators of arrays, and of an array and a number (x + 1.0, 2 * x).
 #define RESIDENT_CLIENT_OPERATOR(op, fn)                                                \
   inline Array operator op(const Array& a, const Array& b) { return fn(a, b); }         \

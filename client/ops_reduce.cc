@@ -113,6 +113,40 @@ Array broadcast_to(const Array& a, const Shape& shape) {
 }
 
 Array squeeze(const Array& a, const AxisArg& axis) { return Reduction("squeeze", a, axis, false); }
+
+namespace {
+// One op along an optional axis over `operands` (which share a client).
+Array AlongAxis(const char* op, std::vector<const Array*> operands, std::optional<int64_t> axis,
+                bool descending) {
+  auto core = NodeOf(*operands[0]) ? NodeOf(*operands[0])->core : nullptr;
+  if (core == nullptr) return Array();
+  std::vector<std::shared_ptr<Node>> nodes;
+  for (const Array* a : operands) nodes.push_back(NodeOf(*a));
+  auto n = core->NewOp(op, std::move(nodes));
+  if (axis) {
+    n->ins.set_has_axis(true);
+    n->ins.set_axis(*axis);
+  }
+  n->ins.set_descending(descending);
+  return core->Finish(std::move(n));
+}
+}  // namespace
+
+Array argsort(const Array& a, int64_t axis, bool descending) {
+  return AlongAxis("argsort", {&a}, axis, descending);
+}
+Array sort(const Array& a, int64_t axis, bool descending) {
+  return AlongAxis("sort", {&a}, axis, descending);
+}
+Array take_along_axis(const Array& a, const Array& indices, int64_t axis) {
+  return AlongAxis("take_along_axis", {&a, &indices}, axis, false);
+}
+Array cumsum(const Array& a, std::optional<int64_t> axis) {
+  return AlongAxis("cumulative_sum", {&a}, axis, false);
+}
+Array cumprod(const Array& a, std::optional<int64_t> axis) {
+  return AlongAxis("cumulative_prod", {&a}, axis, false);
+}
 Array expand_dims(const Array& a, const AxisArg& axis) {
   return Reduction("expand_dims", a, axis, false);
 }

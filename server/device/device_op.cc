@@ -40,6 +40,19 @@ void Collect(const ConcatOp& op, List& v) {
   for (const DeviceArray& a : op.ins) v.push_back({&a, "input"});
   v.push_back({op.out, "output"});
 }
+void Collect(const ArgsortOp& op, List& v) {
+  v.push_back({op.in, "input"});
+  v.push_back({op.out, "output"});
+}
+void Collect(const TakeAlongAxisOp& op, List& v) {
+  v.push_back({op.in, "input"});
+  v.push_back({op.idx, "indices"});
+  v.push_back({op.out, "output"});
+}
+void Collect(const ScanOp& op, List& v) {
+  v.push_back({op.in, "input"});
+  v.push_back({op.out, "output"});
+}
 void Collect(const FusedLoopOp& op, List& v) {
   for (const DeviceArray& p : op.params) v.push_back({&p, "param"});
   for (const DeviceArray& o : op.outs) v.push_back({&o, "out"});
@@ -230,7 +243,12 @@ bool DefinedFor(DeviceOpKind kind, DType dtype) {
     case DeviceOpKind::kReduceAxes:
     case DeviceOpKind::kSlice:
     case DeviceOpKind::kConcat:
+    case DeviceOpKind::kTakeAlongAxis:
       return true;
+    case DeviceOpKind::kArgsort:
+      return !IsComplex(dtype);  // no complex order yet
+    case DeviceOpKind::kScan:
+      return !IsComplex(dtype) && dtype != DType::kBool;  // bool scans as int64
   }
   return false;
 }
@@ -259,6 +277,12 @@ const char* DeviceOpName(DeviceOpKind kind) {
       return "slice";
     case DeviceOpKind::kConcat:
       return "concatenate";
+    case DeviceOpKind::kArgsort:
+      return "argsort";
+    case DeviceOpKind::kTakeAlongAxis:
+      return "take_along_axis";
+    case DeviceOpKind::kScan:
+      return "scan";
   }
   return "?";
 }
@@ -267,6 +291,9 @@ const char* OpLabel(const DeviceOp& op) {
   if (const auto* e = std::get_if<ElementwiseOp>(&op)) return ElementwiseName(e->kind);
   if (std::holds_alternative<ReduceOp>(op)) return "sum";
   if (const auto* r = std::get_if<ReduceAxesOp>(&op)) return ReduceKindName(r->kind);
+  if (const auto* c = std::get_if<ScanOp>(&op)) {
+    return c->kind == ReduceKind::kProd ? "cumulative_prod" : "cumulative_sum";
+  }
   return DeviceOpName(KindOf(op));
 }
 

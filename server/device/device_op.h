@@ -248,8 +248,43 @@ struct FusedLoopOp {
 // loop's: its carried value's). Both backends check with it.
 absl::StatusOr<Shape> CheckFusedLoopOp(const FusedLoopOp& op);
 
-using DeviceOp = std::variant<FillOp, ArangeOp, ElementwiseOp, CastOp, MatmulOp, ReduceOp,
-                              TransposeOp, FusedLoopOp, ReduceAxesOp, SliceOp, ConcatOp>;
+// out (int64, in's shape) = the stable argsort of each row of in (C order,
+// rows of its last dimension), NumPy's order: ascending, NaNs last (any sign
+// or payload), -0.0 equal to +0.0, equal elements in their order; with
+// descending, the Array API's order (the reverse, equal elements still in
+// their order, NaNs first). A real dtype; out shares no buffer with in.
+struct ArgsortOp {
+  const DeviceArray* in = nullptr;
+  const DeviceArray* out = nullptr;
+  bool descending = false;
+};
+
+// out[r, j] = in[r, idx[r, j]] over rows of the last dimension (in: rows x
+// n; idx, int64, and out: rows x m, with in's leading dimensions). A
+// negative index counts from the end; one outside [-n, n) is
+// INVALID_ARGUMENT (NumPy's IndexError). Any dtype; out shares no buffer
+// with in or idx.
+struct TakeAlongAxisOp {
+  const DeviceArray* in = nullptr;
+  const DeviceArray* idx = nullptr;
+  const DeviceArray* out = nullptr;
+};
+
+// out = the running sums (kSum) or products (kProd) along each row of in's
+// last dimension, in and out of one real dtype other than bool (the program
+// layer converts to NumPy's accumulation dtype first). Integers wrap. The
+// CPU adds left to right, as numpy.cumsum does (floats bit for bit, halves
+// rounded each step as NumPy's stored running value); CUDA scans blocks of
+// the row in a tree, so float results agree within rounding.
+struct ScanOp {
+  ReduceKind kind = ReduceKind::kSum;
+  const DeviceArray* in = nullptr;
+  const DeviceArray* out = nullptr;
+};
+
+using DeviceOp =
+    std::variant<FillOp, ArangeOp, ElementwiseOp, CastOp, MatmulOp, ReduceOp, TransposeOp,
+                 FusedLoopOp, ReduceAxesOp, SliceOp, ConcatOp, ArgsortOp, TakeAlongAxisOp, ScanOp>;
 
 // The kind of a DeviceOp, for Backend::Supports: the variant's index.
 enum class DeviceOpKind : uint8_t {
@@ -264,8 +299,11 @@ enum class DeviceOpKind : uint8_t {
   kReduceAxes,
   kSlice,
   kConcat,
+  kArgsort,
+  kTakeAlongAxis,
+  kScan,
 };
-inline constexpr int kNumDeviceOpKinds = 11;
+inline constexpr int kNumDeviceOpKinds = 14;
 
 namespace device_op_internal {
 template <DeviceOpKind K, typename Op>
@@ -284,6 +322,9 @@ static_assert(device_op_internal::kIs<DeviceOpKind::kFusedLoop, FusedLoopOp>);
 static_assert(device_op_internal::kIs<DeviceOpKind::kReduceAxes, ReduceAxesOp>);
 static_assert(device_op_internal::kIs<DeviceOpKind::kSlice, SliceOp>);
 static_assert(device_op_internal::kIs<DeviceOpKind::kConcat, ConcatOp>);
+static_assert(device_op_internal::kIs<DeviceOpKind::kArgsort, ArgsortOp>);
+static_assert(device_op_internal::kIs<DeviceOpKind::kTakeAlongAxis, TakeAlongAxisOp>);
+static_assert(device_op_internal::kIs<DeviceOpKind::kScan, ScanOp>);
 
 inline DeviceOpKind KindOf(const DeviceOp& op) { return static_cast<DeviceOpKind>(op.index()); }
 
@@ -293,7 +334,8 @@ inline DeviceOpKind KindOf(const DeviceOp& op) { return static_cast<DeviceOpKind
 bool DefinedFor(DeviceOpKind kind, DType dtype);
 
 // "fill", "arange", "elementwise", "cast", "matmul", "reduce", "transpose",
-// "fused loop", "reduce axes", "slice", "concatenate".
+// "fused loop", "reduce axes", "slice", "concatenate", "argsort",
+// "take_along_axis", "scan".
 const char* DeviceOpName(DeviceOpKind kind);
 // The op's name for messages: ElementwiseName for elementwise ops ("add"),
 // "sum" for a sum, ReduceKindName for a ReduceAxesOp, else DeviceOpName.

@@ -60,6 +60,16 @@ constexpr OpDef kOps[] = {
     Unary(OpKind::kBroadcastTo, "broadcast_to", InferBroadcastTo, RunBroadcastTo),
     Unary(OpKind::kSqueeze, "squeeze", InferSqueeze, RunAlias, ResultBuffer::kOperand),
     Unary(OpKind::kExpandDims, "expand_dims", InferExpandDims, RunAlias, ResultBuffer::kOperand),
+    {OpKind::kArgsort, "argsort", 1, false, false, ResultBuffer::kNew, std::nullopt, InferArgsort,
+     ArgsortBound, RunArgsort},
+    {OpKind::kSort, "sort", 1, false, false, ResultBuffer::kNew, std::nullopt, InferArgsort,
+     ArgsortBound, RunArgsort},
+    {OpKind::kTakeAlongAxis, "take_along_axis", 2, false, false, ResultBuffer::kNew, std::nullopt,
+     InferTakeAlongAxis, TakeAlongAxisBound, RunTakeAlongAxis},
+    {OpKind::kCumulativeSum, "cumulative_sum", 1, false, false, ResultBuffer::kNew, std::nullopt,
+     InferCumulative, CumulativeBound, RunCumulative},
+    {OpKind::kCumulativeProd, "cumulative_prod", 1, false, false, ResultBuffer::kNew, std::nullopt,
+     InferCumulative, CumulativeBound, RunCumulative},
 };
 
 constexpr bool InOpKindOrder() {
@@ -69,7 +79,7 @@ constexpr bool InOpKindOrder() {
   return true;
 }
 static_assert(InOpKindOrder(), "kOps rows must follow OpKind's order");
-static_assert(std::size(kOps) == static_cast<size_t>(OpKind::kExpandDims) + 1,
+static_assert(std::size(kOps) == static_cast<size_t>(OpKind::kCumulativeProd) + 1,
               "every OpKind needs a row");
 
 }  // namespace

@@ -94,6 +94,24 @@ absl::StatusOr<ValueType> InferSqueeze(const Instruction& ins, absl::Span<const 
 absl::StatusOr<ValueType> InferExpandDims(const Instruction& ins, absl::Span<const ValueType> ops);
 int64_t JoinBound(const Instruction& ins, absl::Span<const ValueType> ops, const ValueType& result);
 
+// sort_ops.cc
+absl::StatusOr<ValueType> InferArgsort(const Instruction& ins, absl::Span<const ValueType> ops);
+absl::StatusOr<ValueType> InferTakeAlongAxis(const Instruction& ins,
+                                             absl::Span<const ValueType> ops);
+absl::StatusOr<ValueType> InferCumulative(const Instruction& ins, absl::Span<const ValueType> ops);
+int64_t ArgsortBound(const Instruction& ins, absl::Span<const ValueType> ops,
+                     const ValueType& result);
+int64_t TakeAlongAxisBound(const Instruction& ins, absl::Span<const ValueType> ops,
+                           const ValueType& result);
+int64_t CumulativeBound(const Instruction& ins, absl::Span<const ValueType> ops,
+                        const ValueType& result);
+absl::StatusOr<DeviceArray> RunArgsort(OpContext& ctx, const Instruction& ins,
+                                       std::vector<DeviceArray> args, const ValueType& out);
+absl::StatusOr<DeviceArray> RunTakeAlongAxis(OpContext& ctx, const Instruction& ins,
+                                             std::vector<DeviceArray> args, const ValueType& out);
+absl::StatusOr<DeviceArray> RunCumulative(OpContext& ctx, const Instruction& ins,
+                                          std::vector<DeviceArray> args, const ValueType& out);
+
 // ops.cc
 absl::StatusOr<DeviceArray> RunFill(OpContext& ctx, const Instruction& ins,
                                     std::vector<DeviceArray> args, const ValueType& out);

@@ -51,6 +51,12 @@ enum class OpKind {
   kBroadcastTo,
   kSqueeze,
   kExpandDims,
+  // Sorting and scans along one axis (sort_ops.cc).
+  kArgsort,
+  kSort,
+  kTakeAlongAxis,
+  kCumulativeSum,
+  kCumulativeProd,
 };
 
 // A wire op name: its OpKind and, for kElementwise, the table's row. Every
@@ -103,6 +109,7 @@ struct Instruction {
   // has_axes (empty: axis=()); else `axis` is the one axis, or none.
   bool has_axes = false;
   bool keepdims = false;                // reductions
+  bool descending = false;              // argsort, sort: the Array API's descending
   std::vector<SliceRange> slices;       // slice: one per leading axis
   int64_t trip_count = 0;               // loop
   std::shared_ptr<const Program> body;  // loop

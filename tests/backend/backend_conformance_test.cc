@@ -856,6 +856,89 @@ TEST_P(BackendConformanceTest, TransposeEveryDtype) {
   }
 }
 
+// --- Sorting, gathers along an axis, scans ---------------------------------------
+
+TEST_P(BackendConformanceTest, ArgsortEveryDtype) {
+  // Rows of one, a few and many; ties, NaNs and signed zeros among the
+  // specials Random gives; descending too. Exact: indices are unique.
+  const std::vector<Shape> shapes = {{1}, {37}, {5, 64}, {300, 3}, {2, 3, 129}, {4097}, {0, 5}};
+  for (DType d : kAllDTypes) {
+    for (const Shape& shape : shapes) {
+      for (bool descending : {false, true}) {
+        Check(std::string("argsort ") + (descending ? "descending " : "") + Describe(d, shape),
+              {Random(d, shape, 31)}, DType::kInt64, shape,
+              [descending](Backend& b, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
+                return b.Run(s, ArgsortOp{in.data(), &o, descending});
+              });
+      }
+    }
+  }
+}
+
+TEST_P(BackendConformanceTest, TakeAlongAxisEveryDtype) {
+  for (DType d : kEveryDType) {
+    const Shape in_shape = {3, 40};
+    const Shape idx_shape = {3, 17};
+    HostArray idx{DType::kInt64, idx_shape, std::vector<uint8_t>(3 * 17 * 8)};
+    for (int64_t k = 0; k < 3 * 17; ++k) {
+      const int64_t v = (k * 7919) % 80 - 40;  // -40..39: negative ones count from the end
+      std::memcpy(idx.bytes.data() + k * 8, &v, 8);
+    }
+    Check("take_along_axis " + Describe(d, in_shape), {Random(d, in_shape, 32), idx}, d, idx_shape,
+          [](Backend& b, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
+            return b.Run(s, TakeAlongAxisOp{&in[0], &in[1], &o});
+          });
+  }
+  // An index out of range is refused by both.
+  HostArray bad{DType::kInt64, {1, 1}, std::vector<uint8_t>(8)};
+  const int64_t v = 40;
+  std::memcpy(bad.bytes.data(), &v, 8);
+  absl::StatusOr<HostArray> got =
+      RunOn(test_, {Random(DType::kFloat32, {1, 40}, 33), bad}, DType::kFloat32, {1, 1},
+            [](Backend& b, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
+              return b.Run(s, TakeAlongAxisOp{&in[0], &in[1], &o});
+            });
+  ASSERT_FALSE(got.ok());
+  EXPECT_EQ(got.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(std::string(got.status().message()).find("out of bounds"), std::string::npos);
+}
+
+TEST_P(BackendConformanceTest, ScansEveryDtype) {
+  // Integers exactly (wrapping); floats within the running sum of |terms|
+  // (CUDA adds in a tree) and, for products, the running product of |terms|.
+  const std::vector<Shape> shapes = {{1}, {300}, {4, 1000}, {1000, 3}, {2, 0}};
+  for (DType d : kAllDTypes) {
+    if (d == DType::kBool) continue;  // the program layer scans bool as int64
+    for (const Shape& shape : shapes) {
+      for (ReduceKind kind : {ReduceKind::kSum, ReduceKind::kProd}) {
+        const HostArray a = Random(d, shape, 34, /*specials=*/false);
+        const int64_t n = shape.back(), rows = n == 0 ? 0 : a.size() / n;
+        ScaleFn scale = [a, n, rows, kind] {
+          std::vector<double> s(a.size());
+          for (int64_t r = 0; r < rows; ++r) {
+            double acc = kind == ReduceKind::kSum ? 0.0 : 1.0;
+            for (int64_t j = 0; j < n; ++j) {
+              const double x = std::fabs(a.value(r * n + j));
+              acc = kind == ReduceKind::kSum ? acc + x : acc * x;
+              // A half's running value is rounded at every step on the
+              // CPU (as NumPy's), once per element on CUDA: j + 1 roundings.
+              s[r * n + j] = IsHalf(a.dtype) ? acc * static_cast<double>(j + 1) : acc;
+            }
+          }
+          return s;
+        };
+        Check(
+            std::string(kind == ReduceKind::kSum ? "cumsum " : "cumprod ") + Describe(d, shape),
+            {a}, d, shape,
+            [kind](Backend& b, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
+              return b.Run(s, ScanOp{kind, in.data(), &o});
+            },
+            IsFloating(d) ? scale : ScaleFn());
+      }
+    }
+  }
+}
+
 // --- Large arrays, memory, refusals --------------------------------------------
 
 TEST_P(BackendConformanceTest, LargeArraysOver64MiB) {

@@ -21,6 +21,7 @@
 #include "kernels/cpu/thread_pool.h"
 #include "kernels/cpu/transpose.h"
 #include "server/device/cpu/cpu_shape_ops.h"
+#include "server/device/cpu/cpu_sort_ops.h"
 #include "server/device/cpu/fused_loop.h"
 #include "server/device/cpu/host_allocator.h"
 #include "server/device/cpu/views.h"
@@ -189,6 +190,10 @@ class CpuBackend final : public Backend {
   absl::Status Do(const ReduceAxesOp& op) { return RunReduceAxes(&pool_, op); }
   absl::Status Do(const SliceOp& op) { return RunSlice(&pool_, op); }
   absl::Status Do(const ConcatOp& op) { return RunConcat(&pool_, op); }
+  // Sorting, gathers along an axis and scans: cpu_sort_ops.cc.
+  absl::Status Do(const ArgsortOp& op) { return RunArgsort(&pool_, op); }
+  absl::Status Do(const TakeAlongAxisOp& op) { return RunTakeAlongAxis(&pool_, op); }
+  absl::Status Do(const ScanOp& op) { return RunScan(&pool_, op); }
   absl::Status Do(const TransposeOp& op) {
     return WithOutput({op.in}, false, *op.out, [&](const cpu::MutView& o) {
       return cpu::Transpose(&pool_, View(*op.in), op.perm, o);

@@ -1,0 +1,37 @@
+// Sorting along the last axis and what builds on it, for the CPU backend:
+// a stable argsort in NumPy's order, a gather along the last axis
+// (numpy.take_along_axis) and inclusive scans (numpy.cumsum, cumprod).
+// Arrays are C-contiguous and seen as rows x n (the last axis); the
+// program layer moves another axis last first.
+#ifndef RESIDENT_KERNELS_CPU_SORT_H_
+#define RESIDENT_KERNELS_CPU_SORT_H_
+
+#include "absl/status/status.h"
+#include "core/reduce_kind.h"
+#include "kernels/cpu/array_view.h"
+#include "kernels/cpu/thread_pool.h"
+
+namespace resident::cpu {
+
+// out (int64, a's shape) = the stable argsort of each row of a, NumPy's
+// order: ascending, NaNs last (any sign or payload), -0.0 equal to +0.0,
+// equal elements in their order (std::stable_sort). descending sorts as
+// the Array API's descending=True: the reverse order, equal elements still
+// in their order, NaNs first. Real dtypes; rows in parallel.
+absl::Status ArgsortRows(ThreadPool* pool, const ConstView& a, bool descending, const MutView& out);
+
+// out[r, j] = a[r, idx[r, j]] (a: rows x n; idx, out: rows x m, idx int64,
+// a negative index counting from the end as NumPy's). An index outside
+// [-n, n) is INVALID_ARGUMENT (NumPy's IndexError), out then undefined.
+absl::Status TakeAlongRows(ThreadPool* pool, const ConstView& a, const ConstView& idx,
+                           const MutView& out);
+
+// out[r, j] = a[r, 0] + ... + a[r, j] (kSum) or the product (kProd), in
+// out's dtype (NumPy's: SumResultType of a's), accumulated left to right
+// as numpy.cumsum does, so float results are NumPy's bit for bit; integers
+// wrap. float16/bfloat16 accumulate in float32 and round each element.
+absl::Status ScanRows(ThreadPool* pool, ReduceKind kind, const ConstView& a, const MutView& out);
+
+}  // namespace resident::cpu
+
+#endif  // RESIDENT_KERNELS_CPU_SORT_H_

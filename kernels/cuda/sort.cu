@@ -1,0 +1,257 @@
+#include "kernels/cuda/sort.h"
+
+#include <cub/block/block_scan.cuh>
+#include <cub/device/device_radix_sort.cuh>
+
+#include "kernels/cuda/common.cuh"
+
+namespace resident::cuda_kernels {
+namespace {
+
+// The bits an element's key takes: its item size (bool: one byte).
+template <typename T>
+constexpr int KeyBits() {
+  return static_cast<int>(sizeof(T)) * 8;
+}
+
+template <typename U>
+__device__ __forceinline__ uint64_t FloatKey(U bits, bool is_nan, bool is_zero) {
+  constexpr int kBits = static_cast<int>(sizeof(U)) * 8;
+  constexpr uint64_t kSign = uint64_t{1} << (kBits - 1);
+  constexpr uint64_t kMask = kBits == 64 ? ~uint64_t{0} : (uint64_t{1} << kBits) - 1;
+  if (is_nan) return kMask;   // every NaN after every number
+  if (is_zero) return kSign;  // -0.0 sorts as +0.0
+  const uint64_t b = static_cast<uint64_t>(bits);
+  return (b & kSign) ? (~b & kMask) : (b | kSign);
+}
+
+// The unsigned key of x whose order is NumPy's sort order.
+template <typename T>
+__device__ __forceinline__ uint64_t OrderedKey(T x) {
+  if constexpr (kIsBoolStorage<T>) {
+    return x != 0 ? 1 : 0;
+  } else if constexpr (kIsHalfStorage<T>) {
+    const float f = resident_load(x);
+    return FloatKey(x.bits, f != f, f == 0.0f);
+  } else if constexpr (std::is_same_v<T, float>) {
+    return FloatKey(__float_as_uint(x), x != x, x == 0.0f);
+  } else if constexpr (std::is_same_v<T, double>) {
+    return FloatKey(static_cast<unsigned long long>(__double_as_longlong(x)), x != x, x == 0.0);
+  } else if constexpr (std::is_signed_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    constexpr uint64_t kSign = uint64_t{1} << (KeyBits<T>() - 1);
+    return static_cast<uint64_t>(static_cast<U>(x)) ^ kSign;
+  } else {
+    return static_cast<uint64_t>(x);
+  }
+}
+
+// keys[i] = (row << key_bits) | key(in[i]) (row 0 when row_bits is 0),
+// inverted within key_bits for a descending sort; vals[i] = i.
+template <typename T>
+__global__ void MakeKeys(const T* in, int64_t total, int64_t n, int key_bits, bool with_row,
+                         bool descending, uint64_t* keys, int64_t* vals) {
+  const uint64_t mask = key_bits == 64 ? ~uint64_t{0} : (uint64_t{1} << key_bits) - 1;
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total;
+       i += int64_t{gridDim.x} * blockDim.x) {
+    uint64_t k = OrderedKey(in[i]);
+    if (descending) k = ~k & mask;
+    if (with_row) k |= static_cast<uint64_t>(i / n) << key_bits;
+    keys[i] = k;
+    vals[i] = i;
+  }
+}
+
+// keys[i] = the row of flat index vals[i] (the second pass of 64-bit keys).
+__global__ void RowKeys(const int64_t* vals, int64_t total, int64_t n, uint64_t* keys) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total;
+       i += int64_t{gridDim.x} * blockDim.x) {
+    keys[i] = static_cast<uint64_t>(vals[i] / n);
+  }
+}
+
+// out[i] = the position of flat index vals[i] within its row.
+__global__ void WithinRow(const int64_t* vals, int64_t total, int64_t n, int64_t* out) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total;
+       i += int64_t{gridDim.x} * blockDim.x) {
+    out[i] = vals[i] % n;
+  }
+}
+
+int BitsFor(uint64_t v) {  // bits to hold 0..v
+  int b = 0;
+  while (b < 64 && (v >> b) != 0) ++b;
+  return b;
+}
+
+size_t Align(size_t b) { return (b + 255) & ~size_t{255}; }
+
+size_t CubTempBytes(int64_t total) {
+  size_t bytes = 0;
+  cub::DoubleBuffer<uint64_t> k(nullptr, nullptr);
+  cub::DoubleBuffer<int64_t> v(nullptr, nullptr);
+  cub::DeviceRadixSort::SortPairs(nullptr, bytes, k, v, total, 0, 64);
+  return bytes;
+}
+
+template <typename T>
+__global__ void Gather(const T* in, int64_t n, const int64_t* idx, int64_t total, int64_t m, T* out,
+                       unsigned long long* bad) {
+  for (int64_t k = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; k < total;
+       k += int64_t{gridDim.x} * blockDim.x) {
+    int64_t j = idx[k];
+    if (j < 0) j += n;
+    if (j < 0 || j >= n) {
+      atomicMin(bad, static_cast<unsigned long long>(k));
+      continue;
+    }
+    out[k] = in[(k / m) * n + j];
+  }
+}
+
+// The running value of a scan in T's compute type; halves round on store.
+template <typename T, bool kProd>
+struct ScanOp {
+  using C = ComputeType<T>;
+  __device__ __forceinline__ C operator()(C a, C b) const {
+    if constexpr (std::is_floating_point_v<C>) {
+      return kProd ? a * b : a + b;
+    } else {
+      return kProd ? resident_ew_multiply(a, b) : resident_ew_add(a, b);
+    }
+  }
+};
+
+constexpr int kScanThreads = 256;
+
+// One block per row (grid-stride over rows): the row in chunks of
+// kScanThreads, each scanned with BlockScan and offset by the running total
+// of the chunks before it.
+template <typename T, bool kProd>
+__global__ void ScanRowsKernel(const T* in, int64_t rows, int64_t n, T* out) {
+  using C = ComputeType<T>;
+  using BlockScan = cub::BlockScan<C, kScanThreads>;
+  __shared__ typename BlockScan::TempStorage temp;
+  __shared__ C carry;
+  const ScanOp<T, kProd> op;
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    const T* x = in + r * n;
+    T* y = out + r * n;
+    for (int64_t base = 0; base < n; base += kScanThreads) {
+      const int64_t j = base + threadIdx.x;
+      C v = j < n ? static_cast<C>(resident_load(x[j])) : static_cast<C>(kProd ? 1 : 0);
+      C total;
+      BlockScan(temp).InclusiveScan(v, v, op, total);
+      if (base > 0) v = op(carry, v);
+      if (j < n) {
+        if constexpr (kIsHalfStorage<T>) {
+          y[j] = resident_store<T>(v);
+        } else {
+          y[j] = v;
+        }
+      }
+      __syncthreads();
+      if (threadIdx.x == 0) carry = base > 0 ? op(carry, total) : total;
+      __syncthreads();
+    }
+  }
+}
+
+}  // namespace
+
+size_t ArgsortTempBytes(int64_t rows, int64_t n) {
+  const int64_t total = rows * n;
+  if (total == 0) return 0;
+  const size_t each = Align(static_cast<size_t>(total) * 8);
+  return 4 * each + Align(CubTempBytes(total));
+}
+
+cudaError_t ArgsortRows(const LaunchContext& ctx, DType t, const void* in, int64_t rows, int64_t n,
+                        bool descending, void* out, void* temp, size_t temp_bytes) {
+  const int64_t total = rows * n;
+  if (total == 0) return cudaSuccess;
+  const size_t each = Align(static_cast<size_t>(total) * 8);
+  char* base = static_cast<char*>(temp);
+  auto* k0 = reinterpret_cast<uint64_t*>(base);
+  auto* k1 = reinterpret_cast<uint64_t*>(base + each);
+  auto* v0 = reinterpret_cast<int64_t*>(base + 2 * each);
+  auto* v1 = reinterpret_cast<int64_t*>(base + 3 * each);
+  void* cub_temp = base + 4 * each;
+  size_t cub_bytes = temp_bytes - 4 * each;
+  const int key_bits = static_cast<int>(ItemSize(t)) * 8;
+  const int row_bits = BitsFor(static_cast<uint64_t>(rows - 1));
+  const bool one_pass = key_bits + row_bits <= 64;
+  const unsigned grid = GridFor(ctx, total, kThreads);
+  cudaError_t e = DispatchType(t, [&](auto zero) -> cudaError_t {
+    using T = decltype(zero);
+    MakeKeys<T><<<grid, kThreads, 0, ctx.stream>>>(static_cast<const T*>(in), total, n, key_bits,
+                                                   one_pass && row_bits > 0, descending, k0, v0);
+    return cudaGetLastError();
+  });
+  if (e != cudaSuccess) return e;
+  cub::DoubleBuffer<uint64_t> keys(k0, k1);
+  cub::DoubleBuffer<int64_t> vals(v0, v1);
+  e = cub::DeviceRadixSort::SortPairs(cub_temp, cub_bytes, keys, vals, total, 0,
+                                      one_pass ? key_bits + row_bits : key_bits, ctx.stream);
+  if (e != cudaSuccess) return e;
+  if (!one_pass && row_bits > 0) {
+    RowKeys<<<grid, kThreads, 0, ctx.stream>>>(vals.Current(), total, n, keys.Current());
+    if ((e = cudaGetLastError()) != cudaSuccess) return e;
+    e = cub::DeviceRadixSort::SortPairs(cub_temp, cub_bytes, keys, vals, total, 0, row_bits,
+                                        ctx.stream);
+    if (e != cudaSuccess) return e;
+  }
+  WithinRow<<<grid, kThreads, 0, ctx.stream>>>(vals.Current(), total, n,
+                                               static_cast<int64_t*>(out));
+  return cudaGetLastError();
+}
+
+cudaError_t TakeAlongRows(const LaunchContext& ctx, DType t, const void* in, int64_t n,
+                          const int64_t* idx, int64_t rows, int64_t m, void* out,
+                          unsigned long long* bad) {
+  const int64_t total = rows * m;
+  if (total == 0) return cudaSuccess;
+  const unsigned grid = GridFor(ctx, total, kThreads);
+  auto launch = [&](auto zero) {
+    using W = decltype(zero);  // moved by item size
+    Gather<W><<<grid, kThreads, 0, ctx.stream>>>(static_cast<const W*>(in), n, idx, total, m,
+                                                 static_cast<W*>(out), bad);
+    return cudaGetLastError();
+  };
+  switch (ItemSize(t)) {
+    case 1:
+      return launch(uint8_t{});
+    case 2:
+      return launch(uint16_t{});
+    case 4:
+      return launch(uint32_t{});
+    case 8:
+      return launch(uint64_t{});
+    case 16:
+      return launch(ResidentComplex128{});
+    default:
+      return cudaErrorInvalidValue;
+  }
+}
+
+cudaError_t ScanRows(const LaunchContext& ctx, ReduceKind kind, DType t, const void* in,
+                     int64_t rows, int64_t n, void* out) {
+  if (rows == 0 || n == 0) return cudaSuccess;
+  if (kind != ReduceKind::kSum && kind != ReduceKind::kProd) return cudaErrorInvalidValue;
+  const unsigned grid = GridFor(ctx, rows, 1, 32);
+  return DispatchType(t, [&](auto zero) -> cudaError_t {
+    using T = decltype(zero);
+    if constexpr (kIsBoolStorage<T>) {
+      return cudaErrorInvalidValue;  // the caller scans bool as int64, NumPy's dtype
+    } else if (kind == ReduceKind::kProd) {
+      ScanRowsKernel<T, true><<<grid, kScanThreads, 0, ctx.stream>>>(static_cast<const T*>(in),
+                                                                     rows, n, static_cast<T*>(out));
+    } else {
+      ScanRowsKernel<T, false><<<grid, kScanThreads, 0, ctx.stream>>>(
+          static_cast<const T*>(in), rows, n, static_cast<T*>(out));
+    }
+    return cudaGetLastError();
+  });
+}
+
+}  // namespace resident::cuda_kernels

@@ -1,0 +1,54 @@
+// Sorting along the last axis for the CUDA backend, behind plain C++
+// launch functions (kernels.h's conventions): a stable argsort in NumPy's
+// order on cub::DeviceRadixSort, a gather along the last axis and inclusive
+// scans. Arrays are C-contiguous rows x n; the program layer moves another
+// axis last first.
+//
+// Argsort: each element becomes an unsigned key whose order is NumPy's
+// (the sign bit flipped for signed integers; floats by their bits, negative
+// ones inverted, every NaN the largest key, -0.0 made +0.0; descending
+// inverts the key), with its row in the bits above it, and one stable radix
+// sort of (key, flat index) pairs orders every row at once. 64-bit dtypes
+// over several rows take two sorts: by key, then stably by row.
+#ifndef RESIDENT_KERNELS_CUDA_SORT_H_
+#define RESIDENT_KERNELS_CUDA_SORT_H_
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "core/dtype.h"
+#include "core/reduce_kind.h"
+#include "kernels/cuda/kernels.h"
+
+namespace resident::cuda_kernels {
+
+// Device scratch bytes ArgsortRows needs for rows x n elements.
+size_t ArgsortTempBytes(int64_t rows, int64_t n);
+// out (int64, rows x n) = the stable argsort of each row of `in` (a real
+// dtype t), as kernels/cpu/sort.h's ArgsortRows. `temp` holds
+// ArgsortTempBytes and must stay allocated until the work is done.
+cudaError_t ArgsortRows(const LaunchContext& ctx, DType t, const void* in, int64_t rows, int64_t n,
+                        bool descending, void* out, void* temp, size_t temp_bytes);
+
+// out[r, j] = in[r, idx[r, j]] for in rows x n and idx, out rows x m (any
+// dtype, moved by its item size); a negative index counts from the end. An
+// index outside [-n, n) leaves its element unwritten and sets *bad (device
+// memory the caller set to all ones) to the smallest such flat position.
+cudaError_t TakeAlongRows(const LaunchContext& ctx, DType t, const void* in, int64_t n,
+                          const int64_t* idx, int64_t rows, int64_t m, void* out,
+                          unsigned long long* bad);
+
+// out = the inclusive scan (kSum: running sums, kProd: running products)
+// of each row of `in`, both of dtype t (the accumulation dtype: the caller
+// converts first). Each block scans rows in order, chunk by chunk, with
+// cub::BlockScan, so float results agree with NumPy's left-to-right sums
+// within rounding (not bit for bit). Halves accumulate in float32 and round
+// once per element.
+cudaError_t ScanRows(const LaunchContext& ctx, ReduceKind kind, DType t, const void* in,
+                     int64_t rows, int64_t n, void* out);
+
+}  // namespace resident::cuda_kernels
+
+#endif  // RESIDENT_KERNELS_CUDA_SORT_H_

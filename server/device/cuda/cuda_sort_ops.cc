@@ -1,0 +1,97 @@
+// The CUDA backend's argsort (kernels/cuda/sort.cu: one stable CUB radix
+// sort of ordered keys), take_along_axis (a gather whose bad indices are
+// read back, so the op synchronises its stream) and scans (block scans per
+// row). Like cuda_ops.cc, each Do() checks what the program layer should
+// already have made right.
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
+#include "kernels/cuda/sort.h"
+#include "server/device/cuda/cuda_backend_internal.h"
+
+namespace resident::cuda_internal {
+namespace {
+
+namespace k = cuda_kernels;
+
+absl::Status Require(bool ok, const char* what, const char* why) {
+  if (ok) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(what, ": ", why));
+}
+
+int64_t LastDim(const Shape& s) { return s.empty() ? 1 : s.back(); }
+int64_t Rows(const Shape& s) {
+  const int64_t n = LastDim(s);
+  return n == 0 ? 0 : NumElements(s) / n;
+}
+bool SameRows(const Shape& a, const Shape& b) {
+  return a.size() == b.size() && !a.empty() && std::equal(a.begin(), a.end() - 1, b.begin());
+}
+
+}  // namespace
+
+absl::Status CudaBackend::Do(const StreamRef& s, const ArgsortOp& op) {
+  const DeviceArray &in = *op.in, &out = *op.out;
+  RETURN_IF_ERROR(Require(!in.shape.empty() && out.shape == in.shape &&
+                              out.dtype == DType::kInt64 && !IsComplex(in.dtype) &&
+                              in.buffer != out.buffer,
+                          "argsort", "needs a real array of rank >= 1 and a new int64 output"));
+  const int64_t n = LastDim(in.shape), rows = Rows(in.shape);
+  if (rows * n == 0) return absl::OkStatus();
+  const size_t temp_bytes = k::ArgsortTempBytes(rows, n);
+  ASSIGN_OR_RETURN(std::shared_ptr<CudaBuffer> temp,
+                   AllocateOn(s, static_cast<int64_t>(temp_bytes)));
+  // `temp` is freed (stream-ordered, after the sort) when it goes out of scope.
+  return Check(k::ArgsortRows(Launch(*s), in.dtype, in.data(), rows, n, op.descending, out.data(),
+                              temp->data(), temp_bytes),
+               "argsort");
+}
+
+absl::Status CudaBackend::Do(const StreamRef& s, const TakeAlongAxisOp& op) {
+  const DeviceArray &in = *op.in, &idx = *op.idx, &out = *op.out;
+  RETURN_IF_ERROR(Require(
+      idx.dtype == DType::kInt64 && out.dtype == in.dtype && out.shape == idx.shape &&
+          SameRows(in.shape, idx.shape) && out.buffer != in.buffer && out.buffer != idx.buffer,
+      "take_along_axis", "needs int64 indices of the output's shape and the input's rows"));
+  const int64_t n = LastDim(in.shape), m = LastDim(idx.shape), rows = Rows(idx.shape);
+  if (rows * m == 0) return absl::OkStatus();
+  ASSIGN_OR_RETURN(std::shared_ptr<CudaBuffer> flag, AllocateOn(s, 8));
+  RETURN_IF_ERROR(Check(cudaMemsetAsync(flag->data(), 0xff, 8, s->stream()), "cudaMemsetAsync"));
+  RETURN_IF_ERROR(Check(
+      k::TakeAlongRows(Launch(*s), in.dtype, in.data(), n, static_cast<const int64_t*>(idx.data()),
+                       rows, m, out.data(), static_cast<unsigned long long*>(flag->data())),
+      "take_along_axis"));
+  unsigned long long bad = 0;
+  RETURN_IF_ERROR(Check(cudaMemcpyAsync(&bad, flag->data(), 8, cudaMemcpyDeviceToHost, s->stream()),
+                        "cudaMemcpyAsync"));
+  RETURN_IF_ERROR(Check(cudaStreamSynchronize(s->stream()), "cudaStreamSynchronize"));
+  if (bad != ~0ULL) {
+    int64_t value = 0;
+    RETURN_IF_ERROR(Check(cudaMemcpyAsync(&value, static_cast<const int64_t*>(idx.data()) + bad, 8,
+                                          cudaMemcpyDeviceToHost, s->stream()),
+                          "cudaMemcpyAsync"));
+    RETURN_IF_ERROR(Check(cudaStreamSynchronize(s->stream()), "cudaStreamSynchronize"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("index ", value, " is out of bounds for axis of size ", n));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CudaBackend::Do(const StreamRef& s, const ScanOp& op) {
+  const DeviceArray &in = *op.in, &out = *op.out;
+  RETURN_IF_ERROR(Require(!in.shape.empty() && out.shape == in.shape && out.dtype == in.dtype &&
+                              DefinedFor(DeviceOpKind::kScan, in.dtype),
+                          "scan",
+                          "needs a real, non-bool array of rank >= 1 and an output like it"));
+  return Check(k::ScanRows(Launch(*s), op.kind, in.dtype, in.data(), Rows(in.shape),
+                           LastDim(in.shape), out.data()),
+               "scan");
+}
+
+}  // namespace resident::cuda_internal

@@ -1,0 +1,100 @@
+"""sort, argsort, take_along_axis, cumulative_sum/prod (and NumPy's cumsum,
+cumprod) through the real server against NumPy computed in the test:
+stable order, NaNs last, -0.0 equal to +0.0, the standard's descending,
+every real dtype, axes, and the errors NumPy raises."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import resident as rs
+from helpers import DTYPES, check, sample
+
+
+@pytest.fixture(params=["lazy", "eager"])
+def c(request, server):
+    with rs.connect(server.target, lazy=request.param == "lazy") as client:
+        yield client
+
+
+def with_specials(a):
+    if a.dtype.kind == "f":
+        a.flat[:7] = [np.nan, -0.0, 0.0, np.inf, -np.inf, -np.nan, 0.0]
+    return a
+
+
+def descending_argsort(a, axis):
+    """The standard's descending stable order, as array-api-strict computes it."""
+    flipped = np.flip(a, axis=axis)
+    return a.shape[axis] - 1 - np.flip(np.argsort(flipped, axis=axis, stable=True), axis=axis)
+
+
+@pytest.mark.parametrize("dtype", DTYPES + [np.dtype(np.float16)], ids=str)
+def test_sort_and_argsort_every_dtype(c, dtype):
+    a = with_specials(sample(dtype, (4, 33), 21))
+    x = c.asarray(a)
+    for axis in [-1, 0]:
+        check(rs.argsort(x, axis=axis), np.argsort(a, axis=axis, stable=True))
+        check(rs.sort(x, axis=axis), np.sort(a, axis=axis, stable=True))
+        want = descending_argsort(a, axis)
+        check(rs.argsort(x, axis=axis, descending=True), want)
+        check(rs.sort(x, axis=axis, descending=True), np.take_along_axis(a, want, axis=axis))
+
+
+def test_sort_is_stable_with_ties_and_3d(c):
+    a = np.array([[3, 1, 2, 1, 3, 1, 0]] * 2, np.int64).reshape(2, 1, 7)
+    x = c.asarray(a)
+    check(rs.argsort(x), np.argsort(a, stable=True))
+    b = np.random.default_rng(3).integers(0, 4, (3, 5, 6)).astype(np.float32)
+    for axis in range(3):
+        check(rs.argsort(c.asarray(b), axis=axis), np.argsort(b, axis=axis, stable=True))
+    big = np.random.default_rng(4).standard_normal(100_000)
+    check(rs.sort(c.asarray(big)), np.sort(big))
+    check(np.sort(c.asarray(b), 1), np.sort(b, 1))  # NumPy's protocol, axis positional
+
+
+def test_take_along_axis(c):
+    a = sample(np.float64, (3, 5), 22)
+    idx = np.array([[0, 4, -1], [2, 2, 2], [-5, 1, 3]])
+    x = c.asarray(a)
+    check(rs.take_along_axis(x, c.asarray(idx), axis=1), np.take_along_axis(a, idx, axis=1))
+    one = np.array([[2]])  # broadcast along the other axis: a (1, 5) result
+    check(rs.take_along_axis(x, c.asarray(one), axis=0), np.take_along_axis(a, one, axis=0))
+    with pytest.raises(rs.InvalidArgument, match="out of bounds"):
+        rs.take_along_axis(x, c.asarray(np.array([[5], [0], [0]])), axis=1).get()
+    with pytest.raises(ValueError, match="same number of dimensions"):
+        rs.take_along_axis(x, c.asarray(np.array([1, 2])), axis=0)
+
+
+@pytest.mark.parametrize("dtype", DTYPES + [np.dtype(np.float16)], ids=str)
+def test_cumulative_sum_and_prod(c, dtype):
+    a = sample(dtype, (3, 9), 23)
+    if dtype.kind == "f":
+        a = (a / 10).astype(dtype)
+    x = c.asarray(a)
+    for axis in [0, 1, -1]:
+        with np.errstate(all="ignore"):
+            check(rs.cumulative_sum(x, axis=axis), np.cumulative_sum(a, axis=axis))
+            check(rs.cumulative_prod(x, axis=axis), np.cumulative_prod(a, axis=axis))
+    with np.errstate(all="ignore"):
+        check(rs.cumsum(x), np.cumsum(a))
+        check(x.cumprod(axis=1), a.cumprod(axis=1))
+        check(rs.cumulative_sum(x, axis=1, include_initial=True),
+              np.cumulative_sum(a, axis=1, include_initial=True))
+        check(rs.cumulative_prod(x, axis=0, include_initial=True, dtype=np.float64),
+              np.cumulative_prod(a, axis=0, include_initial=True, dtype=np.float64))
+    with pytest.raises(ValueError, match="axis is required"):
+        rs.cumulative_sum(x)
+
+
+def test_errors_and_empty(c):
+    x = c.asarray(np.zeros((2, 0)))
+    check(rs.sort(x), np.sort(np.zeros((2, 0))))
+    check(rs.cumulative_sum(x, axis=1), np.cumulative_sum(np.zeros((2, 0)), axis=1))
+    with pytest.raises(ValueError, match="out of bounds"):
+        rs.argsort(x, axis=2)
+    with pytest.raises(ValueError):
+        rs.sort(c.asarray(np.float64(1.0)))
+    with pytest.raises(rs.InvalidArgument, match="not supported by Resident yet"):
+        rs.sort(c.asarray(np.array([1j, 2])))
