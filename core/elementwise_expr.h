@@ -540,7 +540,34 @@ RESIDENT_EW_LIBM(rint, rint)  // round half to even, as NumPy's rint
     return resident_m_##fn(a, b);                                                 \
   }
 RESIDENT_EW_LIBM2(arctan2, atan2)
-RESIDENT_EW_LIBM2(hypot, hypot)
+#undef RESIDENT_EW_LIBM2
+
+// hypot: glibc's on the host (NumPy's). On the GPU, CUDA's double hypot
+// overflows to inf next to DBL_MAX (hypot(DBL_MAX, 1) on an H100), so
+// doubles scale by the larger operand there: within 2 ULP of glibc's.
+template <typename T>
+RESIDENT_HD T resident_ew_hypot(T a, T b) {
+  static_assert(ResidentIsFloat<T>::value, "hypot computes in a float dtype");
+#if defined(__CUDA_ARCH__) || defined(__CUDACC_RTC__)
+  if constexpr (sizeof(T) == 8) {
+    const T x = resident_m_fabs(a), y = resident_m_fabs(b);
+    const T inf = static_cast<T>(1) / static_cast<T>(0);
+    if (x == inf || y == inf) return inf;  // even with a NaN, as C's hypot
+    if (x != x || y != y) return x + y;    // NaN
+    const T big = x > y ? x : y, small = x > y ? y : x;
+    if (big == static_cast<T>(0)) return big;
+    const T r = small / big;
+    return big * resident_m_sqrt(static_cast<T>(1) + r * r);
+  }
+#endif
+  return resident_m_hypot(a, b);
+}
+#define RESIDENT_EW_LIBM2(name, fn)                                               \
+  template <typename T>                                                           \
+  RESIDENT_HD T resident_ew_##name(T a, T b) {                                    \
+    static_assert(ResidentIsFloat<T>::value, #name " computes in a float dtype"); \
+    return resident_m_##fn(a, b);                                                 \
+  }
 RESIDENT_EW_LIBM2(copysign, copysign)
 RESIDENT_EW_LIBM2(nextafter, nextafter)  // float32/64 only: the halves' is their own
 #undef RESIDENT_EW_LIBM2

@@ -98,3 +98,16 @@ def test_errors_and_empty(c):
         rs.sort(c.asarray(np.float64(1.0)))
     with pytest.raises(rs.InvalidArgument, match="not supported by Resident yet"):
         rs.sort(c.asarray(np.array([1j, 2])))
+
+
+def test_take(c):
+    a = sample(np.int32, (3, 4, 5), 24)
+    x = c.asarray(a)
+    idx = np.array([4, 0, -1, 2, 2])
+    for axis in [0, 1, 2, -1]:
+        i = idx % a.shape[axis] if axis in (0, 1) else idx
+        check(rs.take(x, c.asarray(i), axis=axis), np.take(a, i, axis=axis))
+    check(rs.take(x, c.asarray(np.array([59, 0, 7])), axis=None), np.take(a, [59, 0, 7]))
+    check(np.take(x, c.asarray(np.array([1, 0])), axis=0), np.take(a, [1, 0], axis=0))
+    with pytest.raises(rs.InvalidArgument, match="out of bounds"):
+        rs.take(x, c.asarray(np.array([3])), axis=0).get()

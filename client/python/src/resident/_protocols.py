@@ -69,6 +69,7 @@ _FUNCTIONS: Dict[Any, Callable[..., Any]] = {
         a, axis=axis),
     np.take_along_axis: lambda arr, indices, axis=-1: _sorting.take_along_axis(
         arr, indices, axis=axis),
+    np.take: lambda a, indices, axis=None: _sorting.take(a, indices, axis=axis),
     np.cumsum: _sorting.cumsum, np.cumprod: _sorting.cumprod,
     np.cumulative_sum: _sorting.cumulative_sum, np.cumulative_prod: _sorting.cumulative_prod,
 }

@@ -48,6 +48,29 @@ def take_along_axis(x: ndarray, indices: ndarray, /, *, axis: int = -1) -> ndarr
                   _axis_ins(axis))
 
 
+def take(x: ndarray, indices: ndarray, /, *, axis: Optional[int] = None) -> ndarray:
+    """numpy.take / the standard's take with 1-D indices: the elements at
+    ``indices`` along ``axis`` (the flattened array when None), a gather
+    with the indices broadcast over the other axes."""
+    if not isinstance(indices, ndarray):
+        raise TypeError("take needs resident indices (upload them with asarray)")
+    if indices.ndim != 1:
+        raise ValueError(f"take: indices must be 1-D, got {indices.ndim} dimensions")
+    if axis is None:
+        if x.ndim != 1:
+            x = x.reshape(-1)
+        axis = 0
+    if x.ndim == 0:
+        raise ValueError("take: a 0-d array has no axis")
+    ax = operator.index(axis)
+    if not -x.ndim <= ax < x.ndim:
+        raise ValueError(f"axis {ax} is out of bounds for array of dimension {x.ndim}")
+    ax %= x.ndim
+    shape = [1] * x.ndim
+    shape[ax] = indices.shape[0]
+    return take_along_axis(x, indices.reshape(tuple(shape)), axis=ax)
+
+
 def _cumulative(op: str, x: ndarray, axis: Optional[int], dtype: Any,
                 include_initial: bool) -> ndarray:
     if axis is None and x.ndim > 1:
