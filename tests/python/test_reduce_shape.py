@@ -85,7 +85,9 @@ def test_slice_errors(c):
     with pytest.raises(IndexError, match="index 2 is out of bounds for axis 0 with size 2"):
         c.ones((2, 3))[2]
     with pytest.raises(TypeError):
-        c.ones((2, 3))[[0, 1]]
+        c.ones((2, 3))[0.5]
+    with pytest.raises(IndexError, match="not supported yet"):
+        c.ones((2, 3))[[0, 1], [1, 2]]  # several index arrays (test_indexing.py has one)
 
 
 @pytest.mark.parametrize("key", [np.s_[0], np.s_[-1], np.s_[1, ::-1], np.s_[..., 2],

@@ -11,7 +11,7 @@ from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from . import _dtypes
-from ._errors import FailedPrecondition, InvalidArgument
+from ._errors import AxisError, FailedPrecondition, InvalidArgument
 from ._graph import Kind, Node
 from ._infer import Meta
 from ._ops import (ALIASES, BINARY_ELEMENTWISE, COMPARISONS, OPERATORS, OPS,
@@ -179,6 +179,13 @@ class ndarray:
     def __int__(self) -> int:
         return int(self.get())
 
+    def __index__(self) -> int:
+        """A 0-d integer array as a Python int (evaluated), as NumPy's: so it
+        indexes, slices and repeats like one."""
+        if self.dtype.kind not in "iu" or self.ndim != 0:
+            raise TypeError("only 0-d integer arrays can be converted to an index")
+        return int(self.get())
+
     def __bool__(self) -> bool:
         return bool(self.get())
 
@@ -189,7 +196,12 @@ class ndarray:
         return shape[0]
 
     def __iter__(self) -> Any:
-        raise TypeError("iterating over a resident array is not supported: use .get()")
+        """Its sub-arrays along the first axis, as NumPy's: each a lazy slice
+        (x[0], x[1], ...), so a Python loop over a large array makes one
+        program op per element; x.get() downloads it at once."""
+        if self.ndim == 0:
+            raise TypeError("iteration over a 0-d array")
+        return (self[i] for i in range(self.shape[0]))
 
     def __repr__(self) -> str:
         n = self._node
@@ -215,8 +227,8 @@ class ndarray:
     def dot(self, other: ArrayOrScalar) -> "ndarray":
         return dot(self, other)
 
-    def clip(self, lo: ArrayOrScalar, hi: ArrayOrScalar) -> "ndarray":
-        return clip(self, lo, hi)
+    def clip(self, min: ArrayOrScalar = None, max: ArrayOrScalar = None) -> "ndarray":  # noqa: A002
+        return clip(self, min, max)
 
     # Operators (__add__, __radd__, __lt__, __neg__, ...) are generated from
     # _ops.OPERATORS below the class. Like NumPy's, == and != are
@@ -259,7 +271,8 @@ def record(op: str, inputs: Sequence[Node], session: Any,
             meta = spec.infer(metas, ins)  # type: ignore[arg-type]
         except (ValueError, TypeError) as e:
             if spec.eager_errors:
-                raise InvalidArgument(f"{op}: {e}") from None
+                error = AxisError if isinstance(e, IndexError) else InvalidArgument
+                raise error(f"{op}: {e}") from None
             meta = None  # invalid: the server's error surfaces when it is evaluated
     node = Node(Kind.OP, session, meta, ins, inputs)
     array = ndarray._wrap(node)
@@ -357,11 +370,13 @@ def where(cond: ndarray, a: ArrayOrScalar, b: ArrayOrScalar) -> ndarray:
     return _ternary("where", cond, a, b)
 
 
-def clip(a: ndarray, lo: ArrayOrScalar, hi: ArrayOrScalar) -> ndarray:
-    """numpy.clip(a, lo, hi): NaN bounds propagate; lo > hi gives hi. As
+def clip(a: ndarray, min: ArrayOrScalar = None, max: ArrayOrScalar = None) -> ndarray:  # noqa: A002
+    """numpy.clip(a, min, max) (the standard's names; NumPy's a_min/a_max
+    positions): NaN bounds propagate; min > max gives max. As
     NumPy 2's np.clip, a Python int bound at or past an integer array's
     range is dropped (so it neither clamps nor overflows), and None drops a
     bound."""
+    lo, hi = min, max
     if isinstance(a, ndarray) and np.dtype(a.dtype).kind in "iu":
         info = np.iinfo(a.dtype)
         if type(lo) is int and lo <= info.min:

@@ -52,6 +52,10 @@ class InvalidArgument(ResidentError, ValueError):
     code = grpc.StatusCode.INVALID_ARGUMENT
 
 
+class AxisError(InvalidArgument, IndexError):
+    """An axis out of range: a ValueError and an IndexError, as NumPy's."""
+
+
 class DeadlineExceeded(ResidentError, TimeoutError):
     code = grpc.StatusCode.DEADLINE_EXCEEDED
 

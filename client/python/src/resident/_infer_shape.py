@@ -37,7 +37,7 @@ def _axes(ins: "pb.Instruction", rank: int) -> List[int]:
         if rank == 0 and not ins.has_axes and a in (0, -1) and ins.op != "mean":
             continue  # NumPy lets a 0-d array take a single axis 0 or -1 (mean: no)
         if not -rank <= a < rank:
-            raise ValueError(f"axis {a} is out of bounds for array of dimension {rank}")
+            raise np.exceptions.AxisError(f"axis {a} is out of bounds for array of dimension {rank}")
         a %= rank
         if a in out:
             raise ValueError("duplicate value in 'axis'")
@@ -147,7 +147,8 @@ def expand_dims(ops: Sequence[Meta], ins: "pb.Instruction") -> Meta:
     added = set()
     for g in given:
         if not -rank <= g < rank:
-            raise ValueError(f"axis {g} is out of bounds for array of dimension {rank}")
+            raise np.exceptions.AxisError(
+                f"axis {g} is out of bounds for array of dimension {rank}")
         if g % rank in added:
             raise ValueError("repeated axis")
         added.add(g % rank)
@@ -162,7 +163,7 @@ def _one_axis(ins: "pb.Instruction", rank: int, op: str) -> int:
     if rank == 0:
         raise ValueError(f"{op}: a 0-d array has no axis")
     if not -rank <= a < rank:
-        raise ValueError(f"axis {a} is out of bounds for array of dimension {rank}")
+        raise np.exceptions.AxisError(f"axis {a} is out of bounds for array of dimension {rank}")
     return a % rank
 
 

@@ -168,11 +168,21 @@ def unstack(x: ndarray, /, *, axis: int = 0) -> Tuple[ndarray, ...]:
     return tuple(x[_index(x.ndim, a, i)] for i in range(x.shape[a]))
 
 
-def diff(x: ndarray, /, *, axis: int = -1, n: int = 1) -> ndarray:
-    """``n``-th differences along ``axis`` (bool: not-equal, as NumPy)."""
+def diff(x: ndarray, /, *, axis: int = -1, n: int = 1, prepend: Any = None,
+         append: Any = None) -> ndarray:
+    """``n``-th differences along ``axis`` (bool: not-equal, as NumPy), of
+    ``x`` with ``prepend`` and ``append`` joined before and after it."""
     if n < 0:
         raise ValueError(f"order must be non-negative but got {n}")
     a = _norm_axes(axis, x.ndim)[0]
+    if prepend is not None or append is not None:
+        parts = [p for p in (prepend, x, append) if p is not None]
+        from ._composed import full_like
+        edge = list(x.shape)
+        edge[a] = 1  # a scalar is broadcast to one slice, as numpy.diff does
+        x = concatenate([p if isinstance(p, ndarray) else
+                         full_like(x, p, shape=tuple(edge), dtype=np.asarray(p).dtype)
+                         for p in parts], axis=a)
     for _ in range(n):
         hi, lo = x[_index(x.ndim, a, slice(1, None))], x[_index(x.ndim, a, slice(None, -1))]
         x = _array.not_equal(hi, lo) if x.dtype == np.bool_ else hi - lo
@@ -224,6 +234,8 @@ def eye(n_rows: int, n_cols: Optional[int] = None, /, *, k: int = 0, dtype: Any 
     from ._namespace import _client_for
     client = _client_for(device)
     m = n_rows if n_cols is None else n_cols
+    if not -n_rows < k < m:  # no diagonal in range (k may not fit int64)
+        return client.zeros((n_rows, m), dtype=np.float64 if dtype is None else dtype)
     rows = client.arange(0, n_rows, 1, np.int64).reshape(n_rows, 1)
     cols = client.arange(0, m, 1, np.int64).reshape(1, m)
     return _array.equal(rows + k, cols).astype(np.float64 if dtype is None else dtype)

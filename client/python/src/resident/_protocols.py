@@ -25,7 +25,7 @@ from typing import Any, Callable, Dict
 
 import numpy as np
 
-from . import _array, _composed, _manipulation, _shape_ops, _sorting
+from . import _array, _composed, _indexing, _manipulation, _shape_ops, _sorting
 from ._array import ELEMENTWISE_FUNCTIONS, ndarray
 
 
@@ -70,6 +70,7 @@ _FUNCTIONS: Dict[Any, Callable[..., Any]] = {
     np.take_along_axis: lambda arr, indices, axis=-1: _sorting.take_along_axis(
         arr, indices, axis=axis),
     np.take: lambda a, indices, axis=None: _sorting.take(a, indices, axis=axis),
+    np.nonzero: _indexing.nonzero,
     np.cumsum: _sorting.cumsum, np.cumprod: _sorting.cumprod,
     np.cumulative_sum: _sorting.cumulative_sum, np.cumulative_prod: _sorting.cumulative_prod,
 }

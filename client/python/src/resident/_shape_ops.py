@@ -137,14 +137,20 @@ def expand_dims(a: ndarray, axis: Union[int, Sequence[int]]) -> ndarray:
 
 def _getitem(self: ndarray, key: Any) -> ndarray:
     """NumPy's basic indexing: slices (a copy), integers (that axis dropped),
-    ``...`` and ``None`` (a new axis). Advanced indexing (arrays, lists,
-    booleans) is not supported."""
+    ``...`` and ``None`` (a new axis); one integer index array or boolean
+    mask goes to _indexing.py."""
     key = key if isinstance(key, tuple) else (key,)
+    # A 0-d integer array indexes as its int (evaluated), as in NumPy.
+    key = tuple(operator.index(k) if isinstance(k, ndarray) and k.ndim == 0 and
+                k.dtype.kind in "iu" else k for k in key)
+    from . import _indexing
+    if builtins.any(_indexing._is_advanced(k) for k in key):
+        return _indexing.getitem_advanced(self, key)
     for k in key:
         if not (k is None or k is Ellipsis or isinstance(k, (slice, int, np.integer))) \
                 or isinstance(k, (bool, np.bool_)):
-            raise TypeError("resident arrays support basic indexing only (slices, integers, "
-                            f"..., None), not {type(k).__name__}")
+            raise TypeError("resident arrays take slices, integers, ..., None and one index "
+                            f"array or mask, not {type(k).__name__}")
     if builtins.sum(k is Ellipsis for k in key) > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
     indexed = [k for k in key if k is not None and k is not Ellipsis]
@@ -196,4 +202,12 @@ def _getitem(self: ndarray, key: Any) -> ndarray:
 for _f in (sum, prod, mean, max, min, any, all, argmax, argmin, squeeze):
     setattr(ndarray, _f.__name__, _f)
 ndarray.__getitem__ = _getitem  # type: ignore[method-assign]
+
+
+def _setitem(self: ndarray, key: Any, value: Any) -> None:
+    from . import _indexing
+    _indexing.setitem(self, key, value)
+
+
+ndarray.__setitem__ = _setitem  # type: ignore[method-assign]
 del _f

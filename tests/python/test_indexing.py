@@ -1,0 +1,113 @@
+"""Indexing beyond basic slices and assignment through the real server,
+against NumPy computed in the test: masks, integer arrays (resident, NumPy
+or lists), nonzero, x[...] = value for masks and basic keys (scalars and
+arrays, steps of either sign, integers), 0-d integer arrays as indices,
+iteration, and the errors for what is not supported yet."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import resident as rs
+from helpers import check, sample
+
+
+@pytest.fixture(params=["lazy", "eager"])
+def c(request, server):
+    with rs.connect(server.target, lazy=request.param == "lazy") as client:
+        yield client
+
+
+def test_mask_and_integer_array_indexing(c):
+    a = sample(np.float64, (4, 5), 30)
+    x = c.asarray(a)
+    mask = a > 0
+    check(x[c.asarray(mask)], a[mask])
+    check(x[x > 0], a[a > 0])
+    rows = a[:, 0] > 0
+    check(x[c.asarray(rows)], a[rows])  # a mask over the leading axis
+    check(x[c.asarray(np.zeros((4, 5), bool))], a[np.zeros((4, 5), bool)])
+    idx = np.array([[3, 0], [-1, 2]])
+    check(x[c.asarray(idx)], a[idx])
+    check(x[[2, 2, 0]], a[[2, 2, 0]])
+    check(x[:, np.array([4, 0])], a[:, np.array([4, 0])])
+    with pytest.raises(rs.InvalidArgument, match="out of bounds"):
+        x[c.asarray(np.array([4]))].get()
+    with pytest.raises(IndexError, match="not supported yet"):
+        x[[0, 1], [1, 2]]
+
+
+def test_nonzero(c):
+    a = np.array([[0, 3, 0], [4, 0, 5]], np.int16)
+    x = c.asarray(a)
+    for got, want in zip(rs.nonzero(x), np.nonzero(a)):
+        check(got, want)
+    for got, want in zip(np.nonzero(x), np.nonzero(a)):
+        check(got, want)
+    check(rs.nonzero(c.asarray(np.array([0.0, -0.0, np.nan, 1.0])))[0],
+          np.nonzero(np.array([0.0, -0.0, np.nan, 1.0]))[0])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int64, np.bool_], ids=str)
+def test_assignment(c, dtype):
+    a = sample(dtype, (4, 6), 31)
+    x = c.asarray(a)
+    y = x  # the same Python object: it sees the update, as in NumPy
+    mask = sample(np.bool_, (4, 6), 32)
+    x[c.asarray(mask)] = 1
+    a[mask] = 1
+    check(x, a)
+    assert y is x
+    v = sample(dtype, (2, 3), 33)
+    x[1:3, ::2] = c.asarray(v)
+    a[1:3, ::2] = v
+    check(x, a)
+    x[::-2, 4] = 0
+    a[::-2, 4] = 0
+    check(x, a)
+    row = sample(dtype, (6,), 34)
+    x[-1] = row
+    a[-1] = row
+    check(x, a)
+    x[..., 1] = c.asarray(np.array(True, dtype) if dtype == np.bool_ else np.array(7, dtype))
+    a[..., 1] = 7 if dtype != np.bool_ else True
+    check(x, a)
+    x[:] = 0
+    a[:] = 0
+    check(x, a)
+
+
+def test_zero_d_indices_iteration_and_scalars(c):
+    a = np.arange(12, dtype=np.int32).reshape(3, 4)
+    x = c.asarray(a)
+    i = c.asarray(np.array(2))
+    check(x[i], a[2])
+    check(x[1, :i], a[1, :2])
+    assert operator_index(i) == 2
+    rows = list(x)
+    assert len(rows) == 3
+    for got, want in zip(rows, a):
+        check(got, want)
+    z = c.asarray(np.array(5.0))
+    z[()] = 2.5
+    check(z, np.array(2.5))
+    with pytest.raises(TypeError, match="0-d"):
+        iter(z)
+    with pytest.raises(TypeError):
+        operator_index(c.asarray(np.array(1.5)))
+
+
+def operator_index(v):
+    import operator
+    return operator.index(v)
+
+
+def test_unsupported_assignments_are_clear(c):
+    x = c.asarray(np.zeros(5))
+    with pytest.raises(IndexError, match="integer index arrays"):
+        x[c.asarray(np.array([1, 2]))] = 1.0
+    with pytest.raises(ValueError, match="through a mask"):
+        x[x > -1] = c.asarray(np.ones(5))
+    with pytest.raises(IndexError, match="out of bounds"):
+        x[7] = 1.0
