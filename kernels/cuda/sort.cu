@@ -123,27 +123,36 @@ struct ScanOp {
 };
 
 constexpr int kScanThreads = 256;
+// Rows at least this long, too few to fill the GPU a block each, are split
+// into chunks of kScanChunk scanned in parallel, then offset by the scan of
+// the chunks' totals.
+constexpr int64_t kScanChunk = 8192;
 
-// One block per row (grid-stride over rows): the row in chunks of
-// kScanThreads, each scanned with BlockScan and offset by the running total
-// of the chunks before it.
+// Block b scans chunk b % chunks of row b / chunks (chunks of `chunk`
+// elements; with chunks == 1, whole rows) in pieces of kScanThreads with
+// BlockScan, offsetting each piece by the running total before it; the
+// chunk's total goes to totals[b] when totals is given. Grid-stride over
+// blocks.
 template <typename T, bool kProd>
-__global__ void ScanRowsKernel(const T* in, int64_t rows, int64_t n, T* out) {
+__global__ void ScanChunksKernel(const T* in, int64_t rows, int64_t n, int64_t chunk,
+                                 int64_t chunks, T* out, T* totals) {
   using C = ComputeType<T>;
   using BlockScan = cub::BlockScan<C, kScanThreads>;
   __shared__ typename BlockScan::TempStorage temp;
   __shared__ C carry;
   const ScanOp<T, kProd> op;
-  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+  for (int64_t b = blockIdx.x; b < rows * chunks; b += gridDim.x) {
+    const int64_t r = b / chunks, lo = (b % chunks) * chunk;
+    const int64_t hi = lo + chunk < n ? lo + chunk : n;
     const T* x = in + r * n;
     T* y = out + r * n;
-    for (int64_t base = 0; base < n; base += kScanThreads) {
+    for (int64_t base = lo; base < hi; base += kScanThreads) {
       const int64_t j = base + threadIdx.x;
-      C v = j < n ? static_cast<C>(resident_load(x[j])) : static_cast<C>(kProd ? 1 : 0);
+      C v = j < hi ? static_cast<C>(resident_load(x[j])) : static_cast<C>(kProd ? 1 : 0);
       C total;
       BlockScan(temp).InclusiveScan(v, v, op, total);
-      if (base > 0) v = op(carry, v);
-      if (j < n) {
+      if (base > lo) v = op(carry, v);
+      if (j < hi) {
         if constexpr (kIsHalfStorage<T>) {
           y[j] = resident_store<T>(v);
         } else {
@@ -151,10 +160,70 @@ __global__ void ScanRowsKernel(const T* in, int64_t rows, int64_t n, T* out) {
         }
       }
       __syncthreads();
-      if (threadIdx.x == 0) carry = base > 0 ? op(carry, total) : total;
+      if (threadIdx.x == 0) carry = base > lo ? op(carry, total) : total;
       __syncthreads();
     }
+    if (totals != nullptr && threadIdx.x == 0) {
+      if constexpr (kIsHalfStorage<T>) {
+        totals[b] = resident_store<T>(carry);
+      } else {
+        totals[b] = carry;
+      }
+    }
+    __syncthreads();
   }
+}
+
+// y[r, j] = op(prefix[r, c - 1], y[r, j]) for j in chunk c > 0: the scan of
+// the chunks' totals (inclusive) before each chunk.
+template <typename T, bool kProd>
+__global__ void OffsetChunks(const T* prefix, int64_t rows, int64_t n, int64_t chunk,
+                             int64_t chunks, T* out) {
+  using C = ComputeType<T>;
+  const ScanOp<T, kProd> op;
+  const int64_t total = rows * n;
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total;
+       i += int64_t{gridDim.x} * blockDim.x) {
+    const int64_t r = i / n, c = (i % n) / chunk;
+    if (c == 0) continue;
+    const C v = op(static_cast<C>(resident_load(prefix[r * chunks + c - 1])),
+                   static_cast<C>(resident_load(out[i])));
+    if constexpr (kIsHalfStorage<T>) {
+      out[i] = resident_store<T>(v);
+    } else {
+      out[i] = v;
+    }
+  }
+}
+
+// Chunks per row of n, or 1 when whole rows already fill the GPU.
+int64_t ChunksFor(const LaunchContext& ctx, int64_t rows, int64_t n) {
+  if (n < 2 * kScanChunk || rows >= 4 * static_cast<int64_t>(ctx.sm_count)) return 1;
+  return (n + kScanChunk - 1) / kScanChunk;
+}
+
+template <typename T, bool kProd>
+cudaError_t ScanTyped(const LaunchContext& ctx, const T* in, int64_t rows, int64_t n, T* out,
+                      char* temp) {
+  const int64_t chunks = ChunksFor(ctx, rows, n);
+  if (chunks == 1) {
+    ScanChunksKernel<T, kProd><<<GridFor(ctx, rows, 1, 32), kScanThreads, 0, ctx.stream>>>(
+        in, rows, n, n, 1, out, nullptr);
+    return cudaGetLastError();
+  }
+  T* totals = reinterpret_cast<T*>(temp);
+  char* rest = temp + ((rows * chunks * static_cast<int64_t>(sizeof(T)) + 255) & ~int64_t{255});
+  ScanChunksKernel<T, kProd><<<GridFor(ctx, rows * chunks, 1, 32), kScanThreads, 0, ctx.stream>>>(
+      in, rows, n, kScanChunk, chunks, out, totals);
+  if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
+  // The totals' own scan, in place (a block per row of totals, or chunked again).
+  if (cudaError_t e = ScanTyped<T, kProd>(ctx, totals, rows, chunks, totals, rest);
+      e != cudaSuccess) {
+    return e;
+  }
+  OffsetChunks<T, kProd><<<GridFor(ctx, rows * n, kThreads), kThreads, 0, ctx.stream>>>(
+      totals, rows, n, kScanChunk, chunks, out);
+  return cudaGetLastError();
 }
 
 }  // namespace
@@ -234,23 +303,31 @@ cudaError_t TakeAlongRows(const LaunchContext& ctx, DType t, const void* in, int
   }
 }
 
+size_t ScanTempBytes(const LaunchContext& ctx, DType t, int64_t rows, int64_t n) {
+  size_t bytes = 0;
+  int64_t len = n;
+  for (int64_t chunks = ChunksFor(ctx, rows, len); chunks > 1;
+       len = chunks, chunks = ChunksFor(ctx, rows, len)) {
+    bytes += static_cast<size_t>((rows * chunks * ItemSize(t) + 255) & ~int64_t{255});
+  }
+  return bytes;
+}
+
 cudaError_t ScanRows(const LaunchContext& ctx, ReduceKind kind, DType t, const void* in,
-                     int64_t rows, int64_t n, void* out) {
+                     int64_t rows, int64_t n, void* out, void* temp) {
   if (rows == 0 || n == 0) return cudaSuccess;
   if (kind != ReduceKind::kSum && kind != ReduceKind::kProd) return cudaErrorInvalidValue;
-  const unsigned grid = GridFor(ctx, rows, 1, 32);
   return DispatchType(t, [&](auto zero) -> cudaError_t {
     using T = decltype(zero);
     if constexpr (kIsBoolStorage<T>) {
       return cudaErrorInvalidValue;  // the caller scans bool as int64, NumPy's dtype
     } else if (kind == ReduceKind::kProd) {
-      ScanRowsKernel<T, true><<<grid, kScanThreads, 0, ctx.stream>>>(static_cast<const T*>(in),
-                                                                     rows, n, static_cast<T*>(out));
+      return ScanTyped<T, true>(ctx, static_cast<const T*>(in), rows, n, static_cast<T*>(out),
+                                static_cast<char*>(temp));
     } else {
-      ScanRowsKernel<T, false><<<grid, kScanThreads, 0, ctx.stream>>>(
-          static_cast<const T*>(in), rows, n, static_cast<T*>(out));
+      return ScanTyped<T, false>(ctx, static_cast<const T*>(in), rows, n, static_cast<T*>(out),
+                                 static_cast<char*>(temp));
     }
-    return cudaGetLastError();
   });
 }
 

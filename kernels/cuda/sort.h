@@ -40,14 +40,18 @@ cudaError_t TakeAlongRows(const LaunchContext& ctx, DType t, const void* in, int
                           const int64_t* idx, int64_t rows, int64_t m, void* out,
                           unsigned long long* bad);
 
+// Device scratch bytes ScanRows needs (0: none; pass nullptr).
+size_t ScanTempBytes(const LaunchContext& ctx, DType t, int64_t rows, int64_t n);
 // out = the inclusive scan (kSum: running sums, kProd: running products)
 // of each row of `in`, both of dtype t (the accumulation dtype: the caller
-// converts first). Each block scans rows in order, chunk by chunk, with
-// cub::BlockScan, so float results agree with NumPy's left-to-right sums
-// within rounding (not bit for bit). Halves accumulate in float32 and round
-// once per element.
+// converts first). A block scans a row (or, for rows too long and too few
+// to fill the GPU, a chunk of 8192, the chunks then offset by the scan of
+// their totals) in pieces of 256 with cub::BlockScan, so float results
+// agree with NumPy's left-to-right sums within rounding (not bit for bit).
+// Halves accumulate in float32 and round once per element (and chunk
+// total). `temp` holds ScanTempBytes until the work is done.
 cudaError_t ScanRows(const LaunchContext& ctx, ReduceKind kind, DType t, const void* in,
-                     int64_t rows, int64_t n, void* out);
+                     int64_t rows, int64_t n, void* out, void* temp);
 
 }  // namespace resident::cuda_kernels
 

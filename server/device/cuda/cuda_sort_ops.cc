@@ -89,8 +89,15 @@ absl::Status CudaBackend::Do(const StreamRef& s, const ScanOp& op) {
                               DefinedFor(DeviceOpKind::kScan, in.dtype),
                           "scan",
                           "needs a real, non-bool array of rank >= 1 and an output like it"));
-  return Check(k::ScanRows(Launch(*s), op.kind, in.dtype, in.data(), Rows(in.shape),
-                           LastDim(in.shape), out.data()),
+  const k::LaunchContext ctx = Launch(*s);
+  const int64_t rows = Rows(in.shape), n = LastDim(in.shape);
+  const size_t temp_bytes = k::ScanTempBytes(ctx, in.dtype, rows, n);
+  std::shared_ptr<CudaBuffer> temp;
+  if (temp_bytes > 0) {
+    ASSIGN_OR_RETURN(temp, AllocateOn(s, static_cast<int64_t>(temp_bytes)));
+  }
+  return Check(k::ScanRows(ctx, op.kind, in.dtype, in.data(), rows, n, out.data(),
+                           temp ? temp->data() : nullptr),
                "scan");
 }
 
