@@ -111,3 +111,27 @@ def test_take(c):
     check(np.take(x, c.asarray(np.array([1, 0])), axis=0), np.take(a, [1, 0], axis=0))
     with pytest.raises(rs.InvalidArgument, match="out of bounds"):
         rs.take(x, c.asarray(np.array([3])), axis=0).get()
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.int8, np.bool_, np.float32], ids=str)
+def test_unique_functions(c, dtype):
+    dtype = np.dtype(dtype)
+    a = sample(dtype, (4, 7), 25)
+    if dtype.kind == "f":
+        a = np.round(a / 5).astype(dtype)  # repeats
+        a.flat[:4] = [np.nan, -0.0, 0.0, np.nan]
+    x = c.asarray(a)
+    # NumPy's unique_* (the standard's: NaNs are distinct). NumPy 2.3+'s
+    # unique_values may be unsorted (a hash table); Resident's are sorted.
+    check(rs.unique_values(x), np.sort(np.unique_values(a)))
+    got, want = rs.unique_counts(x), np.unique_counts(a)
+    check(got.values, want.values)
+    check(got.counts, want.counts)
+    got, want = rs.unique_inverse(x), np.unique_inverse(a)
+    check(got.values, want.values)
+    check(got.inverse_indices, want.inverse_indices)
+    got, want = rs.unique_all(x), np.unique_all(a)
+    for g, w in zip(got, want):
+        check(g, w)
+    empty = rs.unique_all(c.asarray(np.zeros((0, 3), dtype)))
+    assert empty.values.shape == (0,) and empty.inverse_indices.shape == (0, 3)
