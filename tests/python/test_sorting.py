@@ -135,3 +135,20 @@ def test_unique_functions(c, dtype):
         check(g, w)
     empty = rs.unique_all(c.asarray(np.zeros((0, 3), dtype)))
     assert empty.values.shape == (0,) and empty.inverse_indices.shape == (0, 3)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.int16], ids=str)
+def test_searchsorted(c, dtype):
+    a = np.sort(sample(dtype, (50,), 26))
+    if np.dtype(dtype).kind == "f":
+        a[-2:] = np.nan
+    v = sample(dtype, (3, 7), 27)
+    v.flat[:3] = a[[0, 10, 49]]  # ties with x1's elements
+    x = c.asarray(a)
+    for side in ["left", "right"]:
+        check(rs.searchsorted(x, c.asarray(v), side=side), np.searchsorted(a, v, side=side))
+    shuffled = np.random.default_rng(5).permutation(50)
+    sorter = np.argsort(a[shuffled], stable=True)
+    check(rs.searchsorted(c.asarray(a[shuffled]), c.asarray(v), sorter=c.asarray(sorter)),
+          np.searchsorted(a[shuffled], v, sorter=sorter))
+    check(np.searchsorted(x, c.asarray(v[0])), np.searchsorted(a, v[0]))

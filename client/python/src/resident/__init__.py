@@ -26,8 +26,8 @@ from ._composed import (concat, empty, empty_like, full_like, matrix_transpose, 
 from . import _protocols  # noqa: F401 (installs __array_ufunc__, __array_function__)
 from ._indexing import nonzero
 from ._sets import unique_all, unique_counts, unique_inverse, unique_values
-from ._sorting import (argsort, cumprod, cumsum, cumulative_prod, cumulative_sum, sort, take,
-                       take_along_axis)
+from ._sorting import (argsort, cumprod, cumsum, cumulative_prod, cumulative_sum, searchsorted,
+                       sort, take, take_along_axis)
 from ._manipulation import (broadcast_arrays, count_nonzero, diff, eye, flip, linspace, meshgrid,
                             moveaxis, repeat, roll, tile, tril, triu, unstack)
 from ._namespace import (Device, __array_api_version__, __array_namespace_info__, arange,
@@ -55,7 +55,7 @@ __all__ = [
     "concat", "permute_dims", "matrix_transpose", "flip", "roll", "moveaxis", "broadcast_arrays",
     "meshgrid", "unstack", "diff", "tile", "repeat", "count_nonzero", "linspace", "eye", "tril",
     "triu", "nonzero", "unique_all", "unique_counts", "unique_inverse", "unique_values",
-    "argsort", "sort", "take", "take_along_axis", "cumulative_sum", "cumulative_prod",
+    "argsort", "sort", "searchsorted", "take", "take_along_axis", "cumulative_sum", "cumulative_prod",
     "cumsum", "cumprod",
     "isdtype", "result_type", "can_cast", "finfo", "iinfo", "__array_namespace_info__",
     "Device", "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",

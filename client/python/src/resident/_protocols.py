@@ -71,6 +71,8 @@ _FUNCTIONS: Dict[Any, Callable[..., Any]] = {
         arr, indices, axis=axis),
     np.take: lambda a, indices, axis=None: _sorting.take(a, indices, axis=axis),
     np.nonzero: _indexing.nonzero,
+    np.searchsorted: lambda a, v, side="left", sorter=None: _sorting.searchsorted(
+        a, v, side=side, sorter=sorter),
     np.cumsum: _sorting.cumsum, np.cumprod: _sorting.cumprod,
     np.cumulative_sum: _sorting.cumulative_sum, np.cumulative_prod: _sorting.cumulative_prod,
 }

@@ -48,6 +48,36 @@ def take_along_axis(x: ndarray, indices: ndarray, /, *, axis: int = -1) -> ndarr
                   _axis_ins(axis))
 
 
+def searchsorted(x1: ndarray, x2: Any, /, *, side: str = "left", sorter: Any = None) -> ndarray:
+    """int64 insertion points of ``x2``'s elements in the sorted 1-D ``x1``
+    (numpy.searchsorted; NaNs after every number). One stable argsort of
+    x1 and x2 joined (x2 first for side="left", so it precedes equal
+    elements of x1; last for "right") gives each x2 element's place among
+    both; less its rank among x2 alone, that is how many x1 elements precede
+    it."""
+    if side not in ("left", "right"):
+        raise ValueError(f"side must be 'left' or 'right', not {side!r}")
+    if not isinstance(x1, ndarray) or x1.ndim != 1:
+        raise ValueError("searchsorted: x1 must be a 1-D resident array")
+    if sorter is not None:
+        x1 = take(x1, sorter)
+    if not isinstance(x2, ndarray):  # host values: uploaded to x1's client
+        from ._indexing import _upload_like
+        x2 = _upload_like(x1, np.asarray(x2))
+    shape = x2.shape
+    v = x2.reshape(-1)
+    m = v.shape[0]
+    if m == 0 or x1.shape[0] == 0:
+        from ._composed import zeros_like
+        return zeros_like(v, dtype=np.int64).reshape(shape)
+    joined = concatenate([v, x1] if side == "left" else [x1, v])
+    place = argsort(argsort(joined))  # each element's position in the sorted join
+    mine = place[:m] if side == "left" else place[x1.shape[0]:]
+    rank = argsort(argsort(v))
+    from ._array import subtract
+    return subtract(mine, rank).reshape(shape)
+
+
 def take(x: ndarray, indices: ndarray, /, *, axis: Optional[int] = None) -> ndarray:
     """numpy.take / the standard's take with 1-D indices: the elements at
     ``indices`` along ``axis`` (the flattened array when None), a gather
