@@ -66,3 +66,19 @@ def test_the_standards_names(c):
     check(x.mT, a.mT)
     with pytest.raises(ValueError):
         rs.matrix_transpose(c.ones(3))
+
+
+def test_vecdot_and_tensordot(c):
+    a = sample(np.float64, (2, 3, 4), 40)
+    b = sample(np.float64, (3, 4, 5), 41)
+    x, y = c.asarray(a), c.asarray(b)
+    check(rs.tensordot(x, y, axes=2), np.tensordot(a, b, axes=2), exact=False)
+    check(rs.tensordot(x, y, axes=([1, 2], [0, 1])), np.tensordot(a, b, axes=([1, 2], [0, 1])),
+          exact=False)
+    check(rs.tensordot(x, y, axes=0), np.tensordot(a, b, axes=0), exact=False)
+    v = sample(np.float64, (3, 4), 42)
+    check(rs.vecdot(x, c.asarray(v)), np.vecdot(a, v), exact=False)
+    z = (sample(np.float64, (5,), 43) + 1j * sample(np.float64, (5,), 44)).astype(np.complex128)
+    check(rs.vecdot(c.asarray(z), c.asarray(z[::-1].copy())), np.vecdot(z, z[::-1]), exact=False)
+    with pytest.raises(ValueError, match="shape mismatch"):
+        rs.tensordot(x, y, axes=([0], [0]))

@@ -22,7 +22,7 @@ from ._shape_ops import (all, any, argmax, argmin, broadcast_to, concatenate, ex
 from ._client import (ArrayListing, Client, DeviceInfo, ServerInfo, SessionListing, connect)
 from ._dtypes import SUPPORTED as supported_dtypes
 from ._composed import (concat, empty, empty_like, full_like, matrix_transpose, ones_like,
-                        permute_dims, pow, round, std, var, zeros_like)
+                        permute_dims, pow, round, std, tensordot, var, vecdot, zeros_like)
 from . import _protocols  # noqa: F401 (installs __array_ufunc__, __array_function__)
 from ._indexing import nonzero
 from ._sets import unique_all, unique_counts, unique_inverse, unique_values
@@ -52,7 +52,8 @@ __all__ = [
     "broadcast_to", "squeeze", "expand_dims",
     "asarray", "ones", "zeros", "full", "arange", "set_default_client", "get_default_client",
     "var", "std", "empty", "empty_like", "zeros_like", "ones_like", "full_like", "pow", "round",
-    "concat", "permute_dims", "matrix_transpose", "flip", "roll", "moveaxis", "broadcast_arrays",
+    "concat", "tensordot", "vecdot", "permute_dims", "matrix_transpose", "flip", "roll",
+    "moveaxis", "broadcast_arrays",
     "meshgrid", "unstack", "diff", "tile", "repeat", "count_nonzero", "linspace", "eye", "tril",
     "triu", "nonzero", "unique_all", "unique_counts", "unique_inverse", "unique_values",
     "argsort", "sort", "searchsorted", "take", "take_along_axis", "cumulative_sum", "cumulative_prod",

@@ -128,6 +128,50 @@ def round(x: ndarray, /) -> ndarray:  # noqa: A001 (the standard's name)
     return _array.rint(x)
 
 
+def vecdot(x1: ndarray, x2: ndarray, /, *, axis: int = -1) -> ndarray:
+    """The standard's vecdot: sum(conj(x1) * x2) along ``axis`` (the
+    operands broadcast first; the axis must have one length in both)."""
+    if x1.shape[axis] != x2.shape[axis]:
+        raise ValueError(f"vecdot: axis {axis} has length {x1.shape[axis]} in x1 and "
+                         f"{x2.shape[axis]} in x2")
+    from ._shape_ops import sum as _sum
+    return _sum(_array.multiply(_array.conjugate(x1), x2), axis=axis)
+
+
+def tensordot(x1: ndarray, x2: ndarray, /, *, axes: Any = 2) -> ndarray:
+    """numpy.tensordot: the last ``axes`` axes of x1 against the first of x2
+    (an int), or the given pairs; NumPy's own method, a transpose and
+    reshape of each operand into a matrix and one matmul."""
+    if isinstance(axes, int):
+        if axes < 0:
+            raise ValueError("tensordot: axes must be non-negative")
+        a_axes, b_axes = list(range(x1.ndim - axes, x1.ndim)), list(range(axes))
+    else:
+        a_axes, b_axes = [list(a) if not isinstance(a, int) else [a] for a in axes]
+    if len(a_axes) != len(b_axes):
+        raise ValueError("tensordot: the axes lists differ in length")
+    a_axes = [a % x1.ndim for a in a_axes]
+    b_axes = [b % x2.ndim for b in b_axes]
+    for a, b in zip(a_axes, b_axes):
+        if x1.shape[a] != x2.shape[b]:
+            raise ValueError(f"tensordot: shape mismatch for sum ({x1.shape[a]} and {x2.shape[b]})")
+    free_a = [d for d in range(x1.ndim) if d not in a_axes]
+    free_b = [d for d in range(x2.ndim) if d not in b_axes]
+    k = 1
+    for a in a_axes:
+        k *= x1.shape[a]
+    m = 1
+    for d in free_a:
+        m *= x1.shape[d]
+    n = 1
+    for d in free_b:
+        n *= x2.shape[d]
+    left = _array.transpose(x1, free_a + a_axes).reshape((m, k))
+    right = _array.transpose(x2, b_axes + free_b).reshape((k, n))
+    out = _array.matmul(left, right)
+    return out.reshape(tuple(x1.shape[d] for d in free_a) + tuple(x2.shape[d] for d in free_b))
+
+
 def concat(arrays: Sequence[ndarray], /, axis: Optional[int] = 0) -> ndarray:
     return concatenate(arrays, axis=axis)
 
