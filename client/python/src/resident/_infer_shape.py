@@ -37,7 +37,8 @@ def _axes(ins: "pb.Instruction", rank: int) -> List[int]:
         if rank == 0 and not ins.has_axes and a in (0, -1) and ins.op != "mean":
             continue  # NumPy lets a 0-d array take a single axis 0 or -1 (mean: no)
         if not -rank <= a < rank:
-            raise np.exceptions.AxisError(f"axis {a} is out of bounds for array of dimension {rank}")
+            raise np.exceptions.AxisError(
+                f"axis {a} is out of bounds for array of dimension {rank}")
         a %= rank
         if a in out:
             raise ValueError("duplicate value in 'axis'")

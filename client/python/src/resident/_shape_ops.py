@@ -62,7 +62,8 @@ def _with_dtype(op: str, doc: str):
     return f
 
 
-sum = _with_dtype("sum", "Sum over axis (None: all; int or tuple). bool and int32 give int64.")  # noqa: A001
+sum = _with_dtype(  # noqa: A001
+    "sum", "Sum over axis (None: all; int or tuple). bool and int32 give int64.")
 prod = _with_dtype("prod", "Product over axis. bool and int32 give int64; empty products are 1.")
 mean = _reduction("mean", "Mean over axis; integers give float64, an empty mean NaN.")
 max = _reduction("max", "Maximum over axis; NaN propagates; empty is an error.")  # noqa: A001
