@@ -111,3 +111,18 @@ def test_unsupported_assignments_are_clear(c):
         x[x > -1] = c.asarray(np.ones(5))
     with pytest.raises(IndexError, match="out of bounds"):
         x[7] = 1.0
+
+
+def test_asarray_copy_semantics_under_assignment(server):
+    with rs.connect(server.target) as client:
+        previous = rs.set_default_client(client)
+        try:
+            x = client.asarray(np.zeros(3))
+            same, copied = rs.asarray(x, copy=False), rs.asarray(x, copy=True)
+            x[0] = 1.0
+            check(same, np.array([1.0, 0, 0]))
+            check(copied, np.zeros(3))
+            with pytest.raises(ValueError, match="needs a copy"):
+                rs.asarray(x, dtype=np.float32, copy=False)
+        finally:
+            rs.set_default_client(previous)

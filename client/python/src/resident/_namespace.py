@@ -77,11 +77,17 @@ def _client_for(device: Any) -> Any:
 
 def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None, copy: Optional[Any] = None
             ) -> ndarray:
-    """``numpy.asarray`` onto the server (a Resident array stays itself, or
-    is cast when ``dtype`` differs; arrays are immutable, so no copy is
-    ever needed)."""
+    """``numpy.asarray`` onto the server. A Resident array stays itself, or
+    is cast when ``dtype`` differs; ``copy=True`` gives a new array object
+    of the same value (an assignment to one, ``x[i] = v``, then leaves the
+    other as it was: no bytes are copied, values being immutable on the
+    server); ``copy=False`` refuses a dtype change (ValueError)."""
     if isinstance(obj, ndarray):
-        return obj if dtype is None or _dtypes.normalize(dtype) == obj.dtype else obj.astype(dtype)
+        if dtype is not None and _dtypes.normalize(dtype) != obj.dtype:
+            if copy is False:
+                raise ValueError("asarray(copy=False): converting the dtype needs a copy")
+            return obj.astype(dtype)
+        return ndarray._wrap(obj._node) if copy else obj
     return _client_for(device).asarray(obj, dtype=dtype)
 
 
