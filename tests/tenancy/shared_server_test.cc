@@ -213,7 +213,8 @@ TEST(SharedServerTest, ALoopCarryingManyValuesIsLinearAndStopsAtItsDeadline) {
   const double ten = Seconds(start);
   ASSERT_TRUE(s.ok()) << s.error_message();
   std::printf("loop carrying %d values, 10 trips: %.3f s\n", kN, ten);
-  EXPECT_LT(ten, 2.0);
+  // Linear: 0.8-1.6 s on the 2-core VM (quadratic scans took 4.9 s before).
+  EXPECT_LT(ten, 3.0);
   // Endless ones with 1 s deadlines end at their deadline, and bob's
   // Describe stays prompt meanwhile.
   RawCaller alice2 = RawCaller::Open(*server, kAliceToken);
@@ -249,11 +250,13 @@ TEST(SharedServerTest, ALoopCarryingManyValuesIsLinearAndStopsAtItsDeadline) {
   EXPECT_LT(all_done, 4.0) << "the loops should stop at their deadlines";
   EXPECT_LT(*std::max_element(describe.begin(), describe.end()), 0.25);
   // The server stopped them too (not only the client's deadline): alice's
-  // next program gets one of her two slots within 3 s.
+  // next program gets one of her two slots, where endless loops would hold
+  // them for 2^30 trips (0.1-1.4 s alone on the 2-core VM; the bound leaves
+  // room for ctest running other tests beside it).
   start = steady_clock::now();
   v1::Program small;
   *small.add_instructions() = Ins("ones", {4});
-  s = RunOnce(alice, small, 0, nullptr, milliseconds(3000));
+  s = RunOnce(alice, small, 0, nullptr, milliseconds(10000));
   EXPECT_TRUE(s.ok()) << s.error_message();
   std::printf("alice's next program ran %.2f s after her loops' calls ended\n", Seconds(start));
 }
