@@ -116,7 +116,8 @@ absl::Status TakeAlongRows(ThreadPool* pool, const ConstView& a, const ConstView
 }
 
 absl::Status ScanRows(ThreadPool* pool, ReduceKind kind, const ConstView& a, const MutView& out) {
-  if (out.dtype != a.dtype || out.shape != a.shape ||
+  // Bool is scanned as int64 (the program layer converts it first).
+  if (out.dtype != a.dtype || out.shape != a.shape || a.dtype == DType::kBool ||
       (kind != ReduceKind::kSum && kind != ReduceKind::kProd)) {
     return Mismatch(kind == ReduceKind::kProd ? "cumulative_prod" : "cumulative_sum");
   }
@@ -141,16 +142,9 @@ absl::Status ScanRows(ThreadPool* pool, ReduceKind kind, const ConstView& a, con
                         y[j] = resident_store<T>(prod ? acc * v : acc + v);
                         acc = resident_load(y[j]);
                       }
-                    } else if constexpr (kIsBoolStorage<T>) {
-                      bool acc = x[0] != 0;  // bool: or / and, as NumPy's add / multiply
-                      for (int64_t j = 0; j < n; ++j) {
-                        const bool v = x[j] != 0;
-                        acc = j == 0 ? v : (prod ? acc && v : acc || v);
-                        y[j] = static_cast<T>(acc);
-                      }
-                    } else {
+                    } else if constexpr (!kIsBoolStorage<T>) {  // bool refused above
                       T acc = x[0];
-                      if (n > 0) y[0] = acc;
+                      y[0] = acc;
                       for (int64_t j = 1; j < n; ++j) {
                         acc = prod ? resident_ew_multiply(acc, x[j]) : resident_ew_add(acc, x[j]);
                         y[j] = acc;

@@ -55,15 +55,13 @@ std::vector<int> Inverse(const std::vector<int>& perm) {
 
 // `a` with its axes permuted (itself when the permutation is the identity).
 absl::StatusOr<DeviceArray> Permuted(OpContext& ctx, DeviceArray a, const std::vector<int>& perm) {
-  bool identity = true;
-  for (size_t i = 0; i < perm.size(); ++i) identity &= perm[i] == static_cast<int>(i);
-  if (identity || a.num_elements() == 0) {
-    Shape s;
-    for (int p : perm) s.push_back(a.shape[p]);
-    return DeviceArray{a.buffer, a.dtype, std::move(s)};
-  }
   Shape s;
-  for (int p : perm) s.push_back(a.shape[p]);
+  bool identity = true;
+  for (size_t i = 0; i < perm.size(); ++i) {
+    s.push_back(a.shape[perm[i]]);
+    identity &= perm[i] == static_cast<int>(i);
+  }
+  if (identity || a.num_elements() == 0) return DeviceArray{a.buffer, a.dtype, std::move(s)};
   ASSIGN_OR_RETURN(DeviceArray out, Allocate(ctx, a.dtype, std::move(s)));
   RETURN_IF_ERROR(ctx.device.backend().Run(ctx.stream, TransposeOp{perm, &a, &out}));
   return out;

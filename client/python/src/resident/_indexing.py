@@ -26,7 +26,7 @@ import numpy as np
 
 from . import _array, _sorting
 from ._array import ndarray
-from ._shape_ops import sum as _sum
+from ._shape_ops import broadcast_to, sum as _sum
 
 
 def _upload_like(x: ndarray, value: Any) -> ndarray:
@@ -175,17 +175,13 @@ def setitem(x: ndarray, key: Any, value: Any) -> None:
             for d in sel_axes:
                 if v.shape[d] == 1:
                     continue
-                n_v = v.shape[d]
-                idx = _array.clip(where[d], 0, n_v - 1)
+                # where[d]: int64, x.shape[d] along d and 1 elsewhere.
+                idx = _array.clip(where[d], 0, v.shape[d] - 1)
                 bshape = list(v.shape)
                 bshape[d] = x.shape[d]
-                idx = _array.astype(idx.reshape(tuple(1 if e != d else x.shape[d]
-                                                      for e in range(x.ndim))), np.int64)
-                from ._shape_ops import broadcast_to
                 v = _sorting.take_along_axis(v, broadcast_to(idx, tuple(bshape)), axis=d)
         new = v if mask is None else _array.where(mask, v, x)
         if isinstance(new, ndarray) and new.shape != x.shape:
-            from ._shape_ops import broadcast_to
             new = broadcast_to(new, x.shape)
     if not isinstance(new, ndarray):  # a scalar into a 0-d array
         from ._composed import full_like

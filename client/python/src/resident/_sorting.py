@@ -133,20 +133,22 @@ def cumulative_prod(x: ndarray, /, *, axis: Optional[int] = None, dtype: Any = N
     return _cumulative("cumulative_prod", x, axis, dtype, include_initial)
 
 
-def cumsum(a: ndarray, axis: Optional[int] = None, dtype: Any = None) -> ndarray:
-    """numpy.cumsum: the flattened array's running sums when axis is None."""
+def _numpy_cumulative(op: str, a: ndarray, axis: Optional[int], dtype: Any) -> ndarray:
+    """numpy.cumsum / cumprod: the flattened array when axis is None."""
     if dtype is not None:
         a = a.astype(_dtypes.normalize(np.dtype(dtype)))
-    out = _unary("cumulative_sum", a, _axis_ins(axis))
+    out = _unary(op, a, _axis_ins(axis))
     return out if dtype is None or out.dtype == np.dtype(dtype) else out.astype(dtype)
+
+
+def cumsum(a: ndarray, axis: Optional[int] = None, dtype: Any = None) -> ndarray:
+    """numpy.cumsum: the flattened array's running sums when axis is None."""
+    return _numpy_cumulative("cumulative_sum", a, axis, dtype)
 
 
 def cumprod(a: ndarray, axis: Optional[int] = None, dtype: Any = None) -> ndarray:
     """numpy.cumprod: the flattened array's running products when axis is None."""
-    if dtype is not None:
-        a = a.astype(_dtypes.normalize(np.dtype(dtype)))
-    out = _unary("cumulative_prod", a, _axis_ins(axis))
-    return out if dtype is None or out.dtype == np.dtype(dtype) else out.astype(dtype)
+    return _numpy_cumulative("cumulative_prod", a, axis, dtype)
 
 
 ndarray.argsort = lambda self, axis=-1: argsort(self, axis=axis)  # type: ignore[method-assign]
