@@ -34,8 +34,40 @@ def test_mask_and_integer_array_indexing(c):
     check(x[:, np.array([4, 0])], a[:, np.array([4, 0])])
     with pytest.raises(rs.InvalidArgument, match="out of bounds"):
         x[c.asarray(np.array([4]))].get()
-    with pytest.raises(IndexError, match="not supported yet"):
-        x[[0, 1], [1, 2]]
+
+
+def test_several_index_arrays_beside_integers_slices_and_none(c):
+    a = sample(np.float64, (4, 5, 6), 31)
+    x = c.asarray(a)
+    i = np.array([[0, 3], [-1, 2]])
+    j = np.array([1, -5])
+    keys = [
+        ([0, 1], [1, 2]),                    # two lists: pairs
+        (i, j),                              # broadcast (2, 2) with (2,)
+        (i, j, slice(1, 5, 2)),
+        (slice(None), i, j),                 # adjacent after a slice: they stay in place
+        (i, slice(None), j),                 # apart: the broadcast axes come first
+        (1, slice(None), j),                 # an integer beside an array is an index too
+        (0, j),
+        (Ellipsis, j),
+        (None, i, Ellipsis, 2),
+        (slice(3, 0, -1), None, np.array([True, False, True, True, False])),
+        (np.array([True, False, True, False]), 1, slice(None, 3)),
+    ]
+    for key in keys:
+        want = a[key]
+        server_key = tuple(c.asarray(k) if isinstance(k, np.ndarray) else k for k in key)
+        check(x[server_key], want)                       # index arrays on the server
+        check(x[key], want)                              # and NumPy's / lists on the host
+    # Out of range: a host index at the call, a server one when the program runs.
+    with pytest.raises(IndexError, match="out of bounds"):
+        x[[0, 1], [1, 5]]
+    with pytest.raises(rs.InvalidArgument):
+        x[c.asarray(np.array([0, 1])), c.asarray(np.array([1, 5]))].get()
+    with pytest.raises(IndexError, match="integer"):
+        x[np.array([0.5]), 0]
+    # A zero-length mask axis selects nothing (the Array API's rule).
+    check(c.asarray(np.array([True]))[c.asarray(np.zeros(0, bool))], np.zeros(0, bool))
 
 
 def test_nonzero(c):

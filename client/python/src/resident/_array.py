@@ -446,8 +446,10 @@ dot = _binary_function("dot", "numpy.dot for 0-D, 1-D and 2-D operands.")
 matmul = _binary_function("matmul", "numpy.matmul: matrix products, broadcasting stacks.")
 
 
-def reshape(a: ndarray, shape: ShapeLike) -> ndarray:
-    """The same elements in a new shape (one dimension may be -1)."""
+def reshape(a: ndarray, /, shape: ShapeLike, *, copy: Optional[bool] = None) -> ndarray:
+    """The same elements in a new shape (one dimension may be -1). Arrays
+    are immutable on the server, so ``copy`` (the Array API's) changes
+    nothing: a reshape never shares data a later write could change."""
     return _unary("reshape", a, pb.Instruction(shape=list(normalize_shape(shape))))
 
 

@@ -62,33 +62,145 @@ def nonzero(x: ndarray, /) -> Tuple[ndarray, ...]:
     return tuple(reversed(out))
 
 
+def _mask_getitem(x: ndarray, idx: ndarray) -> ndarray:
+    """x[mask] for a boolean mask over x's leading axes: the positions of
+    its true elements (nonzero) gathered from x flattened over those axes.
+    A mask axis of length 0 selects nothing (the Array API's rule)."""
+    lead = x.shape[:idx.ndim]
+    if idx.ndim > x.ndim or builtins.any(k not in (n, 0) for n, k in zip(lead, idx.shape)):
+        raise IndexError(f"boolean index of shape {idx.shape} does not match the indexed "
+                         f"array of shape {x.shape}")
+    rest = tuple(x.shape[idx.ndim:])
+    if idx.shape != lead:  # a zero-length mask axis: nothing selected
+        return x.reshape((-1,) + rest)[(slice(0, 0),)]
+    positions = nonzero(idx.reshape(-1))[0]
+    return _sorting.take(x.reshape((-1,) + rest), positions, axis=0)
+
+
+def _expand_ellipsis(x: ndarray, key: Tuple[Any, ...]) -> Tuple[Any, ...]:
+    if builtins.sum(k is Ellipsis for k in key) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    used = builtins.sum(k.ndim if isinstance(k, ndarray) and k.dtype == np.bool_ else
+                        0 if k is None or k is Ellipsis else 1 for k in key)
+    if used > x.ndim:
+        raise IndexError(f"too many indices for array: array is {x.ndim}-dimensional, but "
+                         f"{used} were indexed")
+    fill = (slice(None),) * (x.ndim - used)
+    at = [i for i, k in enumerate(key) if k is Ellipsis]  # `in` would compare arrays
+    if at:
+        return key[:at[0]] + fill + key[at[0] + 1:]
+    return key + fill
+
+
 def getitem_advanced(x: ndarray, key: Tuple[Any, ...]) -> ndarray:
-    """x[key] with one boolean or integer array (or list) in ``key``; the
-    other entries must be full slices (``:``) for now."""
-    at = [i for i, k in enumerate(key) if _is_advanced(k)]
-    if len(at) != 1 or builtins.any(not (isinstance(k, slice) and k == slice(None))
-                                    for i, k in enumerate(key) if i != at[0]):
-        raise IndexError("resident arrays take one index array (or mask) with full slices "
-                         "(:) elsewhere; several index arrays, or one beside integers and "
-                         "partial slices, are not supported yet")
-    axis = at[0]
-    idx = key[axis]
-    if not isinstance(idx, ndarray):
-        idx = _upload_like(x, idx)
-    if idx.dtype == np.bool_:
-        if axis != 0 or idx.shape != x.shape[:idx.ndim]:
-            raise IndexError(f"boolean index of shape {idx.shape} does not match the indexed "
-                             f"array of shape {x.shape}")
-        rest = tuple(x.shape[idx.ndim:])
-        positions = nonzero(idx.reshape(-1))[0]
-        return _sorting.take(x.reshape((-1,) + rest), positions, axis=0)
-    if idx.dtype.kind not in "iu":
-        raise IndexError("arrays used as indices must be of integer (or boolean) type")
-    if axis >= x.ndim:
-        raise IndexError(f"too many indices for array: array is {x.ndim}-dimensional")
-    flat = _sorting.take(x, idx.reshape(-1), axis=axis)
-    shape = x.shape[:axis] + idx.shape + x.shape[axis + 1:]
-    return flat.reshape(shape)
+    """x[key] with integer index arrays (several broadcast together, NumPy's
+    rules for where their dimensions go) or boolean masks, beside integers,
+    slices, ``...`` and None. The arrays are linearised into one index of
+    the indexed axes (moved to the front and flattened) and gathered with
+    one ``take``; a mask becomes its nonzero() index arrays (its count is
+    evaluated first). An index out of range in an index array on the server
+    fails the program (INVALID_ARGUMENT); host index arrays are checked at
+    the call, as NumPy does."""
+    key = tuple(np.asarray(k) if isinstance(k, list) else k for k in key)
+    for k in key:
+        if isinstance(k, (ndarray, np.ndarray)) and k.dtype != np.bool_ and \
+                k.dtype.kind not in "iu":
+            raise IndexError("arrays used as indices must be of integer (or boolean) type")
+    # One mask over the leading axes and nothing else: the direct path.
+    if len(key) >= 1 and isinstance(key[0], (ndarray, np.ndarray)) and \
+            key[0].dtype == np.bool_ and \
+            builtins.all(isinstance(k, slice) and k == slice(None) for k in key[1:]):
+        mask = key[0] if isinstance(key[0], ndarray) else _upload_like(x, key[0])
+        return _mask_getitem(x, mask)
+    # One integer array beside full slices: a gather along its axis (take
+    # wraps negative indices and refuses ones out of range).
+    at = [i for i, k in enumerate(key) if isinstance(k, (ndarray, np.ndarray))]
+    if len(at) == 1 and key[at[0]].dtype.kind in "iu" and at[0] < x.ndim and builtins.all(
+            isinstance(k, slice) and k == slice(None) for i, k in enumerate(key) if i != at[0]):
+        axis, idx = at[0], key[at[0]]
+        if isinstance(idx, np.ndarray):
+            idx = _upload_like(x, idx)
+        flat = _sorting.take(x, idx.reshape(-1), axis=axis)
+        return flat.reshape(x.shape[:axis] + idx.shape + x.shape[axis + 1:])
+    key = _expand_ellipsis(x, key)
+    # Masks become their nonzero() index arrays (one per axis they cover):
+    # a host mask's on the host, a server mask's on the server.
+    flat_key: List[Any] = []
+    for k in key:
+        if isinstance(k, (ndarray, np.ndarray)) and k.dtype == np.bool_:
+            if k.ndim == 0:
+                raise IndexError("a 0-d boolean index beside other indices is not supported")
+            flat_key.extend(np.nonzero(k) if isinstance(k, np.ndarray) else nonzero(k))
+        else:
+            flat_key.append(k)
+    basic: List[Any] = []
+    advanced: List[Tuple[int, Any]] = []  # (axis of the basic result, index)
+    pos = 0
+    for k in flat_key:
+        if k is None or isinstance(k, slice):
+            basic.append(k)
+        elif isinstance(k, (ndarray, np.ndarray, int, np.integer)):
+            basic.append(slice(None))
+            advanced.append((pos, k))
+        else:
+            raise IndexError("only integers, slices (`:`), ellipsis (`...`), numpy.newaxis "
+                             "(`None`) and integer or boolean arrays are valid indices")
+        pos += 1
+    y = x[tuple(basic)]
+    return _gather(y, advanced)
+
+
+def _gather(y: ndarray, advanced: List[Tuple[int, Any]]) -> ndarray:
+    """y indexed at its axes ``advanced`` (each with an int, or an integer
+    array on the server or the host; all broadcast together), the other
+    axes kept."""
+    axes = [a for a, _ in advanced]
+    sizes = [y.shape[a] for a in axes]
+    shapes = [k.shape if isinstance(k, (ndarray, np.ndarray)) else () for _, k in advanced]
+    bshape = tuple(np.broadcast_shapes(*shapes))
+    # Row-major linear index over the indexed axes; a component out of range
+    # makes it out of range too (take then refuses it).
+    linear: Any = 0
+    bad: Any = None
+    stride = 1
+    for (a, k), n in reversed(list(zip(advanced, sizes))):
+        if isinstance(k, np.ndarray):  # checked and normalised here, as NumPy would
+            if k.size and (k.min() < -n or k.max() >= n):
+                bad_i = k[(k < -n) | (k >= n)].flat[0]
+                raise IndexError(f"index {bad_i} is out of bounds for axis {a} with size {n}")
+            k = _upload_like(y, np.where(k < 0, k + n, k).astype(np.int64))
+            norm = k
+        elif isinstance(k, ndarray):
+            k = k.astype(np.int64) if k.dtype != np.int64 else k
+            norm = _array.where(_array.less(k, 0), _array.add(k, n), k)
+            out_of_range = _array.logical_or(_array.less(norm, 0), _array.greater_equal(norm, n))
+            bad = out_of_range if bad is None else _array.logical_or(bad, out_of_range)
+        else:
+            i = operator.index(k)
+            if not -n <= i < n:
+                raise IndexError(f"index {i} is out of bounds for axis {a} with size {n}")
+            norm = i % n
+        linear = norm * stride + linear  # an array once any index is one
+        stride *= n
+    total = stride
+    if not isinstance(linear, ndarray):  # integers only (not reached from getitem)
+        linear = _upload_like(y, np.array(linear, np.int64))
+    others = [d for d in range(y.ndim) if d not in axes]
+    moved = _array.transpose(y, axes + others) if axes + others != list(range(y.ndim)) else y
+    rest = tuple(y.shape[d] for d in others)
+    flat = moved.reshape((total,) + rest)
+    if bad is not None:
+        linear = _array.where(bad, total, linear)  # out of range: take refuses it
+    index = broadcast_to(linear, bshape) if linear.shape != bshape else linear
+    out = _sorting.take(flat, index.reshape(-1), axis=0).reshape(bshape + rest)
+    # Adjacent indexed axes keep their place (NumPy's rule); apart, the
+    # broadcast axes come first.
+    if axes == list(range(axes[0], axes[0] + len(axes))) and axes[0] > 0:
+        nb = len(bshape)
+        before = list(range(nb, nb + axes[0]))
+        order = before + list(range(nb)) + list(range(nb + axes[0], nb + len(rest)))
+        out = _array.transpose(out, order)
+    return out
 
 
 def _region(x: ndarray, key: Tuple[Any, ...]) -> Tuple[ndarray, List[Any]]:

@@ -1,0 +1,209 @@
+"""The Array API's ``linalg`` extension, so far the functions composed from
+the server's ops (recorded into the same lazy program): ``matmul``,
+``matrix_transpose``, ``tensordot``, ``vecdot``, ``outer``, ``diagonal``,
+``trace``, ``cross``, ``vector_norm``, ``matrix_norm`` and
+``matrix_power``, with NumPy's (``numpy.linalg``'s) semantics.
+
+The factorisations (``cholesky``, ``qr``, ``svd``, ``eigh``, ``solve``,
+``inv``, ``det``, ...) need cuSOLVER / LAPACK on the server and are not
+built yet; so are the norms that need singular values (``matrix_norm``
+with ``ord`` 2, -2 or 'nuc') and negative matrix powers (an inverse): they
+raise NotImplementedError saying so.
+
+    import resident as rs
+    n = rs.linalg.vector_norm(x, axis=-1)      # sqrt(sum(|x|^2)) per row
+    t = rs.linalg.trace(a, offset=1)
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from typing import Any, List, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+from . import _array
+from ._array import ndarray
+from ._composed import matrix_transpose, tensordot, vecdot
+from ._manipulation import _arange_on
+from ._shape_ops import broadcast_to, max as _max, min as _min, stack, sum as _sum
+from ._sorting import take
+
+__all__ = ["matmul", "matrix_transpose", "tensordot", "vecdot", "outer", "diagonal", "trace",
+           "cross", "vector_norm", "matrix_norm", "matrix_power"]
+
+matmul = _array.matmul
+
+Axis = Union[None, int, Sequence[int]]
+
+
+def _not_built(what: str) -> NotImplementedError:
+    return NotImplementedError(f"{what} needs a factorisation (cuSOLVER / LAPACK on the server), "
+                               "which resident.linalg does not have yet")
+
+
+def outer(x1: ndarray, x2: ndarray, /) -> ndarray:
+    """The outer product of two 1-D arrays: ``x1[i] * x2[j]``."""
+    if x1.ndim != 1 or x2.ndim != 1:
+        raise ValueError(f"outer needs two 1-D arrays, got {x1.ndim}-D and {x2.ndim}-D")
+    return _array.multiply(x1.reshape((x1.shape[0], 1)), x2.reshape((1, x2.shape[0])))
+
+
+def diagonal(x: ndarray, /, *, offset: int = 0) -> ndarray:
+    """The ``offset`` diagonal of each matrix of the last two axes (above the
+    main one for offset > 0): a gather from the matrices flattened."""
+    if x.ndim < 2:
+        raise ValueError("diagonal needs an array of at least two dimensions")
+    offset = operator.index(offset)
+    n, m = x.shape[-2], x.shape[-1]
+    lead = x.shape[:-2]
+    if offset >= 0:
+        k, start = max(0, min(n, m - offset)), offset
+    else:
+        k, start = max(0, min(n + offset, m)), -offset * m
+    flat = x.reshape(lead + (n * m,))
+    if k == 0:
+        return flat[(Ellipsis, slice(0, 0))]
+    index = _arange_on(x, k, np.int64) * (m + 1) + start
+    return take(flat, index, axis=-1)
+
+
+def trace(x: ndarray, /, *, offset: int = 0, dtype: Any = None) -> ndarray:
+    """The sum of each matrix's ``offset`` diagonal (NumPy's accumulator
+    dtypes, or ``dtype``)."""
+    return _sum(diagonal(x, offset=offset), axis=-1, dtype=dtype)
+
+
+def _along(x: ndarray, axis: int, i: int) -> ndarray:
+    key: List[Any] = [slice(None)] * x.ndim
+    key[axis] = i
+    return x[tuple(key)]
+
+
+def cross(x1: ndarray, x2: ndarray, /, *, axis: int = -1) -> ndarray:
+    """The cross product of 3-vectors along ``axis`` (the operands
+    broadcast against each other first)."""
+    axis = operator.index(axis)
+    for v in (x1, x2):
+        if not -v.ndim <= axis < v.ndim:
+            raise np.exceptions.AxisError(axis, v.ndim)
+    # The axis counted from the end, so operands of different ranks agree.
+    from_end = [axis if axis < 0 else axis - v.ndim for v in (x1, x2)]
+    if x1.shape[from_end[0]] != 3 or x2.shape[from_end[1]] != 3:
+        raise ValueError(f"cross needs length 3 along axis {axis}, got shapes {x1.shape} and "
+                         f"{x2.shape}")
+    if from_end[0] != from_end[1]:
+        raise ValueError("cross: axis must name the same axis (from the end) in both arrays")
+    shape = np.broadcast_shapes(x1.shape, x2.shape)
+    ndim = len(shape)
+    axis = from_end[0] % ndim
+    a = broadcast_to(x1, shape) if x1.shape != shape else x1
+    b = broadcast_to(x2, shape) if x2.shape != shape else x2
+    a0, a1, a2 = (_along(a, axis, i) for i in range(3))
+    b0, b1, b2 = (_along(b, axis, i) for i in range(3))
+    parts = [a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0]
+    return stack(parts, axis=axis)
+
+
+def _axes(axis: Axis, ndim: int) -> Tuple[int, ...]:
+    if axis is None:
+        return tuple(range(ndim))
+    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+    out = []
+    for a in axes:
+        a = operator.index(a)
+        if not -ndim <= a < ndim:
+            raise np.exceptions.AxisError(a, ndim)
+        out.append(a % ndim)
+    if len(set(out)) != len(out):
+        raise ValueError("repeated axis")
+    return tuple(out)
+
+
+def vector_norm(x: ndarray, /, *, axis: Axis = None, keepdims: bool = False,
+                ord: Union[int, float] = 2) -> ndarray:  # noqa: A002 (the standard's name)
+    """The ``ord``-norm of the vectors along ``axis`` (all axes when None):
+    ``sum(|x|**ord)**(1/ord)``; inf and -inf the largest and smallest
+    ``|x|``, 0 the count of nonzeros. Real result (complex gives its parts'
+    float), as numpy.linalg.vector_norm."""
+    axes = _axes(axis, x.ndim)
+    a = _array.absolute(x)
+    if a.dtype.kind in "biu":
+        a = a.astype(np.float64)
+    if ord == math.inf:
+        out = _max(a, axis=axes, keepdims=keepdims)
+    elif ord == -math.inf:
+        out = _min(a, axis=axes, keepdims=keepdims)
+    elif ord == 0:
+        out = _sum(_array.not_equal(a, 0).astype(a.dtype), axis=axes, keepdims=keepdims)
+    elif ord == 1:
+        out = _sum(a, axis=axes, keepdims=keepdims)
+    elif ord == 2:
+        out = _array.sqrt(_sum(a * a, axis=axes, keepdims=keepdims))
+    else:
+        p = float(ord)
+        out = _array.power(_sum(_array.power(a, p), axis=axes, keepdims=keepdims), 1.0 / p)
+    return out
+
+
+def matrix_norm(x: ndarray, /, *, keepdims: bool = False,
+                ord: Union[int, float, str, None] = "fro") -> ndarray:  # noqa: A002
+    """The norm of each matrix of the last two axes: 'fro' (Frobenius), 1
+    and -1 (largest / smallest column sum of |x|), inf and -inf (of row
+    sums), as numpy.linalg.matrix_norm. 2, -2 and 'nuc' need singular
+    values: NotImplementedError until resident.linalg has svd."""
+    if x.ndim < 2:
+        raise ValueError("matrix_norm needs an array of at least two dimensions")
+    a = _array.absolute(x)
+    if a.dtype.kind in "biu":
+        a = a.astype(np.float64)
+    if ord in ("fro", None):
+        out = _array.sqrt(_sum(a * a, axis=(-2, -1), keepdims=keepdims))
+    elif ord in (1, -1):
+        cols = _sum(a, axis=-2, keepdims=True)
+        pick = _max if ord == 1 else _min
+        out = pick(cols, axis=-1, keepdims=True)
+        if not keepdims:
+            out = out.reshape(out.shape[:-2])
+    elif ord in (math.inf, -math.inf):
+        rows = _sum(a, axis=-1, keepdims=True)
+        pick = _max if ord == math.inf else _min
+        out = pick(rows, axis=-2, keepdims=True)
+        if not keepdims:
+            out = out.reshape(out.shape[:-2])
+    elif ord in (2, -2, "nuc"):
+        raise _not_built(f"matrix_norm(ord={ord!r}) (singular values)")
+    else:
+        raise ValueError(f"Invalid norm order {ord!r} for matrices")
+    return out
+
+
+def matrix_power(x: ndarray, n: int, /) -> ndarray:
+    """``x`` (square matrices in the last two axes) to the integer power
+    ``n`` by repeated squaring, as numpy.linalg.matrix_power; n = 0 gives
+    identities of x's dtype. A negative n needs an inverse:
+    NotImplementedError until resident.linalg has inv."""
+    n = operator.index(n)
+    if x.ndim < 2 or x.shape[-1] != x.shape[-2]:
+        raise ValueError(f"matrix_power needs square matrices in the last two axes, got shape "
+                         f"{x.shape}")
+    if n < 0:
+        raise _not_built("matrix_power with a negative exponent (an inverse)")
+    if n == 0:
+        k = x.shape[-1]
+        rows = _arange_on(x, k, np.int64).reshape((k, 1))
+        cols = _arange_on(x, k, np.int64).reshape((1, k))
+        eye = _array.equal(rows, cols).astype(x.dtype)
+        return broadcast_to(eye, x.shape) if x.ndim > 2 else eye
+    result: Optional[ndarray] = None
+    square = x
+    while True:
+        if n & 1:
+            result = square if result is None else matmul(result, square)
+        n >>= 1
+        if not n:
+            break
+        square = matmul(square, square)
+    assert result is not None
+    return result
