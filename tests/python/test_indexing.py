@@ -135,14 +135,40 @@ def operator_index(v):
     return operator.index(v)
 
 
-def test_unsupported_assignments_are_clear(c):
+def test_assignment_through_index_arrays_and_masks(c):
+    a = sample(np.float64, (4, 5), 32)
+    cases = [
+        ((np.array([1, 3, -1]),), 7.5),                          # rows, a scalar
+        ((np.array([1, 3]),), np.arange(10.0).reshape(2, 5)),    # rows, an array
+        ((np.array([0, 2]), np.array([4, -5])), np.array([1.0, 2.0])),  # element pairs
+        ((slice(None), np.array([0, 0, 3])), np.array([1.0, 2.0, 3.0])),  # repeated: last wins
+        ((a > 0,), np.arange(float((a > 0).sum()))),              # a mask and its values
+        ((a[:, 0] > 0, slice(1, 3)), -1.0),                       # a row mask and a slice
+        ((np.array([[0], [2]]), np.array([1, 2, 3])), 9.0),       # broadcast index arrays
+    ]
+    for key, value in cases:
+        want = a.copy()
+        want[key] = value
+        x = c.asarray(a)
+        server_key = tuple(c.asarray(k) if isinstance(k, np.ndarray) else k for k in key)
+        x[server_key] = c.asarray(value) if isinstance(value, np.ndarray) else value
+        check(x, want)
+        y = c.asarray(a)
+        y[key] = value  # host keys and values
+        check(y, want)
+    xi = c.asarray(np.arange(6, dtype=np.int32))
+    xi[[1, 4]] = 2.7  # cast to the array's dtype, as NumPy does
+    check(xi, np.array([0, 2, 2, 3, 2, 5], np.int32))
+
+
+def test_bad_assignments_are_clear(c):
     x = c.asarray(np.zeros(5))
-    with pytest.raises(IndexError, match="integer index arrays"):
-        x[c.asarray(np.array([1, 2]))] = 1.0
-    with pytest.raises(ValueError, match="through a mask"):
-        x[x > -1] = c.asarray(np.ones(5))
+    with pytest.raises(ValueError, match="shape mismatch"):
+        x[[0, 1]] = np.ones(3)
     with pytest.raises(IndexError, match="out of bounds"):
         x[7] = 1.0
+    with pytest.raises(IndexError, match="out of bounds"):
+        x[[0, 7]] = 1.0
 
 
 def test_asarray_copy_semantics_under_assignment(server):

@@ -1,6 +1,8 @@
 """Indexing beyond the basic kind, and assignment, composed from the
-server's ops: ``nonzero``, ``x[mask]``, ``x[int_array]`` along one axis,
-and ``x[...] = value`` as a functional update.
+server's ops: ``nonzero``, ``x[mask]``, ``x[int_arrays...]`` (NumPy's
+advanced indexing: several index arrays broadcast together, beside
+integers, slices, ``...`` and None), and ``x[...] = value`` as a
+functional update.
 
 Data-dependent shapes: ``nonzero`` and ``x[mask]`` need the number of true
 elements to know their result's shape, so the client evaluates
@@ -9,11 +11,17 @@ records the rest lazily: the positions of the true elements are the first
 ``count`` entries of a stable argsort of ``logical_not(mask)`` (true sorts
 before false, each group in its order), and the elements a gather of those.
 
+Several index arrays are linearised into one index over the indexed axes
+(moved to the front and flattened) and gathered with one ``take``.
+
 Assignment records a new value and rebinds the Python array to it (arrays
 are immutable on the server; an update whose old value nothing else holds
-is computed in place there): ``x[mask] = v`` and ``x[slices] = v`` are
+is computed in place there): ``x[mask] = scalar`` and ``x[slices] = v`` are
 ``where(region, v_full, x)``, the region a mask built from index
-comparisons and ``v_full`` the value gathered to x's shape.
+comparisons and ``v_full`` the value gathered to x's shape; through index
+arrays (or a mask with an array of values) it is a scatter built from two
+stable argsorts (``_scatter``), the last of repeated indices winning as in
+NumPy.
 """
 
 from __future__ import annotations
@@ -118,7 +126,11 @@ def getitem_advanced(x: ndarray, key: Tuple[Any, ...]) -> ndarray:
     if len(at) == 1 and key[at[0]].dtype.kind in "iu" and at[0] < x.ndim and builtins.all(
             isinstance(k, slice) and k == slice(None) for i, k in enumerate(key) if i != at[0]):
         axis, idx = at[0], key[at[0]]
-        if isinstance(idx, np.ndarray):
+        if isinstance(idx, np.ndarray):  # checked here, as NumPy would
+            n = x.shape[axis]
+            if idx.size and (idx.min() < -n or idx.max() >= n):
+                bad = idx[(idx < -n) | (idx >= n)].flat[0]
+                raise IndexError(f"index {bad} is out of bounds for axis {axis} with size {n}")
             idx = _upload_like(x, idx)
         flat = _sorting.take(x, idx.reshape(-1), axis=axis)
         return flat.reshape(x.shape[:axis] + idx.shape + x.shape[axis + 1:])
@@ -244,6 +256,46 @@ def _region(x: ndarray, key: Tuple[Any, ...]) -> Tuple[ndarray, List[Any]]:
     return mask, where
 
 
+def _scatter(x: ndarray, key: Tuple[Any, ...], value: Any) -> ndarray:
+    """x with x[key] = value for any key with index arrays or masks: the
+    flat positions the key selects are arange(x.size) indexed by the same
+    key (getitem's rules, so both agree); each position takes the value of
+    the last selection naming it (NumPy's outcome for repeated indices).
+    One stable argsort of [positions, all positions] puts each selection
+    just before the position it names; a second finds every position's
+    place in that order."""
+    from ._manipulation import _arange_on
+    n = x.size
+    positions = _arange_on(x, n, np.int64).reshape(x.shape)[key]
+    shape = positions.shape
+    if not isinstance(value, ndarray):
+        value = _upload_like(x, np.asarray(value))
+    if value.dtype != x.dtype:
+        value = value.astype(x.dtype)  # NumPy casts the value to the array's dtype
+    try:
+        np.broadcast_shapes(value.shape, shape)
+    except ValueError:
+        raise ValueError(f"shape mismatch: value array of shape {value.shape} could not be "
+                         f"broadcast to indexing result of shape {shape}") from None
+    values = broadcast_to(value, shape) if value.shape != shape else value
+    m = positions.size
+    if m == 0 or n == 0:
+        return x
+    from ._shape_ops import concatenate
+    src = positions.reshape(-1)
+    joined = concatenate([src, _arange_on(x, n, np.int64)])
+    order = _sorting.argsort(joined)               # selections before the position they name
+    place = _sorting.argsort(order)[m:]             # where each position sits in that order
+    before = _sorting.take(order, _array.maximum(_array.subtract(place, 1), 0))
+    from_selection = _array.logical_and(_array.greater(place, 0), _array.less(before, m))
+    named = _array.logical_and(
+        from_selection,
+        _array.equal(_sorting.take(joined, _array.minimum(before, m - 1)),
+                     _arange_on(x, n, np.int64)))
+    gathered = _sorting.take(values.reshape(-1), _array.minimum(before, m - 1))
+    return _array.where(named, gathered, x.reshape(-1)).reshape(x.shape)
+
+
 def setitem(x: ndarray, key: Any, value: Any) -> None:
     """x[key] = value, recorded as a new value of x (see the module doc)."""
     key = key if isinstance(key, tuple) else (key,)
@@ -252,18 +304,17 @@ def setitem(x: ndarray, key: Any, value: Any) -> None:
     if isinstance(value, np.ndarray):
         value = _upload_like(x, value)
     if builtins.any(_is_advanced(k) for k in key):
-        if len(key) != 1:
-            raise IndexError("assignment through an index array takes a single boolean mask")
-        mask = key[0] if isinstance(key[0], ndarray) else _upload_like(x, key[0])
-        if mask.dtype != np.bool_:
-            raise IndexError("assignment through integer index arrays is not supported yet; "
-                             "use a boolean mask")
-        if isinstance(value, ndarray) and value.ndim > 0:
-            raise ValueError("assigning an array through a mask is not supported yet; "
-                             "assign a scalar, or use where(mask, values, x)")
-        if mask.ndim < x.ndim:
-            mask = mask.reshape(mask.shape + (1,) * (x.ndim - mask.ndim))
-        new = _array.where(mask, value, x)
+        mask = key[0] if len(key) == 1 else None
+        if isinstance(mask, (list, np.ndarray)):
+            mask = _upload_like(x, mask)
+        scalar = not isinstance(value, ndarray) or value.ndim == 0
+        if isinstance(mask, ndarray) and mask.dtype == np.bool_ and scalar:
+            # A scalar through a mask: one select.
+            if mask.ndim < x.ndim:
+                mask = mask.reshape(mask.shape + (1,) * (x.ndim - mask.ndim))
+            new = _array.where(mask, value, x)
+        else:
+            new = _scatter(x, key, value)
     else:
         if x.ndim == 0:
             mask, where = None, []
