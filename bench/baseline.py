@@ -205,7 +205,8 @@ def first_result(lib, m):
 
 
 def sort(lib, quick, reps, m):
-    """sort, argsort, cumsum, take_along_axis of 2^26 float32 / int64."""
+    """sort, argsort, cumsum of 2^26 float32 / int64; take_along_axis and
+    x[x > 0] of the float32."""
     n = 1 << 20 if quick else 1 << 26
     m["sort.n"] = n
     rng = numpy.random.default_rng(7)
@@ -217,6 +218,7 @@ def sort(lib, quick, reps, m):
         if name == "f32":
             idx = lib.xp.argsort(a)
             ops.append(("take", lambda: lib.xp.take_along_axis(a, idx, axis=0)))
+            ops.append(("mask", lambda: a[a > 0]))
         for op, fn in ops:
             def run(fn=fn):
                 lib.sync()
@@ -224,7 +226,7 @@ def sort(lib, quick, reps, m):
                 fn()
                 lib.sync()
                 return ms_since(t0)
-            key = f"sort.{op}_{name}" if op != "take" else "sort.take_f32"
+            key = f"sort.{op}_{name}"
             put(m, f"{key}_ms", repeat(max(reps, 5) if lib.name == "cupy" else reps, run))
         del a
 

@@ -540,7 +540,7 @@ void Dot(int reps, Results& r) {
   }
 }
 
-// --- sort: sort, argsort, cumsum and take_along_axis of 2^26 elements --------
+// --- sort: sort, argsort, cumsum, take_along_axis and x[x > 0] of 2^26 elements
 
 // Uniform random values of `dt` (float32 or int64), the same stream as
 // baseline.py's (numpy.random.default_rng(7)), uploaded once.
@@ -583,6 +583,17 @@ void Sort(int reps, Results& r) {
       Array idx = resident::client::argsort(a);
       Ok(idx.Evaluate(), "indices");
       time_op("sort.take_f32", [&] { return resident::client::take_along_axis(a, idx); });
+      // x[x > 0] as the Python client records it (_indexing.py): the
+      // count (one round trip), then the true positions, the first `count`
+      // of a stable argsort of the negated mask, and a gather.
+      time_op("sort.mask_f32", [&] {
+        namespace rc = resident::client;
+        Array m = rc::greater(a, 0.0);
+        const int64_t count =
+            Ok(rc::sum(rc::astype(m, DType::kInt64)).ToVector<int64_t>(), "count")[0];
+        Array pos = rc::slice(rc::argsort(rc::logical_not(m)), {rc::Slice{0, count, 1}});
+        return rc::take_along_axis(a, pos);
+      });
     }
   }
 }

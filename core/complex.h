@@ -272,10 +272,12 @@ RESIDENT_CX_HD C resident_cx_sign(C a) {
 // a bool-valued kind gives 1 or 0 as a complex; absolute gives |z| as the
 // real part, which the program layer casts to the parts' float). The one
 // list: core/elementwise_kind.h's ComplexKernelKind and both backends'
-// dispatch expand it. sqrt, exp, log, sin, cos and tanh each backend
-// defines itself (glibc's csqrt, cexp, clog, csin, ccos, ctanh on the CPU,
-// as NumPy calls them; core/complex_math.h's on the GPU, which follow
-// glibc's), so such a row needs those two definitions.
+// dispatch expand it. The library functions (sqrt, exp, log, sin, cos, tan,
+// their hyperbolic and inverse forms, log2, log10, power) each backend
+// defines itself: glibc's (what NumPy calls) on the CPU, core/complex_math.h's
+// on the GPU, which follow glibc's; log1p, expm1, reciprocal and rint are
+// NumPy's own formulas, core/complex_math.h's on both. Such a row needs
+// those two definitions.
 #define RESIDENT_COMPLEX_KINDS(X) \
   X(kAdd, add)                    \
   X(kSubtract, subtract)          \
@@ -311,7 +313,23 @@ RESIDENT_CX_HD C resident_cx_sign(C a) {
   X(kReal, real)                  \
   X(kImag, imag)                  \
   X(kSquare, square)              \
-  X(kIsinf, isinf)
+  X(kIsinf, isinf)                \
+  X(kTan, tan)                    \
+  X(kArcsin, arcsin)              \
+  X(kArccos, arccos)              \
+  X(kArctan, arctan)              \
+  X(kSinh, sinh)                  \
+  X(kCosh, cosh)                  \
+  X(kArcsinh, arcsinh)            \
+  X(kArccosh, arccosh)            \
+  X(kArctanh, arctanh)            \
+  X(kLog2, log2)                  \
+  X(kLog10, log10)                \
+  X(kLog1p, log1p)                \
+  X(kExpm1, expm1)                \
+  X(kReciprocal, reciprocal)      \
+  X(kRint, rint)                  \
+  X(kPower, power)
 
 template <typename C>
 RESIDENT_CX_HD C resident_cx_truth(bool b) {

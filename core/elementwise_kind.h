@@ -142,6 +142,14 @@ constexpr const ElementwiseInfo* FindElementwise(ElementwiseKind kind) {
   return i < kNumElementwiseKinds ? &kElementwiseTable[i] : nullptr;
 }
 
+// The kernels compile their per-kind loops in this many translation units,
+// kind k in shard ElementwiseShard(k): one unit instantiating every (kind,
+// dtype) pair was the build's longest compile, on each backend.
+inline constexpr int kElementwiseShards = 4;
+constexpr int ElementwiseShard(ElementwiseKind kind) {
+  return static_cast<int>(kind) % kElementwiseShards;
+}
+
 // NumPy's other names for a row, and the Array API standard's: {alias, name}.
 inline constexpr std::pair<const char*, const char*> kElementwiseAliases[] = {
     {"abs", "absolute"},

@@ -4,16 +4,20 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/complex.h"
+#include "core/complex_math.h"
 #include "core/shape.h"
 #include "kernels/cpu/broadcast.h"
 
 namespace resident::cpu {
 namespace {
 
-// The kinds core/complex.h leaves to the backend: glibc's csqrt, cexp,
-// clog, csin, ccos and ctanh through libstdc++'s std::complex (its
-// __builtin_c* calls), the functions NumPy's npy_c* call on glibc, so
-// results agree with NumPy on the same machine.
+// The kinds core/complex.h leaves to the backend. The C library's
+// functions (csqrt, cexp, clog, csin, ccos, ctan, their hyperbolic and
+// inverse forms, cpow) through libstdc++'s std::complex (its __builtin_c*
+// calls): the functions NumPy's npy_c* call on glibc, so results agree with
+// NumPy on the same machine. log2, log10, log1p, expm1, reciprocal, rint
+// and power's integer exponents are NumPy's own formulas
+// (core/complex_math.h).
 template <typename C>
 C FromStd(std::complex<typename ResidentIsComplex<C>::component> z) {
   return resident_cx_make<C>(z.real(), z.imag());
@@ -22,32 +26,59 @@ template <typename C>
 std::complex<typename ResidentIsComplex<C>::component> ToStd(C z) {
   return {z.re, z.im};
 }
-template <typename C>
-C resident_cxk_sqrt(C x, C) {
-  return FromStd<C>(std::sqrt(ToStd(x)));
-}
-template <typename C>
-C resident_cxk_exp(C x, C) {
-  return FromStd<C>(std::exp(ToStd(x)));
-}
-template <typename C>
-C resident_cxk_log(C x, C) {
-  return FromStd<C>(std::log(ToStd(x)));
-}
+#define RESIDENT_CX_STD(name, fn)         \
+  template <typename C>                   \
+  C resident_cxk_##name(C x, C) {         \
+    return FromStd<C>(std::fn(ToStd(x))); \
+  }
+RESIDENT_CX_STD(sqrt, sqrt)
+RESIDENT_CX_STD(exp, exp)
+RESIDENT_CX_STD(log, log)
+RESIDENT_CX_STD(sin, sin)
+RESIDENT_CX_STD(cos, cos)
+RESIDENT_CX_STD(tan, tan)
+RESIDENT_CX_STD(sinh, sinh)
+RESIDENT_CX_STD(cosh, cosh)
+RESIDENT_CX_STD(tanh, tanh)
+RESIDENT_CX_STD(arcsin, asin)
+RESIDENT_CX_STD(arccos, acos)
+RESIDENT_CX_STD(arctan, atan)
+RESIDENT_CX_STD(arcsinh, asinh)
+RESIDENT_CX_STD(arccosh, acosh)
+RESIDENT_CX_STD(arctanh, atanh)
+#undef RESIDENT_CX_STD
 
 template <typename C>
-C resident_cxk_sin(C x, C) {
-  return FromStd<C>(std::sin(ToStd(x)));
+C resident_cxk_log2(C x, C) {
+  typedef typename ResidentIsComplex<C>::component F;
+  return resident_cmath_scale(FromStd<C>(std::log(ToStd(x))), ResidentCmathConsts<F>::log2e());
 }
-
 template <typename C>
-C resident_cxk_cos(C x, C) {
-  return FromStd<C>(std::cos(ToStd(x)));
+C resident_cxk_log10(C x, C) {
+  typedef typename ResidentIsComplex<C>::component F;
+  return resident_cmath_scale(FromStd<C>(std::log(ToStd(x))), ResidentCmathConsts<F>::log10e());
 }
-
 template <typename C>
-C resident_cxk_tanh(C x, C) {
-  return FromStd<C>(std::tanh(ToStd(x)));
+C resident_cxk_log1p(C x, C) {
+  return resident_cmath_log1p(x);
+}
+template <typename C>
+C resident_cxk_expm1(C x, C) {
+  return resident_cmath_expm1(x);
+}
+template <typename C>
+C resident_cxk_reciprocal(C x, C) {
+  return resident_cmath_reciprocal(x);
+}
+template <typename C>
+C resident_cxk_rint(C x, C) {
+  return resident_cmath_rint(x);
+}
+template <typename C>
+C resident_cxk_power(C x, C y) {
+  C r;
+  if (resident_cmath_pow_special(x, y, &r)) return r;
+  return FromStd<C>(std::pow(ToStd(x), ToStd(y)));
 }
 
 // One kind's value for one pair of elements (a unary kind reads only x).

@@ -3,7 +3,8 @@
 // arithmetic (shared with the CPU, so results are the same bit for bit: this
 // folder builds with --fmad=false and core/complex.h asks for its fmas
 // explicitly), but sign (CUDA's hypot) and the library functions (sqrt,
-// exp, log, sin, cos, tanh: core/complex_math.h's, on CUDA's real math
+// exp, log, the trigonometric and hyperbolic functions and their inverses,
+// log2, log10, power: core/complex_math.h's, on CUDA's real math
 // functions), which agree with glibc's within the README's ULP bound and
 // give C99 Annex G's special values as glibc does. Never fused.
 #include <cstdint>
@@ -18,33 +19,49 @@ namespace {
 
 // The kinds core/complex.h leaves to the backend, from core/complex_math.h
 // (libcu++'s cuda::std::complex missed glibc by up to 3e12 ULP in clog
-// and differed in special values).
-template <typename C>
-__device__ __forceinline__ C resident_cxk_sqrt(C x, C) {
-  return resident_cmath_sqrt(x);
-}
-template <typename C>
-__device__ __forceinline__ C resident_cxk_exp(C x, C) {
-  return resident_cmath_exp(x);
-}
-template <typename C>
-__device__ __forceinline__ C resident_cxk_log(C x, C) {
-  return resident_cmath_log(x);
-}
+// and differed in special values). power's general case is glibc's cpow,
+// exp(y log x).
+#define RESIDENT_CX_CMATH(name, fn)                          \
+  template <typename C>                                      \
+  __device__ __forceinline__ C resident_cxk_##name(C x, C) { \
+    return resident_cmath_##fn(x);                           \
+  }
+RESIDENT_CX_CMATH(sqrt, sqrt)
+RESIDENT_CX_CMATH(exp, exp)
+RESIDENT_CX_CMATH(log, log)
+RESIDENT_CX_CMATH(sin, sin)
+RESIDENT_CX_CMATH(cos, cos)
+RESIDENT_CX_CMATH(tan, tan)
+RESIDENT_CX_CMATH(sinh, sinh)
+RESIDENT_CX_CMATH(cosh, cosh)
+RESIDENT_CX_CMATH(tanh, tanh)
+RESIDENT_CX_CMATH(arcsin, asin)
+RESIDENT_CX_CMATH(arccos, acos)
+RESIDENT_CX_CMATH(arctan, atan)
+RESIDENT_CX_CMATH(arcsinh, asinh)
+RESIDENT_CX_CMATH(arccosh, acosh)
+RESIDENT_CX_CMATH(arctanh, atanh)
+RESIDENT_CX_CMATH(log1p, log1p)
+RESIDENT_CX_CMATH(expm1, expm1)
+RESIDENT_CX_CMATH(reciprocal, reciprocal)
+RESIDENT_CX_CMATH(rint, rint)
+#undef RESIDENT_CX_CMATH
 
 template <typename C>
-__device__ __forceinline__ C resident_cxk_sin(C x, C) {
-  return resident_cmath_sin(x);
+__device__ __forceinline__ C resident_cxk_log2(C x, C) {
+  typedef typename ResidentIsComplex<C>::component F;
+  return resident_cmath_scale(resident_cmath_log(x), ResidentCmathConsts<F>::log2e());
 }
-
 template <typename C>
-__device__ __forceinline__ C resident_cxk_cos(C x, C) {
-  return resident_cmath_cos(x);
+__device__ __forceinline__ C resident_cxk_log10(C x, C) {
+  typedef typename ResidentIsComplex<C>::component F;
+  return resident_cmath_scale(resident_cmath_log(x), ResidentCmathConsts<F>::log10e());
 }
-
 template <typename C>
-__device__ __forceinline__ C resident_cxk_tanh(C x, C) {
-  return resident_cmath_tanh(x);
+__device__ __forceinline__ C resident_cxk_power(C x, C y) {
+  C r;
+  if (resident_cmath_pow_special(x, y, &r)) return r;
+  return resident_cmath_exp(resident_cmath_mul_c99(y, resident_cmath_log(x)));
 }
 
 template <typename C, ElementwiseKind kKind>

@@ -1,5 +1,7 @@
 #include "kernels/cuda/sort.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <cub/block/block_scan.cuh>
 #include <cub/device/device_radix_sort.cuh>
 
@@ -47,34 +49,38 @@ __device__ __forceinline__ uint64_t OrderedKey(T x) {
 }
 
 // keys[i] = (row << key_bits) | key(in[i]) (row 0 when row_bits is 0),
-// inverted within key_bits for a descending sort; vals[i] = i.
-template <typename T>
+// inverted within key_bits for a descending sort; vals[i] = i. K and V are
+// the narrowest that hold them (32-bit keys and indices halve the radix
+// sort's traffic).
+template <typename T, typename K, typename V>
 __global__ void MakeKeys(const T* in, int64_t total, int64_t n, int key_bits, bool with_row,
-                         bool descending, uint64_t* keys, int64_t* vals) {
+                         bool descending, K* keys, V* vals) {
   const uint64_t mask = key_bits == 64 ? ~uint64_t{0} : (uint64_t{1} << key_bits) - 1;
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total;
        i += int64_t{gridDim.x} * blockDim.x) {
     uint64_t k = OrderedKey(in[i]);
     if (descending) k = ~k & mask;
     if (with_row) k |= static_cast<uint64_t>(i / n) << key_bits;
-    keys[i] = k;
-    vals[i] = i;
+    keys[i] = static_cast<K>(k);
+    vals[i] = static_cast<V>(i);
   }
 }
 
 // keys[i] = the row of flat index vals[i] (the second pass of 64-bit keys).
-__global__ void RowKeys(const int64_t* vals, int64_t total, int64_t n, uint64_t* keys) {
+template <typename V>
+__global__ void RowKeys(const V* vals, int64_t total, int64_t n, uint64_t* keys) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total;
        i += int64_t{gridDim.x} * blockDim.x) {
-    keys[i] = static_cast<uint64_t>(vals[i] / n);
+    keys[i] = static_cast<uint64_t>(static_cast<int64_t>(vals[i]) / n);
   }
 }
 
 // out[i] = the position of flat index vals[i] within its row.
-__global__ void WithinRow(const int64_t* vals, int64_t total, int64_t n, int64_t* out) {
+template <typename V>
+__global__ void WithinRow(const V* vals, int64_t total, int64_t n, int64_t* out) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total;
        i += int64_t{gridDim.x} * blockDim.x) {
-    out[i] = vals[i] % n;
+    out[i] = static_cast<int64_t>(vals[i]) % n;
   }
 }
 
@@ -86,12 +92,67 @@ int BitsFor(uint64_t v) {  // bits to hold 0..v
 
 size_t Align(size_t b) { return (b + 255) & ~size_t{255}; }
 
+template <typename K, typename V>
 size_t CubTempBytes(int64_t total) {
   size_t bytes = 0;
-  cub::DoubleBuffer<uint64_t> k(nullptr, nullptr);
-  cub::DoubleBuffer<int64_t> v(nullptr, nullptr);
-  cub::DeviceRadixSort::SortPairs(nullptr, bytes, k, v, total, 0, 64);
+  cub::DoubleBuffer<K> k(nullptr, nullptr);
+  cub::DoubleBuffer<V> v(nullptr, nullptr);
+  cub::DeviceRadixSort::SortPairs(nullptr, bytes, k, v, total, 0, static_cast<int>(sizeof(K)) * 8);
   return bytes;
+}
+
+// The largest scratch any key and index width takes.
+size_t MaxCubTempBytes(int64_t total) {
+  size_t b = CubTempBytes<uint64_t, int64_t>(total);
+  if (total <= INT32_MAX) {
+    b = std::max(
+        {b, CubTempBytes<uint32_t, int32_t>(total), CubTempBytes<uint64_t, int32_t>(total)});
+  }
+  return b;
+}
+
+// ArgsortRows with keys of K and flat indices of V: one stable radix sort
+// of (row, key) pairs, or, when row and key do not fit 64 bits, a sort by
+// key then a stable one by row.
+template <typename K, typename V>
+cudaError_t ArgsortAs(const LaunchContext& ctx, DType t, const void* in, int64_t total, int64_t n,
+                      int key_bits, int row_bits, bool descending, int64_t* out, char* base,
+                      size_t temp_bytes) {
+  const size_t each = Align(static_cast<size_t>(total) * 8);
+  auto* k0 = reinterpret_cast<K*>(base);
+  auto* k1 = reinterpret_cast<K*>(base + each);
+  auto* v0 = reinterpret_cast<V*>(base + 2 * each);
+  auto* v1 = reinterpret_cast<V*>(base + 3 * each);
+  void* cub_temp = base + 4 * each;
+  size_t cub_bytes = temp_bytes - 4 * each;
+  const bool one_pass = key_bits + row_bits <= static_cast<int>(sizeof(K)) * 8;
+  const unsigned grid = GridFor(ctx, total, kThreads);
+  cudaError_t e = DispatchType(t, [&](auto zero) -> cudaError_t {
+    using T = decltype(zero);
+    MakeKeys<T, K, V><<<grid, kThreads, 0, ctx.stream>>>(static_cast<const T*>(in), total, n,
+                                                         key_bits, one_pass && row_bits > 0,
+                                                         descending, k0, v0);
+    return cudaGetLastError();
+  });
+  if (e != cudaSuccess) return e;
+  cub::DoubleBuffer<K> keys(k0, k1);
+  cub::DoubleBuffer<V> vals(v0, v1);
+  e = cub::DeviceRadixSort::SortPairs(cub_temp, cub_bytes, keys, vals, total, 0,
+                                      one_pass ? key_bits + row_bits : key_bits, ctx.stream);
+  if (e != cudaSuccess) return e;
+  if (!one_pass && row_bits > 0) {
+    if constexpr (std::is_same_v<K, uint64_t>) {
+      RowKeys<V><<<grid, kThreads, 0, ctx.stream>>>(vals.Current(), total, n, keys.Current());
+      if ((e = cudaGetLastError()) != cudaSuccess) return e;
+      e = cub::DeviceRadixSort::SortPairs(cub_temp, cub_bytes, keys, vals, total, 0, row_bits,
+                                          ctx.stream);
+      if (e != cudaSuccess) return e;
+    } else {
+      return cudaErrorInvalidValue;  // 32-bit keys are chosen only when one pass fits
+    }
+  }
+  WithinRow<V><<<grid, kThreads, 0, ctx.stream>>>(vals.Current(), total, n, out);
+  return cudaGetLastError();
 }
 
 template <typename T>
@@ -232,47 +293,28 @@ size_t ArgsortTempBytes(int64_t rows, int64_t n) {
   const int64_t total = rows * n;
   if (total == 0) return 0;
   const size_t each = Align(static_cast<size_t>(total) * 8);
-  return 4 * each + Align(CubTempBytes(total));
+  return 4 * each + Align(MaxCubTempBytes(total));
 }
 
 cudaError_t ArgsortRows(const LaunchContext& ctx, DType t, const void* in, int64_t rows, int64_t n,
                         bool descending, void* out, void* temp, size_t temp_bytes) {
   const int64_t total = rows * n;
   if (total == 0) return cudaSuccess;
-  const size_t each = Align(static_cast<size_t>(total) * 8);
   char* base = static_cast<char*>(temp);
-  auto* k0 = reinterpret_cast<uint64_t*>(base);
-  auto* k1 = reinterpret_cast<uint64_t*>(base + each);
-  auto* v0 = reinterpret_cast<int64_t*>(base + 2 * each);
-  auto* v1 = reinterpret_cast<int64_t*>(base + 3 * each);
-  void* cub_temp = base + 4 * each;
-  size_t cub_bytes = temp_bytes - 4 * each;
+  auto* o = static_cast<int64_t*>(out);
   const int key_bits = static_cast<int>(ItemSize(t)) * 8;
   const int row_bits = BitsFor(static_cast<uint64_t>(rows - 1));
-  const bool one_pass = key_bits + row_bits <= 64;
-  const unsigned grid = GridFor(ctx, total, kThreads);
-  cudaError_t e = DispatchType(t, [&](auto zero) -> cudaError_t {
-    using T = decltype(zero);
-    MakeKeys<T><<<grid, kThreads, 0, ctx.stream>>>(static_cast<const T*>(in), total, n, key_bits,
-                                                   one_pass && row_bits > 0, descending, k0, v0);
-    return cudaGetLastError();
-  });
-  if (e != cudaSuccess) return e;
-  cub::DoubleBuffer<uint64_t> keys(k0, k1);
-  cub::DoubleBuffer<int64_t> vals(v0, v1);
-  e = cub::DeviceRadixSort::SortPairs(cub_temp, cub_bytes, keys, vals, total, 0,
-                                      one_pass ? key_bits + row_bits : key_bits, ctx.stream);
-  if (e != cudaSuccess) return e;
-  if (!one_pass && row_bits > 0) {
-    RowKeys<<<grid, kThreads, 0, ctx.stream>>>(vals.Current(), total, n, keys.Current());
-    if ((e = cudaGetLastError()) != cudaSuccess) return e;
-    e = cub::DeviceRadixSort::SortPairs(cub_temp, cub_bytes, keys, vals, total, 0, row_bits,
-                                        ctx.stream);
-    if (e != cudaSuccess) return e;
+  const bool small_index = total <= INT32_MAX;
+  if (key_bits + row_bits <= 32 && small_index) {
+    return ArgsortAs<uint32_t, int32_t>(ctx, t, in, total, n, key_bits, row_bits, descending, o,
+                                        base, temp_bytes);
   }
-  WithinRow<<<grid, kThreads, 0, ctx.stream>>>(vals.Current(), total, n,
-                                               static_cast<int64_t*>(out));
-  return cudaGetLastError();
+  if (small_index) {
+    return ArgsortAs<uint64_t, int32_t>(ctx, t, in, total, n, key_bits, row_bits, descending, o,
+                                        base, temp_bytes);
+  }
+  return ArgsortAs<uint64_t, int64_t>(ctx, t, in, total, n, key_bits, row_bits, descending, o, base,
+                                      temp_bytes);
 }
 
 cudaError_t TakeAlongRows(const LaunchContext& ctx, DType t, const void* in, int64_t n,

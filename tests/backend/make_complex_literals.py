@@ -26,9 +26,13 @@ BINARY = ["add", "subtract", "multiply", "divide", "maximum", "minimum", "fmax",
           "not_equal", "less", "less_equal", "greater", "greater_equal", "logical_and",
           "logical_or", "logical_xor"]
 UNARY = ["negative", "absolute", "logical_not", "isnan", "isfinite", "positive", "conjugate", "real",
-         "imag", "square", "isinf"]
-MATH = ["sign", "sqrt", "exp", "log", "sin", "cos", "tanh"]
-REFUSED = ["power", "remainder", "floor_divide", "log1p", "expm1", "floor", "ceil"]
+         "imag", "square", "isinf", "reciprocal", "rint"]
+MATH = ["sign", "sqrt", "exp", "log", "sin", "cos", "tanh", "tan", "arcsin", "arccos", "arctan",
+        "sinh", "cosh", "arcsinh", "arccosh", "arctanh", "log2", "log10", "log1p", "expm1"]
+# power: x^y with y's integers below 100 as repeated products, else glibc's
+# cpow, exp(y log x), whose error grows with |y log x|: moderate randoms.
+BINARY_MATH = ["power"]
+REFUSED = ["remainder", "floor_divide", "floor", "ceil"]
 COMPLEX = {"kComplex64": np.complex64, "kComplex128": np.complex128}
 REAL = {"kBool": np.bool_, "kInt8": np.int8, "kInt16": np.int16, "kInt32": np.int32,
         "kInt64": np.int64, "kUint8": np.uint8, "kUint16": np.uint16, "kUint32": np.uint32,
@@ -57,6 +61,11 @@ def specials(dt):
 
 def randoms(n, dt):
     scale = 10.0 ** rng.integers(-6, 6, n)
+    return make(rng.standard_normal(n) * scale, rng.standard_normal(n) * scale, dt)
+
+
+def moderate(n, dt, decades):
+    scale = 10.0 ** rng.uniform(-decades, decades, n)
     return make(rng.standard_normal(n) * scale, rng.standard_normal(n) * scale, dt)
 
 
@@ -97,9 +106,9 @@ def main():
               % (np.__version__, ml_dtypes.__version__))
     cases = []
     for dname, dt in COMPLEX.items():
-        for op in BINARY + UNARY + MATH + REFUSED:
+        for op in BINARY + UNARY + MATH + BINARY_MATH + REFUSED:
             unary = op in UNARY or op in MATH or (op in REFUSED and op not in (
-                "power", "remainder", "floor_divide"))
+                "remainder", "floor_divide"))
             s = specials(dt)
             if unary:
                 a = np.concatenate([s, randoms(200, dt)])
@@ -107,8 +116,13 @@ def main():
             else:
                 # Pairs: specials against a sample of specials, and randoms.
                 k = len(s)
-                a = np.concatenate([s, s[rng.permutation(k)], randoms(300, dt)])
-                b = np.concatenate([s[rng.permutation(k)], s, randoms(300, dt)])
+                ra, rb = randoms(300, dt), randoms(300, dt)
+                if op in BINARY_MATH:
+                    ra, rb = moderate(300, dt, 2), moderate(300, dt, 1)
+                    # and small integer exponents
+                    rb[:100] = rng.integers(-99, 100, 100)
+                a = np.concatenate([s, s[rng.permutation(k)], ra])
+                b = np.concatenate([s[rng.permutation(k)], s, rb])
             n = len(a)
             tag = "%s_%s" % (op, dname)
             literal("kA_" + tag, a, out)

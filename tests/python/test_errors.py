@@ -4,6 +4,7 @@ the server keeps serving after each."""
 from __future__ import annotations
 
 import re
+import sys
 
 import grpc
 import numpy as np
@@ -39,6 +40,16 @@ def test_shape_mismatch_names_the_instruction(client):
         z.shape
     # the failed program changed nothing; the session goes on
     check(x + 1.0, np.full(3, 2.0))
+
+
+def test_a_server_error_names_the_line_that_recorded_the_op(client):
+    x = client.asarray(np.arange(4))
+    i = client.asarray(np.array([9]))
+    y = x[i] * 2; line = sys._getframe().f_lineno  # noqa: E702 (the line under test)
+    with pytest.raises(rs.InvalidArgument) as e:
+        y.get()
+    assert "out of bounds" in e.value.details
+    assert f"[recorded at {__file__}:{line}]" in e.value.details
 
 
 def test_eager_errors_raise_at_the_call(eager):

@@ -40,7 +40,8 @@ BUILT = {"add", "subtract", "multiply", "divide", "negative", "absolute", "sign"
          "minimum", "fmax", "fmin", "equal", "not_equal", "less", "less_equal", "greater",
          "greater_equal", "logical_and", "logical_or", "logical_xor", "logical_not", "isnan",
          "isfinite", "sqrt", "exp", "log", "sin", "cos", "tanh", "positive", "conjugate", "real",
-         "imag", "square", "isinf"}
+         "imag", "square", "isinf", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "arcsinh",
+         "arccosh", "arctanh", "log2", "log10", "log1p", "expm1", "reciprocal", "rint", "power"}
 SCALARS = [("Scalar::Bool(true)", True), ("Scalar::Int(1)", 1), ("Scalar::Int(40000)", 40000),
            ("Scalar::Float(1.5)", 1.5), ("Scalar::Complex(0.5, 2.0)", 0.5 + 2j)]
 

@@ -236,8 +236,24 @@ class ndarray:
     __hash__ = None  # type: ignore[assignment]
 
 
+def _power_operator(self: ndarray, other: Any) -> Any:
+    """``x ** other`` as NumPy's operator computes it: a float or complex
+    array to the Python int 2 or -1, or the Python float 0.5, is square,
+    reciprocal or sqrt (NumPy's fast_scalar_power; for complex these differ
+    from power's own arithmetic, and sqrt(-0.0) is -0.0 where pow gives
+    +0.0); anything else is power."""
+    if self.dtype.kind in "fc":
+        if type(other) is int and other in (2, -1):
+            return _unary("square" if other == 2 else "reciprocal", self)
+        if type(other) is float and other == 0.5:
+            return _unary("sqrt", self)
+    return _binary_operator("power", self, other)
+
+
 def _install_operators() -> None:
     def forward(op: str) -> Callable[[ndarray, Any], Any]:
+        if op == "power":
+            return _power_operator
         return lambda self, other: _binary_operator(op, self, other)
 
     def reflected(op: str) -> Callable[[ndarray, Any], Any]:

@@ -11,8 +11,10 @@ ops neither overflows the stack nor hits Python's recursion limit.
 from __future__ import annotations
 
 import enum
+import os
+import sys
 import weakref
-from typing import TYPE_CHECKING, Dict, List, Optional, Sequence
+from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
 
 from ._errors import FailedPrecondition
 from ._infer import Meta
@@ -34,7 +36,7 @@ class Node:
     """One array value, recorded or computed. Immutable once computed."""
 
     __slots__ = ("kind", "session", "handle", "meta", "ins", "inputs", "num_outputs",
-                 "scope", "index", "user", "borrowed", "scalar", "__weakref__")
+                 "scope", "index", "user", "borrowed", "scalar", "site", "__weakref__")
 
     def __init__(self, kind: Kind, session: "Session", meta: Optional[Meta] = None,
                  ins: Optional["pb.Instruction"] = None, inputs: Sequence["Node"] = (),
@@ -51,6 +53,8 @@ class Node:
         self.user: Optional[weakref.ref] = None  # the ndarray that wraps this node
         self.borrowed = False
         self.scalar: Optional["pb.Scalar"] = None  # SCALAR: the value on the wire
+        # OP: the user's line that recorded it (file, line), named in errors.
+        self.site: Optional[Tuple[str, int]] = call_site() if kind is Kind.OP else None
 
     def materialize(self, info: "pb.ArrayInfo", meta: Meta) -> None:
         self.kind = Kind.MATERIALIZED
@@ -67,6 +71,17 @@ class Node:
         # Never a call from here, which could block inside a garbage collection.
         if self.kind is Kind.MATERIALIZED and self.handle and not self.borrowed:
             self.session.queue_release(self.handle)
+
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def call_site() -> Optional[Tuple[str, int]]:
+    """The innermost frame outside this package: the user's line."""
+    f = sys._getframe(1)
+    while f is not None and f.f_code.co_filename.startswith(_PACKAGE):
+        f = f.f_back
+    return (f.f_code.co_filename, f.f_lineno) if f is not None else None
 
 
 def _pending(n: Node) -> bool:
@@ -186,3 +201,8 @@ class ScopeBuilder:
 
     def value_of(self, n: Node) -> int:
         return self._values[id(n)]
+
+    def site_of_instruction(self, i: int) -> Optional[Tuple[str, int]]:
+        """The recording line of the program's instruction ``i``."""
+        emitted = [n for n in self.order if n.kind is not Kind.LOOP_OUTPUT]
+        return emitted[i].site if 0 <= i < len(emitted) else None

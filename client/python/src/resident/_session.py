@@ -7,6 +7,7 @@ from __future__ import annotations
 import atexit
 import collections
 import os
+import re
 import threading
 import weakref
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
@@ -15,7 +16,8 @@ import grpc
 import numpy as np
 
 from . import _dtypes
-from ._errors import DataLoss, FailedPrecondition, Internal, from_rpc_error
+from ._errors import (DataLoss, FailedPrecondition, Internal, ResidentError, error_for,
+                      from_rpc_error)
 from ._graph import Kind, Node, ScopeBuilder
 from ._infer import Meta
 from ._progress import Progress
@@ -124,6 +126,19 @@ def _close_all_at_exit() -> None:
         k.shutdown(wait=True)
 
 
+_INSTRUCTION = re.compile(r"^instruction (\d+) ")
+
+
+def _with_site(e: ResidentError, builder: ScopeBuilder) -> ResidentError:
+    """The server's error about instruction i, naming the line of the
+    user's script that recorded it."""
+    m = _INSTRUCTION.match(e.details)
+    site = builder.site_of_instruction(int(m.group(1))) if m else None
+    if site is None:
+        return e
+    return error_for(e.code, f"{e.details} [recorded at {site[0]}:{site[1]}]", e.request_id)
+
+
 class Session:
     """A session of the server and the channel to it (one per Client)."""
 
@@ -226,7 +241,10 @@ class Session:
                                     return_data=id(n) in inline_ids)
                     kept.append(n)
             req.release.extend(self._keeper.take_releases())
-            resp = self._call("Run", self.stub.Run, req)
+            try:
+                resp = self._call("Run", self.stub.Run, req)
+            except ResidentError as e:
+                raise _with_site(e, builder) from None
             if len(resp.results) != len(kept):
                 raise Internal(f"server returned {len(resp.results)} results for {len(kept)} outputs")
             data: Dict[int, np.ndarray] = {}
