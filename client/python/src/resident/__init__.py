@@ -36,6 +36,8 @@ from ._namespace import (Device, __array_api_version__, __array_namespace_info__
                          int64, isdtype, nan, newaxis, ones, pi, result_type,
                          set_default_client, uint8, uint16, uint32, uint64, zeros)
 from ._interchange import from_dlpack
+from ._numpy_extras import (allclose, argwhere, bincount, column_stack, copy, corrcoef, cov, diag,
+                            histogram, hstack, isclose, median, outer, vstack)
 from . import fft, linalg
 from ._errors import (Aborted, AlreadyExists, Cancelled, DataLoss, DeadlineExceeded,
                       FailedPrecondition, Internal, InvalidArgument, NotFound, OutOfRange,
@@ -60,7 +62,9 @@ __all__ = [
     "triu", "nonzero", "unique_all", "unique_counts", "unique_inverse", "unique_values",
     "argsort", "sort", "searchsorted", "take", "take_along_axis", "cumulative_sum",
     "cumulative_prod",
-    "cumsum", "cumprod", "from_dlpack", "linalg", "fft",
+    "cumsum", "cumprod", "from_dlpack", "linalg", "fft", "allclose", "argwhere", "bincount",
+    "column_stack", "copy", "corrcoef", "cov", "diag", "histogram", "hstack", "isclose", "median",
+    "outer", "vstack",
     "isdtype", "result_type", "can_cast", "finfo", "iinfo", "__array_namespace_info__",
     "Device", "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
     "float32", "float64", "complex64", "complex128", "e", "pi", "inf", "nan", "newaxis",

@@ -25,7 +25,8 @@ from typing import Any, Callable, Dict
 
 import numpy as np
 
-from . import _array, _composed, _indexing, _manipulation, _shape_ops, _sorting
+from . import _array, _composed, _indexing, _manipulation, _numpy_extras, _shape_ops, _sorting
+from . import linalg as _linalg
 from ._array import ELEMENTWISE_FUNCTIONS, ndarray
 
 
@@ -75,6 +76,17 @@ _FUNCTIONS: Dict[Any, Callable[..., Any]] = {
         a, v, side=side, sorter=sorter),
     np.cumsum: _sorting.cumsum, np.cumprod: _sorting.cumprod,
     np.cumulative_sum: _sorting.cumulative_sum, np.cumulative_prod: _sorting.cumulative_prod,
+    np.histogram: _numpy_extras.histogram, np.bincount: _numpy_extras.bincount,
+    np.cov: _numpy_extras.cov, np.corrcoef: _numpy_extras.corrcoef, np.diag: _numpy_extras.diag,
+    np.outer: _numpy_extras.outer, np.hstack: _numpy_extras.hstack,
+    np.vstack: _numpy_extras.vstack, np.column_stack: _numpy_extras.column_stack,
+    np.copy: _numpy_extras.copy, np.isclose: _numpy_extras.isclose,
+    np.allclose: _numpy_extras.allclose, np.argwhere: _numpy_extras.argwhere,
+    np.median: _numpy_extras.median, np.linalg.norm: _linalg.norm,
+    np.linalg.vector_norm: _linalg.vector_norm, np.linalg.matrix_norm: _linalg.matrix_norm,
+    np.linalg.outer: _linalg.outer, np.linalg.cross: _linalg.cross,
+    np.linalg.diagonal: _linalg.diagonal, np.linalg.trace: _linalg.trace,
+    np.linalg.matrix_power: _linalg.matrix_power,
 }
 
 

@@ -1,8 +1,8 @@
 """The Array API's ``linalg`` extension, so far the functions composed from
 the server's ops (recorded into the same lazy program): ``matmul``,
 ``matrix_transpose``, ``tensordot``, ``vecdot``, ``outer``, ``diagonal``,
-``trace``, ``cross``, ``vector_norm``, ``matrix_norm`` and
-``matrix_power``, with NumPy's (``numpy.linalg``'s) semantics.
+``trace``, ``cross``, ``vector_norm``, ``matrix_norm``, ``matrix_power``
+and NumPy's ``norm``, with NumPy's (``numpy.linalg``'s) semantics.
 
 The factorisations (``cholesky``, ``qr``, ``svd``, ``eigh``, ``solve``,
 ``inv``, ``det``, ...) need cuSOLVER / LAPACK on the server and are not
@@ -31,7 +31,7 @@ from ._shape_ops import broadcast_to, max as _max, min as _min, stack, sum as _s
 from ._sorting import take
 
 __all__ = ["matmul", "matrix_transpose", "tensordot", "vecdot", "outer", "diagonal", "trace",
-           "cross", "vector_norm", "matrix_norm", "matrix_power"]
+           "cross", "vector_norm", "matrix_norm", "matrix_power", "norm"]
 
 matmul = _array.matmul
 
@@ -207,3 +207,37 @@ def matrix_power(x: ndarray, n: int, /) -> ndarray:
         square = matmul(square, square)
     assert result is not None
     return result
+
+
+def norm(x: ndarray, ord: Union[int, float, str, None] = None,  # noqa: A002
+         axis: Union[None, int, Tuple[int, ...]] = None, keepdims: bool = False) -> ndarray:
+    """numpy.linalg.norm: a vector norm (1-D, or one axis), a matrix norm
+    (2-D, or two axes), or with neither ord nor axis the 2-norm of all
+    elements flattened."""
+    if axis is None:
+        if ord is None:
+            out = vector_norm(x, axis=None, keepdims=keepdims, ord=2)
+            return out
+        if x.ndim == 1:
+            return vector_norm(x, keepdims=keepdims, ord=ord)
+        if x.ndim == 2:
+            return matrix_norm(x, keepdims=keepdims, ord=ord)
+        raise ValueError("Improper number of dimensions to norm.")
+    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+    if len(axes) == 1:
+        if isinstance(ord, str):
+            raise ValueError(f"Invalid norm order '{ord}' for vectors")
+        return vector_norm(x, axis=axes, keepdims=keepdims, ord=2 if ord is None else ord)
+    if len(axes) != 2:
+        raise ValueError("Improper number of dimensions to norm.")
+    row, col = (_axes(a, x.ndim)[0] for a in axes)
+    if row == col:
+        raise ValueError("Duplicate axes given.")
+    rest = [d for d in range(x.ndim) if d not in (row, col)]
+    moved = _array.transpose(x, rest + [row, col])
+    out = matrix_norm(moved, ord="fro" if ord is None else ord)
+    if keepdims:
+        shape = list(x.shape)
+        shape[row] = shape[col] = 1
+        out = out.reshape(tuple(shape))
+    return out
