@@ -4,36 +4,11 @@ namespace resident {
 
 const char* DTypeName(DType dtype) {
   switch (dtype) {
-    case DType::kBool:
-      return "bool";
-    case DType::kInt8:
-      return "int8";
-    case DType::kInt16:
-      return "int16";
-    case DType::kInt32:
-      return "int32";
-    case DType::kInt64:
-      return "int64";
-    case DType::kUint8:
-      return "uint8";
-    case DType::kUint16:
-      return "uint16";
-    case DType::kUint32:
-      return "uint32";
-    case DType::kUint64:
-      return "uint64";
-    case DType::kFloat32:
-      return "float32";
-    case DType::kFloat64:
-      return "float64";
-    case DType::kFloat16:
-      return "float16";
-    case DType::kBFloat16:
-      return "bfloat16";
-    case DType::kComplex64:
-      return "complex64";
-    case DType::kComplex128:
-      return "complex128";
+#define RESIDENT_DTYPE_NAME(K, name, S, W, descr, ctype) \
+  case DType::K:                                         \
+    return name;
+    RESIDENT_DTYPES(RESIDENT_DTYPE_NAME)
+#undef RESIDENT_DTYPE_NAME
   }
   return "?";
 }

@@ -11,6 +11,7 @@
 #ifndef RESIDENT_CORE_DTYPE_H_
 #define RESIDENT_CORE_DTYPE_H_
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string_view>
@@ -21,39 +22,77 @@
 
 namespace resident {
 
+// X(Kind, name, Storage, WIRE, descr, ctype): the one definition of each
+// dtype, from which every layer's dtype switch is generated.
+//   Kind     its enumerator, DType::Kind
+//   name     NumPy's name (ml_dtypes' for bfloat16): DTypeName, ParseDType
+//   Storage  the C++ type one element is stored as (DTypeTraits, below)
+//   WIRE     its wire value, proto DTYPE_<WIRE> (core/proto/wire.cc); the
+//            Python client maps the proto's names to NumPy's (_dtypes.py)
+//   descr    its .npy descr as numpy.save writes it (core/npy.cc; bfloat16
+//            has no type code: ml_dtypes' arrays save as '<V2')
+//   ctype    Storage spelled for NVRTC's generated kernels
+//            (server/device/cuda/fused_loop.cc); "" for the complex
+//            dtypes, which never fuse
+// Complex dtypes sit apart from the real ones: kernels written over
+// kAllDTypes / VisitDType are real-valued; VisitAnyDType reaches them all.
+#define RESIDENT_DTYPES(X)                                                        \
+  X(kBool, "bool", char, BOOL, "|b1", "char")                                     \
+  X(kInt8, "int8", int8_t, INT8, "|i1", "signed char")                            \
+  X(kInt16, "int16", int16_t, INT16, "<i2", "short")                              \
+  X(kInt32, "int32", int32_t, INT32, "<i4", "int")                                \
+  X(kInt64, "int64", int64_t, INT64, "<i8", "long long")                          \
+  X(kUint8, "uint8", uint8_t, UINT8, "|u1", "unsigned char")                      \
+  X(kUint16, "uint16", uint16_t, UINT16, "<u2", "unsigned short")                 \
+  X(kUint32, "uint32", uint32_t, UINT32, "<u4", "unsigned int")                   \
+  X(kUint64, "uint64", uint64_t, UINT64, "<u8", "unsigned long long")             \
+  X(kFloat32, "float32", float, FLOAT32, "<f4", "float")                          \
+  X(kFloat64, "float64", double, FLOAT64, "<f8", "double")                        \
+  X(kFloat16, "float16", ResidentFloat16, FLOAT16, "<f2", "ResidentFloat16")      \
+  X(kBFloat16, "bfloat16", ResidentBFloat16, BFLOAT16, "<V2", "ResidentBFloat16") \
+  X(kComplex64, "complex64", ResidentComplex64, COMPLEX64, "<c8", "")             \
+  X(kComplex128, "complex128", ResidentComplex128, COMPLEX128, "<c16", "")
+
+// float16 is IEEE binary16 (NumPy's); bfloat16 ml_dtypes' (the top 16 bits
+// of a float32); complex64 / complex128 NumPy's (real, imaginary) pairs.
 enum class DType : uint8_t {
-  kBool,
-  kInt8,
-  kInt16,
-  kInt32,
-  kInt64,
-  kUint8,
-  kUint16,
-  kUint32,
-  kUint64,
-  kFloat32,
-  kFloat64,
-  kFloat16,     // IEEE binary16, NumPy's float16
-  kBFloat16,    // ml_dtypes' bfloat16: the top 16 bits of a float32
-  kComplex64,   // NumPy's complex64: two float32 (real, imaginary)
-  kComplex128,  // NumPy's complex128: two float64
+#define RESIDENT_DTYPE_ENUM(K, name, S, W, descr, ctype) K,
+  RESIDENT_DTYPES(RESIDENT_DTYPE_ENUM)
+#undef RESIDENT_DTYPE_ENUM
 };
 
-inline constexpr DType kAllDTypes[] = {
-    DType::kBool,    DType::kInt8,    DType::kInt16,   DType::kInt32,  DType::kInt64,
-    DType::kUint8,   DType::kUint16,  DType::kUint32,  DType::kUint64, DType::kFloat32,
-    DType::kFloat64, DType::kFloat16, DType::kBFloat16};
-
-// The complex dtypes, apart: the kernels written over kAllDTypes (through
-// VisitDType) are real-valued, and complex values take paths of their own
-// (VisitAnyDType, kernels/cpu/complex_ops.cc, kernels/cuda/complex.cu).
-inline constexpr DType kComplexDTypes[] = {DType::kComplex64, DType::kComplex128};
-
-// Every dtype, real and complex.
+// Every dtype, real and complex, in the table's order.
 inline constexpr DType kEveryDType[] = {
-    DType::kBool,    DType::kInt8,    DType::kInt16,    DType::kInt32,     DType::kInt64,
-    DType::kUint8,   DType::kUint16,  DType::kUint32,   DType::kUint64,    DType::kFloat32,
-    DType::kFloat64, DType::kFloat16, DType::kBFloat16, DType::kComplex64, DType::kComplex128};
+#define RESIDENT_DTYPE_LIST(K, name, S, W, descr, ctype) DType::K,
+    RESIDENT_DTYPES(RESIDENT_DTYPE_LIST)
+#undef RESIDENT_DTYPE_LIST
+};
+
+constexpr bool IsComplex(DType d) { return d == DType::kComplex64 || d == DType::kComplex128; }
+
+namespace dtype_internal {
+template <bool kComplex>
+constexpr auto DTypesWhere() {
+  constexpr int n = [] {
+    int k = 0;
+    for (DType d : kEveryDType) k += IsComplex(d) == kComplex;
+    return k;
+  }();
+  std::array<DType, n> out{};
+  int i = 0;
+  for (DType d : kEveryDType) {
+    if (IsComplex(d) == kComplex) out[i++] = d;
+  }
+  return out;
+}
+}  // namespace dtype_internal
+
+// The real dtypes (what VisitDType visits) and the complex ones, apart: the
+// kernels written over kAllDTypes are real-valued, and complex values take
+// paths of their own (VisitAnyDType, kernels/cpu/complex_ops.cc,
+// kernels/cuda/complex.cu).
+inline constexpr auto kAllDTypes = dtype_internal::DTypesWhere<false>();
+inline constexpr auto kComplexDTypes = dtype_internal::DTypesWhere<true>();
 
 // The 16-bit float storage types (core/half.h): structs, not C++
 // arithmetic; kernels compute in ComputeType (float) and round on store.
@@ -69,23 +108,13 @@ using BFloat16 = ResidentBFloat16;
 // never promotes.
 template <DType D>
 struct DTypeTraits;
-// clang-format off
-template <> struct DTypeTraits<DType::kBool> { using Storage = char; };
-template <> struct DTypeTraits<DType::kInt8> { using Storage = int8_t; };
-template <> struct DTypeTraits<DType::kInt16> { using Storage = int16_t; };
-template <> struct DTypeTraits<DType::kInt32> { using Storage = int32_t; };
-template <> struct DTypeTraits<DType::kInt64> { using Storage = int64_t; };
-template <> struct DTypeTraits<DType::kUint8> { using Storage = uint8_t; };
-template <> struct DTypeTraits<DType::kUint16> { using Storage = uint16_t; };
-template <> struct DTypeTraits<DType::kUint32> { using Storage = uint32_t; };
-template <> struct DTypeTraits<DType::kUint64> { using Storage = uint64_t; };
-template <> struct DTypeTraits<DType::kFloat32> { using Storage = float; };
-template <> struct DTypeTraits<DType::kFloat64> { using Storage = double; };
-template <> struct DTypeTraits<DType::kFloat16> { using Storage = Float16; };
-template <> struct DTypeTraits<DType::kBFloat16> { using Storage = BFloat16; };
-template <> struct DTypeTraits<DType::kComplex64> { using Storage = ResidentComplex64; };
-template <> struct DTypeTraits<DType::kComplex128> { using Storage = ResidentComplex128; };
-// clang-format on
+#define RESIDENT_DTYPE_TRAITS(K, name, S, W, descr, ctype) \
+  template <>                                              \
+  struct DTypeTraits<DType::K> {                           \
+    using Storage = S;                                     \
+  };
+RESIDENT_DTYPES(RESIDENT_DTYPE_TRAITS)
+#undef RESIDENT_DTYPE_TRAITS
 using Complex64 = ResidentComplex64;
 using Complex128 = ResidentComplex128;
 template <DType D>
@@ -115,26 +144,14 @@ using ComputeType = typename ResidentCompute<T>::type;
 template <typename Fn, typename Unknown>
 constexpr decltype(auto) VisitDType(DType dtype, Fn&& fn, Unknown&& unknown) {
   switch (dtype) {
-#define RESIDENT_DTYPE_CASE(D) \
-  case DType::D:               \
-    return fn(StorageType<DType::D>{});
-    RESIDENT_DTYPE_CASE(kBool)
-    RESIDENT_DTYPE_CASE(kInt8)
-    RESIDENT_DTYPE_CASE(kInt16)
-    RESIDENT_DTYPE_CASE(kInt32)
-    RESIDENT_DTYPE_CASE(kInt64)
-    RESIDENT_DTYPE_CASE(kUint8)
-    RESIDENT_DTYPE_CASE(kUint16)
-    RESIDENT_DTYPE_CASE(kUint32)
-    RESIDENT_DTYPE_CASE(kUint64)
-    RESIDENT_DTYPE_CASE(kFloat32)
-    RESIDENT_DTYPE_CASE(kFloat64)
-    RESIDENT_DTYPE_CASE(kFloat16)
-    RESIDENT_DTYPE_CASE(kBFloat16)
+#define RESIDENT_DTYPE_CASE(K, name, S, W, descr, ctype) \
+  case DType::K:                                         \
+    if constexpr (!ResidentIsComplex<S>::value) {        \
+      return fn(S{});                                    \
+    }                                                    \
+    break;
+    RESIDENT_DTYPES(RESIDENT_DTYPE_CASE)
 #undef RESIDENT_DTYPE_CASE
-    case DType::kComplex64:
-    case DType::kComplex128:
-      break;
   }
   return unknown();
 }
@@ -184,15 +201,10 @@ constexpr bool StorageRoundTrips() {
 
 // Kernels tell dtypes apart by their storage type, so two dtypes must never
 // share one.
-static_assert(
-    dtype_internal::AllDistinct<
-        StorageType<DType::kBool>, StorageType<DType::kInt8>, StorageType<DType::kInt16>,
-        StorageType<DType::kInt32>, StorageType<DType::kInt64>, StorageType<DType::kUint8>,
-        StorageType<DType::kUint16>, StorageType<DType::kUint32>, StorageType<DType::kUint64>,
-        StorageType<DType::kFloat32>, StorageType<DType::kFloat64>, StorageType<DType::kFloat16>,
-        StorageType<DType::kBFloat16>, StorageType<DType::kComplex64>,
-        StorageType<DType::kComplex128>>::value,
-    "each dtype needs a storage type of its own");
+#define RESIDENT_DTYPE_STORAGE(K, name, S, W, descr, ctype) , S
+static_assert(dtype_internal::AllDistinct<void RESIDENT_DTYPES(RESIDENT_DTYPE_STORAGE)>::value,
+              "each dtype needs a storage type of its own");
+#undef RESIDENT_DTYPE_STORAGE
 static_assert(dtype_internal::StorageRoundTrips(), "kEveryDType lists every dtype once");
 static_assert(ItemSize(DType::kBool) == 1, "NumPy's bool is one byte");
 static_assert(ItemSize(DType::kInt8) == 1 && ItemSize(DType::kUint8) == 1);
@@ -213,7 +225,6 @@ const char* DTypeName(DType dtype);
 std::optional<DType> ParseDType(std::string_view name);
 
 constexpr bool IsHalf(DType d) { return d == DType::kFloat16 || d == DType::kBFloat16; }
-constexpr bool IsComplex(DType d) { return d == DType::kComplex64 || d == DType::kComplex128; }
 // The real dtype of a complex one's parts (float32, float64); d otherwise.
 constexpr DType ComplexComponent(DType d) {
   return d == DType::kComplex64 ? DType::kFloat32 : d == DType::kComplex128 ? DType::kFloat64 : d;

@@ -314,6 +314,8 @@ absl::string_view NumPyTypeName(absl::string_view code) {
   }
 }
 
+absl::string_view Descr(DType dtype);  // below, with the header writing
+
 absl::StatusOr<DType> DTypeFromDescr(absl::string_view descr) {
   char order = '=';
   absl::string_view code = descr;
@@ -327,22 +329,11 @@ absl::StatusOr<DType> DTypeFromDescr(absl::string_view descr) {
         "') are not supported: their data is pickled Python objects; ", kSupportedDTypes));
   }
   std::optional<DType> dtype;
-  if (code == "b1") dtype = DType::kBool;
-  if (code == "i1") dtype = DType::kInt8;
-  if (code == "i2") dtype = DType::kInt16;
-  if (code == "i4") dtype = DType::kInt32;
-  if (code == "i8") dtype = DType::kInt64;
-  if (code == "u1") dtype = DType::kUint8;
-  if (code == "u2") dtype = DType::kUint16;
-  if (code == "u4") dtype = DType::kUint32;
-  if (code == "u8") dtype = DType::kUint64;
-  if (code == "f2") dtype = DType::kFloat16;
-  if (code == "f4") dtype = DType::kFloat32;
-  if (code == "f8") dtype = DType::kFloat64;
-  if (code == "c8") dtype = DType::kComplex64;
-  if (code == "c16") dtype = DType::kComplex128;
-  // ml_dtypes.bfloat16 has no type code of its own: numpy.save writes its
-  // descr as '<V2'. A two-byte void has no other meaning here.
+  // The table's descrs less their byte-order mark: b1, i1, ..., c16.
+  for (DType d : kEveryDType) {
+    const absl::string_view own = Descr(d).substr(1);
+    if (code == own && own != "V2") dtype = d;
+  }
   if (code == "V2" && order != '|') dtype = DType::kBFloat16;
   if (!dtype) {
     return absl::InvalidArgumentError(absl::StrCat("dtype '", descr, "' (", NumPyTypeName(code),
@@ -413,36 +404,11 @@ absl::Status DataSizeError(const ArrayInfo& info, int64_t have) {
 
 absl::string_view Descr(DType dtype) {
   switch (dtype) {
-    case DType::kBool:
-      return "|b1";
-    case DType::kInt8:
-      return "|i1";
-    case DType::kInt16:
-      return "<i2";
-    case DType::kInt32:
-      return "<i4";
-    case DType::kInt64:
-      return "<i8";
-    case DType::kUint8:
-      return "|u1";
-    case DType::kUint16:
-      return "<u2";
-    case DType::kUint32:
-      return "<u4";
-    case DType::kUint64:
-      return "<u8";
-    case DType::kFloat32:
-      return "<f4";
-    case DType::kFloat64:
-      return "<f8";
-    case DType::kFloat16:
-      return "<f2";
-    case DType::kBFloat16:
-      return "<V2";  // what numpy.save writes for ml_dtypes.bfloat16
-    case DType::kComplex64:
-      return "<c8";
-    case DType::kComplex128:
-      return "<c16";
+#define RESIDENT_DTYPE_DESCR(K, name, S, W, descr, ctype) \
+  case DType::K:                                          \
+    return descr;
+    RESIDENT_DTYPES(RESIDENT_DTYPE_DESCR)
+#undef RESIDENT_DTYPE_DESCR
   }
   return "";
 }

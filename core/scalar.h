@@ -3,6 +3,7 @@
 #define RESIDENT_CORE_SCALAR_H_
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <type_traits>
 #include <variant>
@@ -77,46 +78,41 @@ T ScalarAs(const Scalar& value) {
 // Whether the Python integer v is a value of integer dtype d (NumPy 2
 // raises OverflowError for one that is not).
 constexpr bool IntFitsIn(int64_t v, DType d) {
-  switch (d) {
-    case DType::kInt8:
-      return v >= -128 && v <= 127;
-    case DType::kInt16:
-      return v >= -32768 && v <= 32767;
-    case DType::kInt32:
-      return v >= -2147483648LL && v <= 2147483647LL;
-    case DType::kUint8:
-      return v >= 0 && v <= 255;
-    case DType::kUint16:
-      return v >= 0 && v <= 65535;
-    case DType::kUint32:
-      return v >= 0 && v <= 4294967295LL;
-    case DType::kUint64:
-      return v >= 0;
-    default:
-      return true;
-  }
+  return VisitDType(
+      d,
+      [v](auto zero) {
+        using T = decltype(zero);
+        if constexpr (std::is_integral_v<T> && !kIsBoolStorage<T>) {
+          if constexpr (std::is_unsigned_v<T>) {
+            return v >= 0 && static_cast<uint64_t>(v) <= std::numeric_limits<T>::max();
+          } else {
+            return v >= std::numeric_limits<T>::min() && v <= std::numeric_limits<T>::max();
+          }
+        } else {
+          return true;  // bool and the floats take any Python integer
+        }
+      },
+      [] { return true; });
 }
 
 // v clamped into integer dtype d's range (clip's bounds, as NumPy 2).
 constexpr int64_t ClampToDType(int64_t v, DType d) {
-  switch (d) {
-    case DType::kInt8:
-      return v < -128 ? -128 : v > 127 ? 127 : v;
-    case DType::kInt16:
-      return v < -32768 ? -32768 : v > 32767 ? 32767 : v;
-    case DType::kInt32:
-      return v < -2147483648LL ? -2147483648LL : v > 2147483647LL ? 2147483647LL : v;
-    case DType::kUint8:
-      return v < 0 ? 0 : v > 255 ? 255 : v;
-    case DType::kUint16:
-      return v < 0 ? 0 : v > 65535 ? 65535 : v;
-    case DType::kUint32:
-      return v < 0 ? 0 : v > 4294967295LL ? 4294967295LL : v;
-    case DType::kUint64:
-      return v < 0 ? 0 : v;
-    default:
-      return v;
-  }
+  return VisitDType(
+      d,
+      [v](auto zero) -> int64_t {
+        using T = decltype(zero);
+        if constexpr (std::is_integral_v<T> && !kIsBoolStorage<T>) {
+          if (v < 0 && std::is_unsigned_v<T>) return 0;
+          if constexpr (sizeof(T) < 8) {
+            const int64_t lo = std::numeric_limits<T>::min(), hi = std::numeric_limits<T>::max();
+            return v < lo ? lo : v > hi ? hi : v;
+          }
+          return v;  // int64, and uint64 from 0 up
+        } else {
+          return v;
+        }
+      },
+      [v] { return v; });
 }
 
 }  // namespace resident

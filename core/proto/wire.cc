@@ -16,40 +16,15 @@ std::string SupportedNames() {
 
 }  // namespace
 
-// The wire enum numbers are the contract; DType's are ours. Each case below
-// pairs them by name, so neither order matters.
+// The wire enum numbers are the contract; DType's are ours. core/dtype.h's
+// table pairs them by name, so neither order matters.
 absl::StatusOr<DType> DecodeDType(int wire) {
   switch (wire) {
-    case v1::DTYPE_BOOL:
-      return DType::kBool;
-    case v1::DTYPE_INT8:
-      return DType::kInt8;
-    case v1::DTYPE_INT16:
-      return DType::kInt16;
-    case v1::DTYPE_INT32:
-      return DType::kInt32;
-    case v1::DTYPE_INT64:
-      return DType::kInt64;
-    case v1::DTYPE_UINT8:
-      return DType::kUint8;
-    case v1::DTYPE_UINT16:
-      return DType::kUint16;
-    case v1::DTYPE_UINT32:
-      return DType::kUint32;
-    case v1::DTYPE_UINT64:
-      return DType::kUint64;
-    case v1::DTYPE_FLOAT32:
-      return DType::kFloat32;
-    case v1::DTYPE_FLOAT64:
-      return DType::kFloat64;
-    case v1::DTYPE_FLOAT16:
-      return DType::kFloat16;
-    case v1::DTYPE_BFLOAT16:
-      return DType::kBFloat16;
-    case v1::DTYPE_COMPLEX64:
-      return DType::kComplex64;
-    case v1::DTYPE_COMPLEX128:
-      return DType::kComplex128;
+#define RESIDENT_DTYPE_DECODE(K, name, S, W, descr, ctype) \
+  case v1::DTYPE_##W:                                      \
+    return DType::K;
+    RESIDENT_DTYPES(RESIDENT_DTYPE_DECODE)
+#undef RESIDENT_DTYPE_DECODE
     case v1::DTYPE_UNSPECIFIED:
       return absl::InvalidArgumentError("dtype is unspecified");
     default:
@@ -60,36 +35,11 @@ absl::StatusOr<DType> DecodeDType(int wire) {
 
 v1::DType EncodeDType(DType dtype) {
   switch (dtype) {
-    case DType::kBool:
-      return v1::DTYPE_BOOL;
-    case DType::kInt8:
-      return v1::DTYPE_INT8;
-    case DType::kInt16:
-      return v1::DTYPE_INT16;
-    case DType::kInt32:
-      return v1::DTYPE_INT32;
-    case DType::kInt64:
-      return v1::DTYPE_INT64;
-    case DType::kUint8:
-      return v1::DTYPE_UINT8;
-    case DType::kUint16:
-      return v1::DTYPE_UINT16;
-    case DType::kUint32:
-      return v1::DTYPE_UINT32;
-    case DType::kUint64:
-      return v1::DTYPE_UINT64;
-    case DType::kFloat32:
-      return v1::DTYPE_FLOAT32;
-    case DType::kFloat64:
-      return v1::DTYPE_FLOAT64;
-    case DType::kFloat16:
-      return v1::DTYPE_FLOAT16;
-    case DType::kBFloat16:
-      return v1::DTYPE_BFLOAT16;
-    case DType::kComplex64:
-      return v1::DTYPE_COMPLEX64;
-    case DType::kComplex128:
-      return v1::DTYPE_COMPLEX128;
+#define RESIDENT_DTYPE_ENCODE(K, name, S, W, descr, ctype) \
+  case DType::K:                                           \
+    return v1::DTYPE_##W;
+    RESIDENT_DTYPES(RESIDENT_DTYPE_ENCODE)
+#undef RESIDENT_DTYPE_ENCODE
   }
   return v1::DTYPE_UNSPECIFIED;
 }

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <cub/block/block_scan.cuh>
 #include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_scan.cuh>
 
 #include "kernels/cuda/common.cuh"
 
@@ -155,7 +156,9 @@ cudaError_t ArgsortAs(const LaunchContext& ctx, DType t, const void* in, int64_t
   return cudaGetLastError();
 }
 
-template <typename T>
+// out[k] = in[row(k) * n + idx[k]] (negative indices from the end); the
+// first out-of-range k goes to *bad. One row (kOneRow) skips the division.
+template <typename T, bool kOneRow>
 __global__ void Gather(const T* in, int64_t n, const int64_t* idx, int64_t total, int64_t m, T* out,
                        unsigned long long* bad) {
   for (int64_t k = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; k < total;
@@ -166,7 +169,7 @@ __global__ void Gather(const T* in, int64_t n, const int64_t* idx, int64_t total
       atomicMin(bad, static_cast<unsigned long long>(k));
       continue;
     }
-    out[k] = in[(k / m) * n + j];
+    out[k] = kOneRow ? in[j] : in[(k / m) * n + j];
   }
 }
 
@@ -263,10 +266,31 @@ int64_t ChunksFor(const LaunchContext& ctx, int64_t rows, int64_t n) {
   return (n + kScanChunk - 1) / kScanChunk;
 }
 
+// One long row of a type that is its own compute type: cub::DeviceScan's
+// single pass (decoupled look-back), as CuPy's cumsum. The halves keep the
+// chunked scan, which computes in float and rounds each stored value.
+template <typename T>
+constexpr bool kCubScans = !kIsHalfStorage<T> && !kIsBoolStorage<T>;
+
+template <typename T, bool kProd>
+size_t CubScanBytes(int64_t n) {
+  size_t bytes = 0;
+  cub::DeviceScan::InclusiveScan(nullptr, bytes, static_cast<const T*>(nullptr),
+                                 static_cast<T*>(nullptr), ScanOp<T, kProd>{}, n);
+  return bytes;
+}
+
 template <typename T, bool kProd>
 cudaError_t ScanTyped(const LaunchContext& ctx, const T* in, int64_t rows, int64_t n, T* out,
                       char* temp) {
   const int64_t chunks = ChunksFor(ctx, rows, n);
+  if constexpr (kCubScans<T>) {
+    if (rows == 1 && chunks > 1) {
+      size_t bytes = CubScanBytes<T, kProd>(n);
+      return cub::DeviceScan::InclusiveScan(temp, bytes, in, out, ScanOp<T, kProd>{}, n,
+                                            ctx.stream);
+    }
+  }
   if (chunks == 1) {
     ScanChunksKernel<T, kProd><<<GridFor(ctx, rows, 1, 32), kScanThreads, 0, ctx.stream>>>(
         in, rows, n, n, 1, out, nullptr);
@@ -325,8 +349,13 @@ cudaError_t TakeAlongRows(const LaunchContext& ctx, DType t, const void* in, int
   const unsigned grid = GridFor(ctx, total, kThreads);
   auto launch = [&](auto zero) {
     using W = decltype(zero);  // moved by item size
-    Gather<W><<<grid, kThreads, 0, ctx.stream>>>(static_cast<const W*>(in), n, idx, total, m,
-                                                 static_cast<W*>(out), bad);
+    if (rows == 1) {
+      Gather<W, true><<<grid, kThreads, 0, ctx.stream>>>(static_cast<const W*>(in), n, idx, total,
+                                                         m, static_cast<W*>(out), bad);
+    } else {
+      Gather<W, false><<<grid, kThreads, 0, ctx.stream>>>(static_cast<const W*>(in), n, idx, total,
+                                                          m, static_cast<W*>(out), bad);
+    }
     return cudaGetLastError();
   };
   switch (ItemSize(t)) {
@@ -346,6 +375,20 @@ cudaError_t TakeAlongRows(const LaunchContext& ctx, DType t, const void* in, int
 }
 
 size_t ScanTempBytes(const LaunchContext& ctx, DType t, int64_t rows, int64_t n) {
+  if (rows == 1 && ChunksFor(ctx, rows, n) > 1) {
+    const size_t cub = VisitDType(
+        t,
+        [&](auto zero) -> size_t {
+          using T = decltype(zero);
+          if constexpr (kCubScans<T>) {
+            return std::max(CubScanBytes<T, false>(n), CubScanBytes<T, true>(n));
+          } else {
+            return 0;
+          }
+        },
+        [] { return size_t{0}; });
+    if (cub > 0) return cub;
+  }
   size_t bytes = 0;
   int64_t len = n;
   for (int64_t chunks = ChunksFor(ctx, rows, len); chunks > 1;

@@ -18,35 +18,11 @@ namespace {
 // is its storage byte, `char`, as in every other kernel, never C++'s bool).
 const char* CType(DType d) {
   switch (d) {
-    case DType::kBool:
-      return "char";
-    case DType::kInt8:
-      return "signed char";
-    case DType::kInt16:
-      return "short";
-    case DType::kInt32:
-      return "int";
-    case DType::kInt64:
-      return "long long";
-    case DType::kUint8:
-      return "unsigned char";
-    case DType::kUint16:
-      return "unsigned short";
-    case DType::kUint32:
-      return "unsigned int";
-    case DType::kUint64:
-      return "unsigned long long";
-    case DType::kFloat32:
-      return "float";
-    case DType::kFloat64:
-      return "double";
-    case DType::kFloat16:
-      return "ResidentFloat16";
-    case DType::kBFloat16:
-      return "ResidentBFloat16";
-    case DType::kComplex64:  // never fused (server/program/fusion.cc)
-    case DType::kComplex128:
-      break;
+#define RESIDENT_DTYPE_CTYPE(K, name, S, W, descr, ctype) \
+  case DType::K:                                          \
+    return ctype;  // "" for complex: never fused (server/program/fusion.cc)
+    RESIDENT_DTYPES(RESIDENT_DTYPE_CTYPE)
+#undef RESIDENT_DTYPE_CTYPE
   }
   return "?";
 }

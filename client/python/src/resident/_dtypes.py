@@ -15,30 +15,29 @@ try:  # bfloat16 is ml_dtypes' NumPy dtype (pip install ml_dtypes, or resident[b
 except ImportError:  # without it, bfloat16 arrays download as their raw uint16 bits
     BFLOAT16 = None
 
-#: The dtypes the server stores, as NumPy names them (bfloat16 only with ml_dtypes).
-SUPPORTED = tuple(np.dtype(t) for t in (
-    np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
-    np.float32, np.float64, np.float16, np.complex64, np.complex128)) + (
-        (BFLOAT16,) if BFLOAT16 is not None else ())
 
-_TO_WIRE: Dict[np.dtype, Any] = {
-    np.dtype(np.bool_): pb.DTYPE_BOOL,
-    np.dtype(np.int8): pb.DTYPE_INT8,
-    np.dtype(np.int16): pb.DTYPE_INT16,
-    np.dtype(np.int32): pb.DTYPE_INT32,
-    np.dtype(np.int64): pb.DTYPE_INT64,
-    np.dtype(np.uint8): pb.DTYPE_UINT8,
-    np.dtype(np.uint16): pb.DTYPE_UINT16,
-    np.dtype(np.uint32): pb.DTYPE_UINT32,
-    np.dtype(np.uint64): pb.DTYPE_UINT64,
-    np.dtype(np.float32): pb.DTYPE_FLOAT32,
-    np.dtype(np.float64): pb.DTYPE_FLOAT64,
-    np.dtype(np.float16): pb.DTYPE_FLOAT16,
-    np.dtype(np.complex64): pb.DTYPE_COMPLEX64,
-    np.dtype(np.complex128): pb.DTYPE_COMPLEX128,
-}
-if BFLOAT16 is not None:
-    _TO_WIRE[BFLOAT16] = pb.DTYPE_BFLOAT16
+def _wire_table() -> Dict[np.dtype, Any]:
+    """NumPy dtype -> wire value, from the proto's own enum: DTYPE_<NAME> is
+    NumPy's dtype ``name`` (core/dtype.h's table defines both), so a dtype
+    added to the server is known here without a second table. bfloat16 is
+    ml_dtypes' (left out without it)."""
+    table: Dict[np.dtype, Any] = {}
+    for wire_name, value in pb.DType.items():
+        if value == pb.DTYPE_UNSPECIFIED:
+            continue
+        name = wire_name[len("DTYPE_"):].lower()
+        if name == "bfloat16":
+            if BFLOAT16 is not None:
+                table[BFLOAT16] = value
+            continue
+        table[np.dtype(name)] = value
+    return table
+
+
+_TO_WIRE: Dict[np.dtype, Any] = _wire_table()
+#: The dtypes the server stores, as NumPy names them (bfloat16 only with
+#: ml_dtypes), in NumPy's order: bool, signed, unsigned, floats, complex.
+SUPPORTED = tuple(sorted(_TO_WIRE, key=lambda d: ("biufcV".index(d.kind), d.itemsize)))
 _FROM_WIRE: Dict[Any, np.dtype] = {v: k for k, v in _TO_WIRE.items()}
 if BFLOAT16 is None:
     # A server's bfloat16 array still downloads: as uint16 holding its bits
