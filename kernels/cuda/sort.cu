@@ -53,17 +53,26 @@ __device__ __forceinline__ uint64_t OrderedKey(T x) {
 // inverted within key_bits for a descending sort; vals[i] = i. K and V are
 // the narrowest that hold them (32-bit keys and indices halve the radix
 // sort's traffic).
-template <typename T, typename K, typename V>
+// With kValues, vals[i] holds in[i]'s own bits instead (V of its size).
+template <typename T, typename K, typename V, bool kValues = false>
 __global__ void MakeKeys(const T* in, int64_t total, int64_t n, int key_bits, bool with_row,
                          bool descending, K* keys, V* vals) {
   const uint64_t mask = key_bits == 64 ? ~uint64_t{0} : (uint64_t{1} << key_bits) - 1;
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total;
        i += int64_t{gridDim.x} * blockDim.x) {
-    uint64_t k = OrderedKey(in[i]);
+    const T x = in[i];
+    uint64_t k = OrderedKey(x);
     if (descending) k = ~k & mask;
     if (with_row) k |= static_cast<uint64_t>(i / n) << key_bits;
     keys[i] = static_cast<K>(k);
-    vals[i] = static_cast<V>(i);
+    if constexpr (kValues) {
+      static_assert(sizeof(V) == sizeof(T));
+      V bits;
+      memcpy(&bits, &x, sizeof(V));
+      vals[i] = bits;
+    } else {
+      vals[i] = static_cast<V>(i);
+    }
   }
 }
 
@@ -102,14 +111,54 @@ size_t CubTempBytes(int64_t total) {
   return bytes;
 }
 
-// The largest scratch any key and index width takes.
+// The largest scratch any key and index (or element) width takes.
 size_t MaxCubTempBytes(int64_t total) {
-  size_t b = CubTempBytes<uint64_t, int64_t>(total);
+  size_t b = 0;
+  for (size_t v : {CubTempBytes<uint64_t, int64_t>(total), CubTempBytes<uint64_t, uint8_t>(total),
+                   CubTempBytes<uint64_t, uint16_t>(total), CubTempBytes<uint64_t, uint32_t>(total),
+                   CubTempBytes<uint32_t, uint8_t>(total), CubTempBytes<uint32_t, uint16_t>(total),
+                   CubTempBytes<uint32_t, uint32_t>(total)}) {
+    b = std::max(b, v);
+  }
   if (total <= INT32_MAX) {
     b = std::max(
         {b, CubTempBytes<uint32_t, int32_t>(total), CubTempBytes<uint64_t, int32_t>(total)});
   }
   return b;
+}
+
+// SortRows with keys of K and elements moved as V (their size): one pass.
+template <typename K, typename V>
+cudaError_t SortValuesAs(const LaunchContext& ctx, DType t, const void* in, int64_t total,
+                         int64_t n, int key_bits, int row_bits, bool descending, void* out,
+                         char* base, size_t temp_bytes) {
+  const size_t each = Align(static_cast<size_t>(total) * 8);
+  auto* k0 = reinterpret_cast<K*>(base);
+  auto* k1 = reinterpret_cast<K*>(base + each);
+  auto* v0 = reinterpret_cast<V*>(base + 2 * each);
+  auto* v1 = reinterpret_cast<V*>(base + 3 * each);
+  void* cub_temp = base + 4 * each;
+  size_t cub_bytes = temp_bytes - 4 * each;
+  if (key_bits + row_bits > static_cast<int>(sizeof(K)) * 8) return cudaErrorInvalidValue;
+  const unsigned grid = GridFor(ctx, total, kThreads);
+  cudaError_t e = DispatchType(t, [&](auto zero) -> cudaError_t {
+    using T = decltype(zero);
+    if constexpr (sizeof(T) != sizeof(V)) {
+      return cudaErrorInvalidValue;
+    } else {
+      MakeKeys<T, K, V, true><<<grid, kThreads, 0, ctx.stream>>>(
+          static_cast<const T*>(in), total, n, key_bits, row_bits > 0, descending, k0, v0);
+      return cudaGetLastError();
+    }
+  });
+  if (e != cudaSuccess) return e;
+  cub::DoubleBuffer<K> keys(k0, k1);
+  cub::DoubleBuffer<V> vals(v0, v1);
+  e = cub::DeviceRadixSort::SortPairs(cub_temp, cub_bytes, keys, vals, total, 0,
+                                      key_bits + row_bits, ctx.stream);
+  if (e != cudaSuccess) return e;
+  return cudaMemcpyAsync(out, vals.Current(), static_cast<size_t>(total) * sizeof(V),
+                         cudaMemcpyDeviceToDevice, ctx.stream);
 }
 
 // ArgsortRows with keys of K and flat indices of V: one stable radix sort
@@ -339,6 +388,38 @@ cudaError_t ArgsortRows(const LaunchContext& ctx, DType t, const void* in, int64
   }
   return ArgsortAs<uint64_t, int64_t>(ctx, t, in, total, n, key_bits, row_bits, descending, o, base,
                                       temp_bytes);
+}
+
+bool SortRowsFits(DType t, int64_t rows) {
+  return static_cast<int>(ItemSize(t)) * 8 + BitsFor(static_cast<uint64_t>(rows - 1)) <= 64;
+}
+
+cudaError_t SortRows(const LaunchContext& ctx, DType t, const void* in, int64_t rows, int64_t n,
+                     bool descending, void* out, void* temp, size_t temp_bytes) {
+  const int64_t total = rows * n;
+  if (total == 0) return cudaSuccess;
+  char* base = static_cast<char*>(temp);
+  const int key_bits = static_cast<int>(ItemSize(t)) * 8;
+  const int row_bits = BitsFor(static_cast<uint64_t>(rows - 1));
+  auto as = [&](auto key, auto value) {
+    using K = decltype(key);
+    using V = decltype(value);
+    return SortValuesAs<K, V>(ctx, t, in, total, n, key_bits, row_bits, descending, out, base,
+                              temp_bytes);
+  };
+  const bool narrow = key_bits + row_bits <= 32;
+  switch (ItemSize(t)) {
+    case 1:
+      return narrow ? as(uint32_t{}, uint8_t{}) : as(uint64_t{}, uint8_t{});
+    case 2:
+      return narrow ? as(uint32_t{}, uint16_t{}) : as(uint64_t{}, uint16_t{});
+    case 4:
+      return narrow ? as(uint32_t{}, uint32_t{}) : as(uint64_t{}, uint32_t{});
+    case 8:
+      return as(uint64_t{}, uint64_t{});
+    default:
+      return cudaErrorInvalidValue;
+  }
 }
 
 cudaError_t TakeAlongRows(const LaunchContext& ctx, DType t, const void* in, int64_t n,

@@ -32,6 +32,16 @@ size_t ArgsortTempBytes(int64_t rows, int64_t n);
 cudaError_t ArgsortRows(const LaunchContext& ctx, DType t, const void* in, int64_t rows, int64_t n,
                         bool descending, void* out, void* temp, size_t temp_bytes);
 
+// Whether SortRows takes rows of dtype t: the key and the row number fit
+// one 64-bit radix key (always for one row).
+bool SortRowsFits(DType t, int64_t rows);
+// out (t, rows x n) = each row of `in` in its stable argsort's order: one
+// radix sort of (key, element) pairs that carries the elements' bits, so
+// NaN payloads and signed zeros come back as they were. `temp` holds
+// ArgsortTempBytes. Only where SortRowsFits.
+cudaError_t SortRows(const LaunchContext& ctx, DType t, const void* in, int64_t rows, int64_t n,
+                     bool descending, void* out, void* temp, size_t temp_bytes);
+
 // out[r, j] = in[r, idx[r, j]] for in rows x n and idx, out rows x m (any
 // dtype, moved by its item size); a negative index counts from the end. An
 // index outside [-n, n) leaves its element unwritten and sets *bad (device

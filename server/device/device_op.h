@@ -253,10 +253,14 @@ absl::StatusOr<Shape> CheckFusedLoopOp(const FusedLoopOp& op);
 // or payload), -0.0 equal to +0.0, equal elements in their order; with
 // descending, the Array API's order (the reverse, equal elements still in
 // their order, NaNs first). A real dtype; out shares no buffer with in.
+// With `values`, out (in's dtype) receives the sorted elements themselves
+// (numpy.sort): each element's bits in the argsort's order, NaN payloads and
+// the order of -0.0 among +0.0 included.
 struct ArgsortOp {
   const DeviceArray* in = nullptr;
   const DeviceArray* out = nullptr;
   bool descending = false;
+  bool values = false;
 };
 
 // out[r, j] = in[r, idx[r, j]] over rows of the last dimension (in: rows x

@@ -73,16 +73,20 @@ int64_t AxisMoves(const ValueType& operand, const ValueType& result) {
   return SaturatingAdd(operand.nbytes(), result.nbytes());
 }
 
-// The argsort of `a` along `axis` (int64, a's shape).
-absl::StatusOr<DeviceArray> Argsort(OpContext& ctx, DeviceArray a, int axis, bool descending) {
+// The argsort of `a` along `axis` (int64, a's shape), or with `values` the
+// sorted elements themselves (a's dtype).
+absl::StatusOr<DeviceArray> Argsort(OpContext& ctx, DeviceArray a, int axis, bool descending,
+                                    bool values) {
   const int rank = static_cast<int>(a.shape.size());
   const std::vector<int> perm = ToLast(rank, axis);
+  const DType dtype = values ? a.dtype : DType::kInt64;
   ASSIGN_OR_RETURN(DeviceArray rows, Permuted(ctx, std::move(a), perm));
-  ASSIGN_OR_RETURN(DeviceArray idx, Allocate(ctx, DType::kInt64, rows.shape));
-  if (idx.num_elements() > 0) {
-    RETURN_IF_ERROR(ctx.device.backend().Run(ctx.stream, ArgsortOp{&rows, &idx, descending}));
+  ASSIGN_OR_RETURN(DeviceArray out, Allocate(ctx, dtype, rows.shape));
+  if (out.num_elements() > 0) {
+    RETURN_IF_ERROR(
+        ctx.device.backend().Run(ctx.stream, ArgsortOp{&rows, &out, descending, values}));
   }
-  return Permuted(ctx, std::move(idx), Inverse(perm));
+  return Permuted(ctx, std::move(out), Inverse(perm));
 }
 
 // take_along_axis of arrays already broadcast to one shape but for `axis`.
@@ -131,9 +135,9 @@ absl::StatusOr<DeviceArray> RunArgsort(OpContext& ctx, const Instruction& ins,
   ASSIGN_OR_RETURN(const int axis, AxisOf(ins, args[0].shape));
   DeviceArray a = std::move(args[0]);
   args.clear();
-  ASSIGN_OR_RETURN(DeviceArray idx, Argsort(ctx, a, axis, ins.descending));
-  if (ins.op == OpKind::kArgsort) return idx;
-  return TakeAlong(ctx, std::move(a), std::move(idx), axis);
+  // sort: the backend sorts the elements themselves (bit for bit the
+  // argsort's gather, without the index array).
+  return Argsort(ctx, std::move(a), axis, ins.descending, ins.op == OpKind::kSort);
 }
 
 absl::StatusOr<ValueType> InferTakeAlongAxis(const Instruction& ins,

@@ -11,7 +11,8 @@
 # defaults, as NumPy's reference run in RUNNING.md does.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
-venv=$1 server=$2 examples=${3:-3} report=${4:-}
+# Absolute paths: the suite runs from a temporary folder.
+venv=$(realpath -m "$1") server=$(realpath -m "$2") examples=${3:-3} report=${4:+$(realpath -m "$4")}
 suite=${ARRAY_API_TESTS_DIR:-$root/../shared/array-api-tests}
 if [ ! -d "$suite/array_api_tests" ]; then
   echo "array_api_suite: the test suite is not at $suite (set ARRAY_API_TESTS_DIR)" >&2

@@ -891,6 +891,25 @@ TEST_P(BackendConformanceTest, ArgsortEveryDtype) {
   }
 }
 
+TEST_P(BackendConformanceTest, SortValuesEveryDtype) {
+  // The sorted elements themselves, bit for bit (NaN payloads, the order of
+  // -0.0 among +0.0): one radix sort of (key, element) pairs on CUDA, the
+  // argsort's gather elsewhere; rows enough for 8-byte keys to need the
+  // row-and-key fallback too.
+  const std::vector<Shape> shapes = {{1}, {37}, {5, 64}, {300, 3}, {4097}, {0, 5}, {3000, 2}};
+  for (DType d : kAllDTypes) {
+    for (const Shape& shape : shapes) {
+      for (bool descending : {false, true}) {
+        Check(std::string("sort ") + (descending ? "descending " : "") + Describe(d, shape),
+              {Random(d, shape, 33)}, d, shape,
+              [descending](Backend& b, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
+                return b.Run(s, ArgsortOp{in.data(), &o, descending, /*values=*/true});
+              });
+      }
+    }
+  }
+}
+
 TEST_P(BackendConformanceTest, TakeAlongAxisEveryDtype) {
   for (DType d : kEveryDType) {
     const Shape in_shape = {3, 40};

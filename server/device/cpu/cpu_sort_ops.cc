@@ -1,6 +1,8 @@
 #include "server/device/cpu/cpu_sort_ops.h"
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
@@ -29,11 +31,18 @@ bool SameRows(const Shape& a, const Shape& b) {
 absl::Status RunArgsort(cpu::ThreadPool* pool, const ArgsortOp& op) {
   const DeviceArray &in = *op.in, &out = *op.out;
   RETURN_IF_ERROR(NoOverlap("argsort", in, out));
-  RETURN_IF_ERROR(Check(!in.shape.empty() && out.shape == in.shape && out.dtype == DType::kInt64 &&
-                            !IsComplex(in.dtype),
-                        "argsort",
-                        "needs a real array of rank >= 1 and an int64 output of its shape"));
-  return cpu::ArgsortRows(pool, View(in), op.descending, MutableView(out));
+  const DType want = op.values ? in.dtype : DType::kInt64;
+  RETURN_IF_ERROR(
+      Check(!in.shape.empty() && out.shape == in.shape && out.dtype == want && !IsComplex(in.dtype),
+            "argsort",
+            "needs a real array of rank >= 1 and an output of its shape (int64 "
+            "indices, or its dtype for the values)"));
+  if (!op.values) return cpu::ArgsortRows(pool, View(in), op.descending, MutableView(out));
+  // The values: the argsort, then each row gathered in that order.
+  std::vector<int64_t> idx(static_cast<size_t>(NumElements(in.shape)));
+  const cpu::MutView idx_view{idx.data(), DType::kInt64, in.shape};
+  RETURN_IF_ERROR(cpu::ArgsortRows(pool, View(in), op.descending, idx_view));
+  return cpu::TakeAlongRows(pool, View(in), idx_view.as_const(), MutableView(out));
 }
 
 absl::Status RunTakeAlongAxis(cpu::ThreadPool* pool, const TakeAlongAxisOp& op) {

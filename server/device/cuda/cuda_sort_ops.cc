@@ -38,19 +38,40 @@ bool SameRows(const Shape& a, const Shape& b) {
 
 absl::Status CudaBackend::Do(const StreamRef& s, const ArgsortOp& op) {
   const DeviceArray &in = *op.in, &out = *op.out;
-  RETURN_IF_ERROR(Require(!in.shape.empty() && out.shape == in.shape &&
-                              out.dtype == DType::kInt64 && !IsComplex(in.dtype) &&
-                              in.buffer != out.buffer,
-                          "argsort", "needs a real array of rank >= 1 and a new int64 output"));
+  const DType want = op.values ? in.dtype : DType::kInt64;
+  RETURN_IF_ERROR(Require(!in.shape.empty() && out.shape == in.shape && out.dtype == want &&
+                              !IsComplex(in.dtype) && in.buffer != out.buffer,
+                          "argsort",
+                          "needs a real array of rank >= 1 and a new output (int64 indices, or "
+                          "its dtype for the values)"));
   const int64_t n = LastDim(in.shape), rows = Rows(in.shape);
   if (rows * n == 0) return absl::OkStatus();
   const size_t temp_bytes = k::ArgsortTempBytes(rows, n);
   ASSIGN_OR_RETURN(std::shared_ptr<CudaBuffer> temp,
                    AllocateOn(s, static_cast<int64_t>(temp_bytes)));
   // `temp` is freed (stream-ordered, after the sort) when it goes out of scope.
-  return Check(k::ArgsortRows(Launch(*s), in.dtype, in.data(), rows, n, op.descending, out.data(),
-                              temp->data(), temp_bytes),
-               "argsort");
+  if (op.values && k::SortRowsFits(in.dtype, rows)) {
+    return Check(k::SortRows(Launch(*s), in.dtype, in.data(), rows, n, op.descending, out.data(),
+                             temp->data(), temp_bytes),
+                 "sort");
+  }
+  if (!op.values) {
+    return Check(k::ArgsortRows(Launch(*s), in.dtype, in.data(), rows, n, op.descending, out.data(),
+                                temp->data(), temp_bytes),
+                 "argsort");
+  }
+  // Values of 8-byte dtypes over many rows (key and row beyond 64 bits):
+  // the argsort, then a gather.
+  ASSIGN_OR_RETURN(std::shared_ptr<CudaBuffer> idx, AllocateOn(s, rows * n * 8));
+  RETURN_IF_ERROR(Check(k::ArgsortRows(Launch(*s), in.dtype, in.data(), rows, n, op.descending,
+                                       idx->data(), temp->data(), temp_bytes),
+                        "sort"));
+  ASSIGN_OR_RETURN(std::shared_ptr<CudaBuffer> flag, AllocateOn(s, 8));
+  RETURN_IF_ERROR(Check(cudaMemsetAsync(flag->data(), 0xff, 8, s->stream()), "sort"));
+  return Check(
+      k::TakeAlongRows(Launch(*s), in.dtype, in.data(), n, static_cast<const int64_t*>(idx->data()),
+                       rows, n, out.data(), static_cast<unsigned long long*>(flag->data())),
+      "sort");
 }
 
 absl::Status CudaBackend::Do(const StreamRef& s, const TakeAlongAxisOp& op) {
