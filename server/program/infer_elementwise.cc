@@ -213,10 +213,11 @@ absl::StatusOr<ValueType> InferSelect(const Instruction& ins, absl::Span<const V
   std::vector<DType> dtypes;
   for (const ValueType& a : arrays) dtypes.push_back(a.dtype);
   ASSIGN_OR_RETURN(DType p, SelectType(ins, dtypes));
-  // Its lowering moves bits through integer temporaries of at most 8 bytes.
+  // where moves complex values as their 8-byte words; clip's maximum and
+  // minimum are not built for a mix of complex and real bounds yet.
   bool complex = IsComplex(p);
   for (DType d : dtypes) complex = complex || IsComplex(d);
-  if (complex) {
+  if (complex && ins.op != OpKind::kWhere) {
     return absl::InvalidArgumentError(
         absl::StrCat(OpName(ins.op),
                      " of complex operands is not supported by Resident yet (NumPy computes it)"));
@@ -226,7 +227,7 @@ absl::StatusOr<ValueType> InferSelect(const Instruction& ins, absl::Span<const V
     ASSIGN_OR_RETURN(shape, BroadcastShapes(shape, a.shape));
   }
   ASSIGN_OR_RETURN(int64_t elems, CheckedNumElements(shape));
-  RETURN_IF_ERROR(CheckedNumBytes(elems, 8).status());  // the widest temporary
+  RETURN_IF_ERROR(CheckedNumBytes(elems, std::max<int64_t>(8, ItemSize(p))).status());
   return ValueType{p, std::move(shape)};
 }
 
@@ -241,7 +242,8 @@ int64_t SelectAllocationBound(const Instruction& ins, absl::Span<const ValueType
   // broadcasts into (a (4,) with a (0, 4)), and is converted all the same.
   int64_t n = result.num_elements();
   for (const ValueType& a : arrays) n = std::max(n, a.num_elements());
-  return SaturatingAdd(result.nbytes(), SaturatingAdd(SaturatingMul(n, 8 * 7), 3 * 8));
+  const int64_t width = std::max<int64_t>(8, ItemSize(result.dtype));  // complex128: 16
+  return SaturatingAdd(result.nbytes(), SaturatingAdd(SaturatingMul(n, width * 7), 3 * width));
 }
 
 DType ArithmeticType(ElementwiseKind kind, DType a, DType b) {

@@ -169,8 +169,9 @@ absl::StatusOr<DeviceArray> RunClip(OpContext& ctx, const Instruction& ins,
 
 // where(cond, a, b) from the table's ops, exact for every dtype: bool as
 // cond*a + !cond*b (and/or), others on their bit patterns as integers of
-// the same width, b + cond * (a - b) with wrapping arithmetic (cond 0 or 1),
-// so NaN payloads and signed zeros pass unchanged. A fused select kernel is
+// the same width (complex as its 8-byte words), b + cond * (a - b) with
+// wrapping arithmetic (cond 0 or 1), so NaN payloads and signed zeros pass
+// unchanged. A fused select kernel is
 // left for later: this makes three passes.
 absl::StatusOr<DeviceArray> RunWhere(OpContext& ctx, const Instruction& ins,
                                      std::vector<DeviceArray> args, const ValueType& out) {
@@ -192,7 +193,17 @@ absl::StatusOr<DeviceArray> RunWhere(OpContext& ctx, const Instruction& ins,
                                                          {std::move(not_c), std::move(b)}, nb));
     return RunElementwiseArrays(ctx, K::kAdd, p, {std::move(x), std::move(y)}, out);
   }
-  const DType bits = SignedIntegerOfSize(ItemSize(p));
+  // Complex values as their 8-byte words: complex64 one, complex128 two
+  // (a trailing axis of 2, cond broadcast along it).
+  const int64_t words = IsComplex(p) ? ItemSize(p) / 8 : 1;
+  const DType bits = IsComplex(p) ? DType::kInt64 : SignedIntegerOfSize(ItemSize(p));
+  Shape out_shape = out.shape;
+  if (words > 1) {
+    a.shape.push_back(words);
+    b.shape.push_back(words);
+    cond.shape.push_back(1);
+    out_shape.push_back(words);
+  }
   a.dtype = bits;  // the same buffer, read as integers
   b.dtype = bits;
   ASSIGN_OR_RETURN(DeviceArray c, Convert(ctx, std::move(cond), bits));
@@ -204,8 +215,9 @@ absl::StatusOr<DeviceArray> RunWhere(OpContext& ctx, const Instruction& ins,
                    RunElementwiseArrays(ctx, K::kMultiply, bits, {std::move(c), std::move(d)}, cd));
   ASSIGN_OR_RETURN(DeviceArray r,
                    RunElementwiseArrays(ctx, K::kAdd, bits, {std::move(b), std::move(e)},
-                                        ValueType{bits, out.shape}));
+                                        ValueType{bits, std::move(out_shape)}));
   r.dtype = p;
+  if (words > 1) r.shape.pop_back();
   return r;
 }
 

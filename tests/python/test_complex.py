@@ -185,6 +185,24 @@ def test_reductions_and_matmul(c, dtype):
     check(c.asarray(z).all(), z.all())
 
 
+@pytest.mark.parametrize("dtype", COMPLEX, ids=str)
+def test_where_and_assignment(c, dtype):
+    a, b = sample(dtype, 400, 8), sample(dtype, 400, 9)
+    cond = np.arange(a.size) % 3 == 0
+    x, y = c.asarray(a), c.asarray(b)
+    exact(rs.where(c.asarray(cond), x, y), np.where(cond, a, b))  # bits, NaN payloads included
+    exact(rs.where(c.asarray(cond), x, 1j), np.where(cond, a, np.asarray(1j, dtype)))
+    m = cond[:400].reshape(20, 20)
+    exact(rs.where(c.asarray(m), x[:400].reshape(20, 20), y[:20]),  # broadcast rows
+          np.where(m, a[:400].reshape(20, 20), b[:20]))
+    want = a.copy()
+    want[5:9] = 2 - 1j
+    want[cond] = b[cond]
+    x[5:9] = 2 - 1j
+    x[c.asarray(cond)] = y[c.asarray(cond)]
+    exact(x, want)
+
+
 def test_refusals_are_invalid_argument_and_the_server_serves_on(c):
     x = c.asarray(np.array([1 + 1j, 2], np.complex64))
     for bad, words in [(lambda: rs.floor(x), "floor"), (lambda: x % x, "remainder"),
