@@ -266,7 +266,8 @@ def _scatter(x: ndarray, key: Tuple[Any, ...], value: Any) -> ndarray:
     place in that order."""
     from ._manipulation import _arange_on
     n = x.size
-    positions = _arange_on(x, n, np.int64).reshape(x.shape)[key]
+    every = _arange_on(x, n, np.int64)  # every flat position, once
+    positions = every.reshape(x.shape)[key]
     shape = positions.shape
     if not isinstance(value, ndarray):
         value = _upload_like(x, np.asarray(value))
@@ -283,7 +284,7 @@ def _scatter(x: ndarray, key: Tuple[Any, ...], value: Any) -> ndarray:
         return x
     from ._shape_ops import concatenate
     src = positions.reshape(-1)
-    joined = concatenate([src, _arange_on(x, n, np.int64)])
+    joined = concatenate([src, every])
     order = _sorting.argsort(joined)               # selections before the position they name
     place = _sorting.argsort(order)[m:]             # where each position sits in that order
     before = _sorting.take(order, _array.maximum(_array.subtract(place, 1), 0))
@@ -291,7 +292,7 @@ def _scatter(x: ndarray, key: Tuple[Any, ...], value: Any) -> ndarray:
     named = _array.logical_and(
         from_selection,
         _array.equal(_sorting.take(joined, _array.minimum(before, m - 1)),
-                     _arange_on(x, n, np.int64)))
+                     every))
     gathered = _sorting.take(values.reshape(-1), _array.minimum(before, m - 1))
     return _array.where(named, gathered, x.reshape(-1)).reshape(x.shape)
 

@@ -26,7 +26,7 @@ import numpy as np
 from . import _array
 from ._array import ndarray
 from ._composed import matrix_transpose, tensordot, vecdot
-from ._manipulation import _arange_on
+from ._manipulation import _arange_on, _norm_axes
 from ._shape_ops import broadcast_to, max as _max, min as _min, stack, sum as _sum
 from ._sorting import take
 
@@ -107,18 +107,7 @@ def cross(x1: ndarray, x2: ndarray, /, *, axis: int = -1) -> ndarray:
 
 
 def _axes(axis: Axis, ndim: int) -> Tuple[int, ...]:
-    if axis is None:
-        return tuple(range(ndim))
-    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
-    out = []
-    for a in axes:
-        a = operator.index(a)
-        if not -ndim <= a < ndim:
-            raise np.exceptions.AxisError(a, ndim)
-        out.append(a % ndim)
-    if len(set(out)) != len(out):
-        raise ValueError("repeated axis")
-    return tuple(out)
+    return tuple(_norm_axes(axis, ndim))
 
 
 def vector_norm(x: ndarray, /, *, axis: Axis = None, keepdims: bool = False,
