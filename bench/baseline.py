@@ -231,6 +231,32 @@ def sort(lib, quick, reps, m):
         del a
 
 
+def fft(lib, quick, reps, m):
+    """fft of 2^24 complex128, fftn of 4096^2 complex64, rfft of 2^26
+    float32 (quick: 2^16, 256^2, 2^18), as resident-bench's fft."""
+    rng = numpy.random.default_rng(11)
+    n1, side, n3 = (1 << 16, 256, 1 << 18) if quick else (1 << 24, 4096, 1 << 26)
+    cases = [
+        ("fft_c128", (rng.uniform(-1, 1, n1) + 1j * rng.uniform(-1, 1, n1)),
+         lambda a: lib.xp.fft.fft(a)),
+        ("fftn_c64", (rng.uniform(-1, 1, (side, side))
+                      + 1j * rng.uniform(-1, 1, (side, side))).astype(numpy.complex64),
+         lambda a: lib.xp.fft.fftn(a)),
+        ("rfft_f32", rng.uniform(-1, 1, n3).astype(numpy.float32), lambda a: lib.xp.fft.rfft(a)),
+    ]
+    for name, host, fn in cases:
+        a = lib.xp.asarray(host)
+
+        def run(fn=fn, a=a):
+            lib.sync()
+            t0 = time.perf_counter()
+            fn(a)
+            lib.sync()
+            return ms_since(t0)
+        put(m, f"fft.{name}_ms", repeat(max(reps, 5) if lib.name == "cupy" else reps, run))
+        del a
+
+
 def bench(lib, args):
     m, only = {}, set(filter(None, args.only.split(",")))
     want = lambda w: not only or w in only
@@ -242,6 +268,7 @@ def bench(lib, args):
              ("fused", lambda: fused(lib, args.quick, args.reps, m)),
              ("dot", lambda: dot(lib, args.quick, args.reps, m)),
              ("sort", lambda: sort(lib, args.quick, args.reps, m)),
+             ("fft", lambda: fft(lib, args.quick, args.reps, m)),
              ("transfer", lambda: transfer(lib, args.quick, args.reps, m)),
              ("first_result", lambda: first_result(lib, m))]
     for name, fn in steps:

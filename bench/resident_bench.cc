@@ -584,17 +584,63 @@ void Sort(int reps, Results& r) {
       Ok(idx.Evaluate(), "indices");
       time_op("sort.take_f32", [&] { return resident::client::take_along_axis(a, idx); });
       // x[x > 0] as the Python client records it (_indexing.py): the
-      // count (one round trip), then the true positions, the first `count`
-      // of a stable argsort of the negated mask, and a gather.
+      // count (one round trip), then numpy.extract of the mask.
       time_op("sort.mask_f32", [&] {
         namespace rc = resident::client;
         Array m = rc::greater(a, 0.0);
         const int64_t count =
             Ok(rc::sum(rc::astype(m, DType::kInt64)).ToVector<int64_t>(), "count")[0];
-        Array pos = rc::slice(rc::argsort(rc::logical_not(m)), {rc::Slice{0, count, 1}});
-        return rc::take_along_axis(a, pos);
+        return rc::extract(m, a, count);
       });
     }
+  }
+}
+
+// --- fft: the numerical-libraries issue's transforms --------------------------
+
+// fft of 2^24 complex128, fftn (fft along both axes) of 4096^2 complex64 and
+// rfft of 2^26 float32 (quick: 2^16, 256^2, 2^18), uniform values in [-1, 1).
+void Fft(int reps, Results& r) {
+  const bool quick = absl::GetFlag(FLAGS_quick);
+  auto c = Connect(true, false);
+  auto upload = [&](DType dt, const Shape& shape) {
+    const int64_t reals = resident::NumElements(shape) * (resident::IsComplex(dt) ? 2 : 1);
+    std::mt19937_64 gen(11);
+    std::uniform_real_distribution<double> u(-1.0, 1.0);
+    std::string host(static_cast<size_t>(resident::NumElements(shape) * resident::ItemSize(dt)),
+                     '\0');
+    for (int64_t i = 0; i < reals; ++i) {
+      if (dt == DType::kComplex128) {
+        reinterpret_cast<double*>(host.data())[i] = u(gen);
+      } else {
+        reinterpret_cast<float*>(host.data())[i] = static_cast<float>(u(gen));
+      }
+    }
+    return Ok(c->Upload(dt, shape, host), "upload");
+  };
+  auto time_op = [&](const std::string& key, const std::function<Array()>& op) {
+    const Stats s = Repeat(std::max(reps, 5), [&] {
+      const auto t0 = Clock::now();
+      Array out = op();
+      Ok(out.Evaluate(), key);
+      return Since(t0);
+    });
+    std::printf("%s: median %.2f ms  min %.2f ms\n", key.c_str(), s.median, s.min);
+    r.AddStats(key + "_ms", s);
+  };
+  namespace rc = resident::client;
+  {
+    Array a = upload(DType::kComplex128, {quick ? int64_t{1} << 16 : int64_t{1} << 24});
+    time_op("fft.fft_c128", [&] { return rc::fft(a); });
+  }
+  {
+    const int64_t side = quick ? 256 : 4096;
+    Array a = upload(DType::kComplex64, {side, side});
+    time_op("fft.fftn_c64", [&] { return rc::fft(rc::fft(a, -1), 0); });
+  }
+  {
+    Array a = upload(DType::kFloat32, {quick ? int64_t{1} << 18 : int64_t{1} << 26});
+    time_op("fft.rfft_f32", [&] { return rc::rfft(a); });
   }
 }
 
@@ -765,8 +811,9 @@ int main(int argc, char** argv) {
   absl::ParseCommandLine(argc, argv);
   if (absl::GetFlag(FLAGS_first_result)) return FirstResultChild();
 
-  const std::vector<std::string> all = {"seed", "roundtrip", "tiny_ops", "chain",       "fused",
-                                        "dot",  "sort",      "transfer", "first_result"};
+  const std::vector<std::string> all = {"seed",     "roundtrip",   "tiny_ops", "chain",
+                                        "fused",    "dot",         "sort",     "fft",
+                                        "transfer", "first_result"};
   std::set<std::string> only;
   for (absl::string_view w : absl::StrSplit(absl::GetFlag(FLAGS_only), ',', absl::SkipEmpty())) {
     if (std::find(all.begin(), all.end(), w) == all.end()) {
@@ -791,6 +838,7 @@ int main(int argc, char** argv) {
   if (want("fused")) FusedForms(reps, r);
   if (want("dot")) Dot(reps, r);
   if (want("sort")) Sort(reps, r);
+  if (want("fft")) Fft(reps, r);
   if (want("transfer")) Transfer(reps, r);
   if (want("first_result")) FirstResult(r);
   std::fflush(stdout);

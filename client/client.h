@@ -398,6 +398,18 @@ Array sort(const Array& a, int64_t axis = -1, bool descending = false);
 Array take_along_axis(const Array& a, const Array& indices, int64_t axis = -1);
 // numpy.cumsum / cumprod: sum's dtype; no axis is the flattened array.
 Array cumsum(const Array& a, std::optional<int64_t> axis = std::nullopt);
+// numpy.flatnonzero(a) (int64 positions) and numpy.extract(condition, arr)
+// (arr's elements, flattened, where condition is true; the two of one
+// size). `count` is the number of true elements, which the caller learns
+// first (say, sum(condition != 0)); the server refuses another count.
+Array flatnonzero(const Array& a, int64_t count);
+// numpy.fft.fft / ifft / rfft along one axis (NumPy 2's dtypes, the
+// default "backward" scaling); irfft gives n real points from n // 2 + 1.
+Array fft(const Array& a, int64_t axis = -1);
+Array ifft(const Array& a, int64_t axis = -1);
+Array rfft(const Array& a, int64_t axis = -1);
+Array irfft(const Array& a, int64_t n, int64_t axis = -1);
+Array extract(const Array& condition, const Array& arr, int64_t count);
 Array cumprod(const Array& a, std::optional<int64_t> axis = std::nullopt);
 
 // Operators of arrays, and of an array and a number (x + 1.0, 2 * x).

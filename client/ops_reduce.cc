@@ -117,7 +117,7 @@ Array squeeze(const Array& a, const AxisArg& axis) { return Reduction("squeeze",
 namespace {
 // One op along an optional axis over `operands` (which share a client).
 Array AlongAxis(const char* op, std::vector<const Array*> operands, std::optional<int64_t> axis,
-                bool descending) {
+                bool descending, std::optional<int64_t> length = std::nullopt) {
   auto core = NodeOf(*operands[0]) ? NodeOf(*operands[0])->core : nullptr;
   if (core == nullptr) return Array();
   std::vector<std::shared_ptr<Node>> nodes;
@@ -128,6 +128,7 @@ Array AlongAxis(const char* op, std::vector<const Array*> operands, std::optiona
     n->ins.set_axis(*axis);
   }
   n->ins.set_descending(descending);
+  if (length) n->ins.add_shape(*length);
   return core->Finish(std::move(n));
 }
 }  // namespace
@@ -146,6 +147,28 @@ Array cumsum(const Array& a, std::optional<int64_t> axis) {
 }
 Array cumprod(const Array& a, std::optional<int64_t> axis) {
   return AlongAxis("cumulative_prod", {&a}, axis, false);
+}
+namespace {
+Array Select(const char* op, std::vector<const Array*> operands, int64_t count) {
+  auto core = NodeOf(*operands[0]) ? NodeOf(*operands[0])->core : nullptr;
+  if (core == nullptr) return Array();
+  std::vector<std::shared_ptr<Node>> nodes;
+  for (const Array* a : operands) nodes.push_back(NodeOf(*a));
+  auto n = core->NewOp(op, std::move(nodes));
+  n->ins.add_shape(count);
+  return core->Finish(std::move(n));
+}
+}  // namespace
+
+Array flatnonzero(const Array& a, int64_t count) { return Select("flatnonzero", {&a}, count); }
+Array fft(const Array& a, int64_t axis) { return AlongAxis("fft", {&a}, axis, false); }
+Array ifft(const Array& a, int64_t axis) { return AlongAxis("ifft", {&a}, axis, false); }
+Array rfft(const Array& a, int64_t axis) { return AlongAxis("rfft", {&a}, axis, false); }
+Array irfft(const Array& a, int64_t n, int64_t axis) {
+  return AlongAxis("irfft", {&a}, axis, false, n);
+}
+Array extract(const Array& condition, const Array& arr, int64_t count) {
+  return Select("extract", {&condition, &arr}, count);
 }
 Array expand_dims(const Array& a, const AxisArg& axis) {
   return Reduction("expand_dims", a, axis, false);

@@ -4,7 +4,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
-  libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev libopenblas-dev libssl-dev libmicrohttpd-dev openssl
+  libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev libopenblas-dev libfftw3-dev libhwy-dev liblapacke-dev libssl-dev libmicrohttpd-dev openssl
   python3 python3-venv
   clang libclang-rt-14-dev  # scripts/fuzz.sh: libFuzzer, ASan and UBSan runtimes
   clang-format clang-tidy  # scripts/format.sh and scripts/tidy.sh

@@ -207,18 +207,42 @@ cudaError_t ArgsortAs(const LaunchContext& ctx, DType t, const void* in, int64_t
 
 // out[k] = in[row(k) * n + idx[k]] (negative indices from the end); the
 // first out-of-range k goes to *bad. One row (kOneRow) skips the division.
+// Each thread takes kUnroll positions a grid stride apart per step, their
+// index loads, then their gathers, issued together: a random gather is
+// latency bound, and one load in flight per thread leaves bandwidth idle.
+constexpr int kUnroll = 4;
 template <typename T, bool kOneRow>
-__global__ void Gather(const T* in, int64_t n, const int64_t* idx, int64_t total, int64_t m, T* out,
-                       unsigned long long* bad) {
-  for (int64_t k = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; k < total;
-       k += int64_t{gridDim.x} * blockDim.x) {
-    int64_t j = idx[k];
-    if (j < 0) j += n;
-    if (j < 0 || j >= n) {
-      atomicMin(bad, static_cast<unsigned long long>(k));
-      continue;
+__global__ void Gather(const T* __restrict__ in, int64_t n, const int64_t* __restrict__ idx,
+                       int64_t total, int64_t m, T* __restrict__ out, unsigned long long* bad) {
+  const int64_t stride = int64_t{gridDim.x} * blockDim.x;
+  for (int64_t k0 = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; k0 < total;
+       k0 += kUnroll * stride) {
+    int64_t src[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const int64_t k = k0 + u * stride;
+      src[u] = k < total ? idx[k] : 0;
     }
-    out[k] = kOneRow ? in[j] : in[(k / m) * n + j];
+    T v[kUnroll]{};
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const int64_t k = k0 + u * stride;
+      int64_t j = src[u];
+      if (j < 0) j += n;
+      src[u] = -1;
+      if (k >= total) continue;
+      if (j < 0 || j >= n) {
+        atomicMin(bad, static_cast<unsigned long long>(k));
+        continue;
+      }
+      src[u] = kOneRow ? j : (k / m) * n + j;
+      v[u] = in[src[u]];
+    }
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const int64_t k = k0 + u * stride;
+      if (src[u] >= 0) out[k] = v[u];
+    }
   }
 }
 
@@ -321,11 +345,23 @@ int64_t ChunksFor(const LaunchContext& ctx, int64_t rows, int64_t n) {
 template <typename T>
 constexpr bool kCubScans = !kIsHalfStorage<T> && !kIsBoolStorage<T>;
 
+// Sums go through InclusiveSum, whose tuning CUB specialises for plus
+// (integers wrap alike; float sums are the same additions).
+template <typename T, bool kProd>
+cudaError_t CubScan(void* temp, size_t& bytes, const T* in, T* out, int64_t n,
+                    cudaStream_t stream) {
+  if constexpr (kProd) {
+    return cub::DeviceScan::InclusiveScan(temp, bytes, in, out, ScanOp<T, kProd>{}, n, stream);
+  } else {
+    return cub::DeviceScan::InclusiveSum(temp, bytes, in, out, n, stream);
+  }
+}
+
 template <typename T, bool kProd>
 size_t CubScanBytes(int64_t n) {
   size_t bytes = 0;
-  cub::DeviceScan::InclusiveScan(nullptr, bytes, static_cast<const T*>(nullptr),
-                                 static_cast<T*>(nullptr), ScanOp<T, kProd>{}, n);
+  CubScan<T, kProd>(nullptr, bytes, static_cast<const T*>(nullptr), static_cast<T*>(nullptr), n,
+                    nullptr);
   return bytes;
 }
 
@@ -336,8 +372,7 @@ cudaError_t ScanTyped(const LaunchContext& ctx, const T* in, int64_t rows, int64
   if constexpr (kCubScans<T>) {
     if (rows == 1 && chunks > 1) {
       size_t bytes = CubScanBytes<T, kProd>(n);
-      return cub::DeviceScan::InclusiveScan(temp, bytes, in, out, ScanOp<T, kProd>{}, n,
-                                            ctx.stream);
+      return CubScan<T, kProd>(temp, bytes, in, out, n, ctx.stream);
     }
   }
   if (chunks == 1) {
@@ -360,7 +395,116 @@ cudaError_t ScanTyped(const LaunchContext& ctx, const T* in, int64_t rows, int64
   return cudaGetLastError();
 }
 
+// The dtypes one row of which CUB sorts as plain keys, the elements
+// themselves, in NumPy's order: integers (their order is their value's,
+// and equal keys are equal bits), and floats whose NaNs, if any, are all
+// of one positive bit pattern (CUB orders NaNs by their bits, and by the
+// sign bit first; -0.0 it ranks as +0.0 and keeps stable, as NumPy).
+template <typename T>
+constexpr bool kKeysOnly = std::is_same_v<T, float> || std::is_same_v<T, double> ||
+                           (std::is_integral_v<T> && !kIsBoolStorage<T>);
+
+// nan_bits[0] = min, nan_bits[1] = max of the NaNs' bits (as unsigned; the
+// caller sets ~0 and 0 first).
+template <typename T>
+__global__ void NaNBitRange(const T* in, int64_t n, unsigned long long* nan_bits) {
+  unsigned long long lo = ~0ULL, hi = 0;
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += int64_t{gridDim.x} * blockDim.x) {
+    const T x = in[i];
+    if (x != x) {
+      unsigned long long b = 0;
+      memcpy(&b, &x, sizeof(T));
+      lo = b < lo ? b : lo;
+      hi = b > hi ? b : hi;
+    }
+  }
+  for (int d = 16; d > 0; d /= 2) {
+    const unsigned long long l = __shfl_down_sync(0xffffffffu, lo, d);
+    const unsigned long long h = __shfl_down_sync(0xffffffffu, hi, d);
+    lo = l < lo ? l : lo;
+    hi = h > hi ? h : hi;
+  }
+  if ((threadIdx.x & 31) == 0 && hi != 0) {
+    atomicMin(&nan_bits[0], lo);
+    atomicMax(&nan_bits[1], hi);
+  }
+}
+
+template <typename T>
+size_t KeysOnlyBytes(int64_t n) {
+  size_t bytes = 0;
+  cub::DeviceRadixSort::SortKeys(nullptr, bytes, static_cast<const T*>(nullptr),
+                                 static_cast<T*>(nullptr), n);
+  return bytes;
+}
+
 }  // namespace
+
+bool SortKeysOnlyFits(DType t, int64_t rows) {
+  if (rows != 1) return false;
+  return VisitDType(
+      t, [](auto zero) { return kKeysOnly<decltype(zero)>; }, [] { return false; });
+}
+
+bool SortKeysOnlyNeedsNaNCheck(DType t) { return t == DType::kFloat32 || t == DType::kFloat64; }
+
+cudaError_t NaNBits(const LaunchContext& ctx, DType t, const void* in, int64_t n,
+                    unsigned long long* nan_bits) {
+  unsigned long long init[2] = {~0ULL, 0};
+  cudaError_t e = cudaMemcpyAsync(nan_bits, init, sizeof init, cudaMemcpyHostToDevice, ctx.stream);
+  if (e != cudaSuccess || n == 0) return e;
+  const unsigned grid = GridFor(ctx, n, kThreads);
+  if (t == DType::kFloat32) {
+    NaNBitRange<float>
+        <<<grid, kThreads, 0, ctx.stream>>>(static_cast<const float*>(in), n, nan_bits);
+  } else if (t == DType::kFloat64) {
+    NaNBitRange<double>
+        <<<grid, kThreads, 0, ctx.stream>>>(static_cast<const double*>(in), n, nan_bits);
+  } else {
+    return cudaErrorInvalidValue;
+  }
+  return cudaGetLastError();
+}
+
+bool KeysOnlyExact(DType t, const unsigned long long nan_bits[2]) {
+  if (nan_bits[1] == 0) return true;  // no NaN
+  const unsigned long long sign = t == DType::kFloat32 ? 1ULL << 31 : 1ULL << 63;
+  return nan_bits[0] == nan_bits[1] && (nan_bits[0] & sign) == 0;
+}
+
+size_t SortKeysOnlyTempBytes(DType t, int64_t n) {
+  return VisitDType(
+      t,
+      [&](auto zero) -> size_t {
+        using T = decltype(zero);
+        if constexpr (kKeysOnly<T>) {
+          return KeysOnlyBytes<T>(n);
+        } else {
+          return 0;
+        }
+      },
+      [] { return size_t{0}; });
+}
+
+cudaError_t SortKeysOnly(const LaunchContext& ctx, DType t, const void* in, int64_t n,
+                         bool descending, void* out, void* temp, size_t temp_bytes) {
+  if (n == 0) return cudaSuccess;
+  return DispatchType(t, [&](auto zero) -> cudaError_t {
+    using T = decltype(zero);
+    if constexpr (kKeysOnly<T>) {
+      const T* i = static_cast<const T*>(in);
+      T* o = static_cast<T*>(out);
+      size_t bytes = temp_bytes;
+      return descending ? cub::DeviceRadixSort::SortKeysDescending(
+                              temp, bytes, i, o, n, 0, static_cast<int>(sizeof(T)) * 8, ctx.stream)
+                        : cub::DeviceRadixSort::SortKeys(
+                              temp, bytes, i, o, n, 0, static_cast<int>(sizeof(T)) * 8, ctx.stream);
+    } else {
+      return cudaErrorInvalidValue;
+    }
+  });
+}
 
 size_t ArgsortTempBytes(int64_t rows, int64_t n) {
   const int64_t total = rows * n;

@@ -42,6 +42,27 @@ bool SortRowsFits(DType t, int64_t rows);
 cudaError_t SortRows(const LaunchContext& ctx, DType t, const void* in, int64_t rows, int64_t n,
                      bool descending, void* out, void* temp, size_t temp_bytes);
 
+// One row sorted by CUB as plain keys (its elements themselves): much less
+// traffic than SortRows' pairs. Whether dtype t over `rows` rows can be:
+// one row of an integer dtype (not bool), or of float32/float64 when
+// KeysOnlyExact says so after NaNBits.
+bool SortKeysOnlyFits(DType t, int64_t rows);
+// Whether t needs the NaN check (floats: CUB orders NaNs by their bits).
+bool SortKeysOnlyNeedsNaNCheck(DType t);
+// nan_bits (device, 2 words) = the least and greatest bits of in's NaNs
+// (~0 and 0 without one), for a float32/float64 `in` of n elements.
+cudaError_t NaNBits(const LaunchContext& ctx, DType t, const void* in, int64_t n,
+                    unsigned long long* nan_bits);
+// Whether the keys-only sort gives NumPy's order given nan_bits read back:
+// no NaN, or all NaNs of one positive bit pattern (NumPy keeps NaNs in
+// their order, last; CUB orders them by their bits).
+bool KeysOnlyExact(DType t, const unsigned long long nan_bits[2]);
+size_t SortKeysOnlyTempBytes(DType t, int64_t n);
+// out (n elements of t) = in sorted (descending: the reverse order, equal
+// keys still in their order); stable, -0.0 ranked as +0.0.
+cudaError_t SortKeysOnly(const LaunchContext& ctx, DType t, const void* in, int64_t n,
+                         bool descending, void* out, void* temp, size_t temp_bytes);
+
 // out[r, j] = in[r, idx[r, j]] for in rows x n and idx, out rows x m (any
 // dtype, moved by its item size); a negative index counts from the end. An
 // index outside [-n, n) leaves its element unwritten and sets *bad (device

@@ -1,5 +1,6 @@
 #include "server/device/device_op.h"
 
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,15 @@ void Collect(const TakeAlongAxisOp& op, List& v) {
   v.push_back({op.out, "output"});
 }
 void Collect(const ScanOp& op, List& v) {
+  v.push_back({op.in, "input"});
+  v.push_back({op.out, "output"});
+}
+void Collect(const ExtractOp& op, List& v) {
+  v.push_back({op.cond, "condition"});
+  if (op.values != nullptr) v.push_back({op.values, "values"});
+  v.push_back({op.out, "output"});
+}
+void Collect(const FftOp& op, List& v) {
   v.push_back({op.in, "input"});
   v.push_back({op.out, "output"});
 }
@@ -244,7 +254,10 @@ bool DefinedFor(DeviceOpKind kind, DType dtype) {
     case DeviceOpKind::kSlice:
     case DeviceOpKind::kConcat:
     case DeviceOpKind::kTakeAlongAxis:
+    case DeviceOpKind::kExtract:
       return true;
+    case DeviceOpKind::kFft:  // the transform's dtypes: CheckFftOp
+      return dtype == DType::kFloat32 || dtype == DType::kFloat64 || IsComplex(dtype);
     case DeviceOpKind::kArgsort:
       return !IsComplex(dtype);  // no complex order yet
     case DeviceOpKind::kScan:
@@ -253,38 +266,50 @@ bool DefinedFor(DeviceOpKind kind, DType dtype) {
   return false;
 }
 
+// By DeviceOpKind, in its order.
+constexpr const char* kDeviceOpNames[] = {
+    "fill",        "arange",    "elementwise",     "cast",        "matmul",
+    "reduce",      "transpose", "fused loop",      "reduce axes", "slice",
+    "concatenate", "argsort",   "take_along_axis", "scan",        "extract",
+    "fft",
+};
+static_assert(std::size(kDeviceOpNames) == kNumDeviceOpKinds);
+
 const char* DeviceOpName(DeviceOpKind kind) {
-  switch (kind) {
-    case DeviceOpKind::kFill:
-      return "fill";
-    case DeviceOpKind::kArange:
-      return "arange";
-    case DeviceOpKind::kElementwise:
-      return "elementwise";
-    case DeviceOpKind::kCast:
-      return "cast";
-    case DeviceOpKind::kMatmul:
-      return "matmul";
-    case DeviceOpKind::kReduce:
-      return "reduce";
-    case DeviceOpKind::kTranspose:
-      return "transpose";
-    case DeviceOpKind::kFusedLoop:
-      return "fused loop";
-    case DeviceOpKind::kReduceAxes:
-      return "reduce axes";
-    case DeviceOpKind::kSlice:
-      return "slice";
-    case DeviceOpKind::kConcat:
-      return "concatenate";
-    case DeviceOpKind::kArgsort:
-      return "argsort";
-    case DeviceOpKind::kTakeAlongAxis:
-      return "take_along_axis";
-    case DeviceOpKind::kScan:
-      return "scan";
+  const auto i = static_cast<size_t>(kind);
+  return i < std::size(kDeviceOpNames) ? kDeviceOpNames[i] : "?";
+}
+
+absl::Status CheckFftOp(const FftOp& op) {
+  const DeviceArray &in = *op.in, &out = *op.out;
+  const bool real_in = op.kind == FftKind::kRealForward;
+  const bool real_out = op.kind == FftKind::kRealInverse;
+  const DType complex = real_in ? out.dtype : in.dtype;
+  const bool f32 = complex == DType::kComplex64;
+  const DType real = f32 ? DType::kFloat32 : DType::kFloat64;
+  bool ok = IsComplex(complex) && in.dtype == (real_in ? real : complex) &&
+            out.dtype == (real_out ? real : complex) && !in.shape.empty() &&
+            in.shape.size() == out.shape.size() && in.buffer != out.buffer;
+  if (ok) {
+    for (size_t d = 0; d + 1 < in.shape.size(); ++d) ok &= in.shape[d] == out.shape[d];
+    const int64_t n_in = in.shape.back(), n_out = out.shape.back();
+    switch (op.kind) {
+      case FftKind::kForward:
+      case FftKind::kInverse:
+        ok &= n_in == n_out && n_in > 0;
+        break;
+      case FftKind::kRealForward:
+        ok &= n_in > 0 && n_out == n_in / 2 + 1;
+        break;
+      case FftKind::kRealInverse:
+        ok &= n_out > 0 && n_in == n_out / 2 + 1;
+        break;
+    }
   }
-  return "?";
+  if (ok) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      "fft: input and output do not fit the transform (dtypes of one precision, equal rows, "
+      "last dimensions n and n, or n and n/2 + 1 for real transforms)");
 }
 
 const char* OpLabel(const DeviceOp& op) {

@@ -286,9 +286,41 @@ struct ScanOp {
   const DeviceArray* out = nullptr;
 };
 
-using DeviceOp =
-    std::variant<FillOp, ArangeOp, ElementwiseOp, CastOp, MatmulOp, ReduceOp, TransposeOp,
-                 FusedLoopOp, ReduceAxesOp, SliceOp, ConcatOp, ArgsortOp, TakeAlongAxisOp, ScanOp>;
+// out (1-D, `count` = out's length) = the elements of `values` whose
+// element of `cond` (bool, values' element count, read flat) is true, in
+// C order (numpy.extract); without `values`, their flat positions (int64:
+// numpy.flatnonzero). The count is the program's, learnt by evaluating
+// cond's sum: a cond with another number of true elements is
+// INVALID_ARGUMENT and out is left unwritten, so a wrong count never writes
+// past out. Any dtype; out shares no buffer with the inputs.
+struct ExtractOp {
+  const DeviceArray* cond = nullptr;
+  const DeviceArray* values = nullptr;  // nullptr: the positions
+  const DeviceArray* out = nullptr;
+};
+
+// Discrete Fourier transforms along the last axis, unnormalised (the
+// program layer scales): kForward/kInverse complex to complex (sign -1 /
+// +1) of one complex dtype, n = the last dimension of both; kRealForward
+// real (float32/float64) n to complex (complex64/complex128) n/2 + 1;
+// kRealInverse complex n/2 + 1 to real n, n = out's last dimension (the
+// imaginary parts of the first and, for even n, the last element are
+// ignored, as NumPy's irfft). Leading dimensions are rows, equal in both.
+enum class FftKind : uint8_t { kForward, kInverse, kRealForward, kRealInverse };
+struct FftOp {
+  FftKind kind = FftKind::kForward;
+  const DeviceArray* in = nullptr;
+  const DeviceArray* out = nullptr;
+};
+
+// OK when an FftOp's arrays fit its kind: the dtypes (one precision for
+// both), the rows and the last dimensions; else INVALID_ARGUMENT. Both
+// backends check with it.
+absl::Status CheckFftOp(const FftOp& op);
+
+using DeviceOp = std::variant<FillOp, ArangeOp, ElementwiseOp, CastOp, MatmulOp, ReduceOp,
+                              TransposeOp, FusedLoopOp, ReduceAxesOp, SliceOp, ConcatOp, ArgsortOp,
+                              TakeAlongAxisOp, ScanOp, ExtractOp, FftOp>;
 
 // The kind of a DeviceOp, for Backend::Supports: the variant's index.
 enum class DeviceOpKind : uint8_t {
@@ -306,8 +338,10 @@ enum class DeviceOpKind : uint8_t {
   kArgsort,
   kTakeAlongAxis,
   kScan,
+  kExtract,
+  kFft,
 };
-inline constexpr int kNumDeviceOpKinds = 14;
+inline constexpr int kNumDeviceOpKinds = 16;
 
 namespace device_op_internal {
 template <DeviceOpKind K, typename Op>
@@ -329,6 +363,8 @@ static_assert(device_op_internal::kIs<DeviceOpKind::kConcat, ConcatOp>);
 static_assert(device_op_internal::kIs<DeviceOpKind::kArgsort, ArgsortOp>);
 static_assert(device_op_internal::kIs<DeviceOpKind::kTakeAlongAxis, TakeAlongAxisOp>);
 static_assert(device_op_internal::kIs<DeviceOpKind::kScan, ScanOp>);
+static_assert(device_op_internal::kIs<DeviceOpKind::kExtract, ExtractOp>);
+static_assert(device_op_internal::kIs<DeviceOpKind::kFft, FftOp>);
 
 inline DeviceOpKind KindOf(const DeviceOp& op) { return static_cast<DeviceOpKind>(op.index()); }
 
@@ -339,7 +375,7 @@ bool DefinedFor(DeviceOpKind kind, DType dtype);
 
 // "fill", "arange", "elementwise", "cast", "matmul", "reduce", "transpose",
 // "fused loop", "reduce axes", "slice", "concatenate", "argsort",
-// "take_along_axis", "scan".
+// "take_along_axis", "scan", "extract", "fft".
 const char* DeviceOpName(DeviceOpKind kind);
 // The op's name for messages: ElementwiseName for elementwise ops ("add"),
 // "sum" for a sum, ReduceKindName for a ReduceAxesOp, else DeviceOpName.

@@ -21,6 +21,11 @@ constexpr OpDef Reduction(OpKind kind, ReduceKind reduce) {
       InferReduction, ReductionBound,         RunReduction};
 }
 
+constexpr OpDef Transform(OpKind kind, const char* name) {
+  return {kind,         name,     1,        false, false, ResultBuffer::kNew,
+          std::nullopt, InferFft, FftBound, RunFft};
+}
+
 // In OpKind's order (checked below).
 constexpr OpDef kOps[] = {
     Creation(OpKind::kOnes, "ones", InferFill, RunFill),
@@ -70,6 +75,14 @@ constexpr OpDef kOps[] = {
      InferCumulative, CumulativeBound, RunCumulative},
     {OpKind::kCumulativeProd, "cumulative_prod", 1, false, false, ResultBuffer::kNew, std::nullopt,
      InferCumulative, CumulativeBound, RunCumulative},
+    {OpKind::kFlatnonzero, "flatnonzero", 1, false, false, ResultBuffer::kNew, std::nullopt,
+     InferExtract, ExtractBound, RunExtract},
+    {OpKind::kExtract, "extract", 2, false, false, ResultBuffer::kNew, std::nullopt, InferExtract,
+     ExtractBound, RunExtract},
+    Transform(OpKind::kFft, "fft"),
+    Transform(OpKind::kIfft, "ifft"),
+    Transform(OpKind::kRfft, "rfft"),
+    Transform(OpKind::kIrfft, "irfft"),
 };
 
 constexpr bool InOpKindOrder() {
@@ -79,7 +92,7 @@ constexpr bool InOpKindOrder() {
   return true;
 }
 static_assert(InOpKindOrder(), "kOps rows must follow OpKind's order");
-static_assert(std::size(kOps) == static_cast<size_t>(OpKind::kCumulativeProd) + 1,
+static_assert(std::size(kOps) == static_cast<size_t>(OpKind::kIrfft) + 1,
               "every OpKind needs a row");
 
 }  // namespace

@@ -112,6 +112,19 @@ absl::StatusOr<DeviceArray> RunTakeAlongAxis(OpContext& ctx, const Instruction& 
 absl::StatusOr<DeviceArray> RunCumulative(OpContext& ctx, const Instruction& ins,
                                           std::vector<DeviceArray> args, const ValueType& out);
 
+// select_ops.cc
+absl::StatusOr<ValueType> InferExtract(const Instruction& ins, absl::Span<const ValueType> ops);
+int64_t ExtractBound(const Instruction& ins, absl::Span<const ValueType> ops,
+                     const ValueType& result);
+absl::StatusOr<DeviceArray> RunExtract(OpContext& ctx, const Instruction& ins,
+                                       std::vector<DeviceArray> args, const ValueType& out);
+
+// fft_ops.cc
+absl::StatusOr<ValueType> InferFft(const Instruction& ins, absl::Span<const ValueType> ops);
+int64_t FftBound(const Instruction& ins, absl::Span<const ValueType> ops, const ValueType& result);
+absl::StatusOr<DeviceArray> RunFft(OpContext& ctx, const Instruction& ins,
+                                   std::vector<DeviceArray> args, const ValueType& out);
+
 // ops.cc
 absl::StatusOr<DeviceArray> RunFill(OpContext& ctx, const Instruction& ins,
                                     std::vector<DeviceArray> args, const ValueType& out);

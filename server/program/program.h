@@ -57,6 +57,14 @@ enum class OpKind {
   kTakeAlongAxis,
   kCumulativeSum,
   kCumulativeProd,
+  // Mask selection, of a declared length (select_ops.cc).
+  kFlatnonzero,
+  kExtract,
+  // Discrete Fourier transforms along one axis (fft_ops.cc).
+  kFft,
+  kIfft,
+  kRfft,
+  kIrfft,
 };
 
 // A wire op name: its OpKind and, for kElementwise, the table's row. Every

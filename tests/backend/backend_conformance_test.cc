@@ -29,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "gtest/gtest.h"
 #include "server/device/backend.h"
@@ -908,6 +909,149 @@ TEST_P(BackendConformanceTest, SortValuesEveryDtype) {
       }
     }
   }
+}
+
+TEST_P(BackendConformanceTest, SortValuesKeepNaNBitsAndSignedZerosInOrder) {
+  // One row of floats whose NaNs are of one positive pattern (CUDA sorts
+  // them as plain keys), of several patterns or signs (the pairs' fallback),
+  // and signed zeros among them: bit for bit the reference's, both orders.
+  const uint32_t f32_nans[] = {0x7fc00000u, 0xffc00000u, 0x7fc00001u};
+  const uint64_t f64_nans[] = {0x7ff8000000000000ull, 0xfff8000000000000ull, 0x7ff8000000000001ull};
+  for (DType d : {DType::kFloat32, DType::kFloat64}) {
+    for (int patterns : {0, 1, 2, 3}) {
+      HostArray a = Random(d, {5000}, 35, /*specials=*/false);
+      const int64_t item = ItemSize(d);
+      for (int64_t i = 0; i < a.size(); i += 7) {
+        const int pick = static_cast<int>((i / 7) % 5);
+        if (pick < patterns) {
+          if (d == DType::kFloat32) {
+            std::memcpy(&a.bytes[i * item], &f32_nans[pick], 4);
+          } else {
+            std::memcpy(&a.bytes[i * item], &f64_nans[pick], 8);
+          }
+        } else if (pick == 3 || pick == 4) {
+          const double z = pick == 3 ? -0.0 : 0.0;
+          if (d == DType::kFloat32) {
+            const float f = static_cast<float>(z);
+            std::memcpy(&a.bytes[i * item], &f, 4);
+          } else {
+            std::memcpy(&a.bytes[i * item], &z, 8);
+          }
+        }
+      }
+      for (bool descending : {false, true}) {
+        SCOPED_TRACE(absl::StrCat(DTypeName(d), " NaN patterns ", patterns,
+                                  descending ? " descending" : ""));
+        auto op = [descending](Backend& b, Stream& s, std::vector<DeviceArray>& in,
+                               DeviceArray& o) {
+          return b.Run(s, ArgsortOp{in.data(), &o, descending, /*values=*/true});
+        };
+        absl::StatusOr<HostArray> want = RunOn(ref_, {a}, d, a.shape, op);
+        absl::StatusOr<HostArray> got = RunOn(test_, {a}, d, a.shape, op);
+        ASSERT_TRUE(want.ok()) << want.status();
+        ASSERT_TRUE(got.ok()) << got.status();
+        EXPECT_TRUE(want->bytes == got->bytes) << GetParam() << " differs from the reference";
+      }
+    }
+  }
+}
+
+TEST_P(BackendConformanceTest, ExtractEveryDtype) {
+  // The elements (or, without values, the int64 positions) where a bool
+  // condition is true; lengths around CUB's tiles, an empty result, nothing.
+  for (DType d : kEveryDType) {
+    for (int64_t n : {int64_t{0}, int64_t{1}, int64_t{37}, int64_t{5000}, int64_t{70001}}) {
+      const HostArray cond = Random(DType::kBool, {n}, 36);
+      int64_t count = 0;
+      for (uint8_t b : cond.bytes) count += b != 0;
+      Check("extract " + Describe(d, {n}), {cond, Random(d, {n}, 37)}, d, {count},
+            [](Backend& b, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
+              return b.Run(s, ExtractOp{&in[0], &in[1], &o});
+            });
+      if (d == DType::kInt64) {
+        Check("flatnonzero " + Describe(DType::kBool, {n}), {cond}, DType::kInt64, {count},
+              [](Backend& b, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
+                return b.Run(s, ExtractOp{&in[0], nullptr, &o});
+              });
+      }
+    }
+  }
+  // A count the data does not have is refused by both, whether more (which
+  // would write past the output) or fewer.
+  const HostArray cond = Random(DType::kBool, {1000}, 38);
+  int64_t count = 0;
+  for (uint8_t b : cond.bytes) count += b != 0;
+  for (int64_t declared : {count - 1, count + 1}) {
+    absl::StatusOr<HostArray> got =
+        RunOn(test_, {cond, Random(DType::kFloat32, {1000}, 39)}, DType::kFloat32, {declared},
+              [](Backend& b, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
+                return b.Run(s, ExtractOp{&in[0], &in[1], &o});
+              });
+    ASSERT_FALSE(got.ok());
+    EXPECT_EQ(got.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_NE(std::string(got.status().message()).find("true elements"), std::string::npos)
+        << got.status();
+  }
+}
+
+TEST_P(BackendConformanceTest, FftEveryKindAndPrecision) {
+  // Complex to complex both ways, real to complex and back, in both
+  // precisions; lengths of small primes, powers of two and one; one row and
+  // many. Within the transform's rounding: a multiple of the row's sum of
+  // |terms| (the reference is FFTW, CUDA's cuFFT: another algorithm).
+  struct Case {
+    Shape in;
+    int64_t n;  // the logical length
+  };
+  const std::vector<Case> cases = {{{1, 1}, 1},       {{3, 7}, 7},    {{2, 1024}, 1024},
+                                   {{1, 1000}, 1000}, {{40, 12}, 12}, {{1, 4099}, 4099}};
+  for (bool f32 : {true, false}) {
+    const DType complex = f32 ? DType::kComplex64 : DType::kComplex128;
+    const DType real = f32 ? DType::kFloat32 : DType::kFloat64;
+    for (FftKind kind :
+         {FftKind::kForward, FftKind::kInverse, FftKind::kRealForward, FftKind::kRealInverse}) {
+      for (const Case& c : cases) {
+        const int64_t rows = c.in[0], n = c.n, half = n / 2 + 1;
+        Shape in_shape = {rows, kind == FftKind::kRealInverse ? half : n};
+        Shape out_shape = {rows, kind == FftKind::kRealForward ? half : n};
+        const DType in_dtype = kind == FftKind::kRealForward ? real : complex;
+        const DType out_dtype = kind == FftKind::kRealInverse ? real : complex;
+        const HostArray a = Random(in_dtype, in_shape, 40, /*specials=*/false);
+        ScaleFn scale = [a, rows, out_shape] {
+          // 1e-5 (float32's rtol) times 50 |terms| covers log2(n) roundings.
+          // Complex inputs are summed part by part.
+          HostArray parts = a;
+          if (IsComplex(a.dtype)) {
+            parts.dtype = ComplexComponent(a.dtype);
+            parts.shape.push_back(2);
+          }
+          const int64_t per = parts.size() / rows, out_per = NumElements(out_shape) / rows;
+          std::vector<double> s;
+          for (int64_t r = 0; r < rows; ++r) {
+            double sum = 0;
+            for (int64_t j = 0; j < per; ++j) sum += std::fabs(parts.value(r * per + j));
+            s.insert(s.end(), static_cast<size_t>(out_per), 50.0 * sum);
+          }
+          return s;
+        };
+        Check(
+            absl::StrCat("fft kind ", static_cast<int>(kind), " ", Describe(in_dtype, in_shape)),
+            {a}, out_dtype, out_shape,
+            [kind](Backend& b, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
+              return b.Run(s, FftOp{kind, in.data(), &o});
+            },
+            scale);
+      }
+    }
+  }
+  // Shapes that do not fit the kind are refused by both.
+  absl::StatusOr<HostArray> got =
+      RunOn(test_, {Random(DType::kFloat32, {2, 8}, 41)}, DType::kComplex64, {2, 8},
+            [](Backend& b, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
+              return b.Run(s, FftOp{FftKind::kRealForward, in.data(), &o});
+            });
+  ASSERT_FALSE(got.ok());
+  EXPECT_EQ(got.status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 TEST_P(BackendConformanceTest, TakeAlongAxisEveryDtype) {

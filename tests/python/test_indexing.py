@@ -81,6 +81,36 @@ def test_nonzero(c):
           np.nonzero(np.array([0.0, -0.0, np.nan, 1.0]))[0])
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.int64, np.complex128, np.bool_], ids=str)
+def test_flatnonzero_and_extract(c, dtype):
+    a = sample(dtype, (3, 7000), 33)  # several of CUB's tiles on a GPU
+    cond = sample(np.bool_, (3, 7000), 34)
+    x, m = c.asarray(a), c.asarray(cond)
+    check(rs.flatnonzero(x), np.flatnonzero(a))
+    check(np.flatnonzero(m), np.flatnonzero(cond))
+    check(rs.extract(m, x), np.extract(cond, a))
+    check(np.extract(x, x), np.extract(a, a))       # any dtype's truth as the condition
+    check(x[m], a[cond])                              # a full mask: one extract
+    check(x[m[:, 0]], a[cond[:, 0]])                  # a leading-axis mask: positions, gather
+    check(rs.extract(c.asarray(np.zeros(5, bool)), x[0, :5]), np.zeros(0, dtype))
+    with pytest.raises(ValueError, match="must match"):
+        rs.extract(m, x[0])
+
+
+def test_extract_refuses_a_count_the_data_does_not_have(c):
+    """A client declaring another count than the mask's (a hostile or buggy
+    one: more would write past the result) is refused; nothing is written."""
+    import resident.v1.resident_pb2 as pb
+    from resident._array import record
+    cond = c.asarray(np.array([True, False, True, True]))
+    vals = c.asarray(np.arange(4.0))
+    for declared in (2, 4):
+        with pytest.raises(rs.InvalidArgument, match="3 true elements"):
+            record("extract", [cond._node, vals._node], cond._node.session,
+                   pb.Instruction(shape=[declared])).get()
+    check(rs.extract(cond, vals), np.array([0.0, 2.0, 3.0]))  # the session is unharmed
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.int64, np.bool_], ids=str)
 def test_assignment(c, dtype):
     a = sample(dtype, (4, 6), 31)

@@ -42,6 +42,31 @@ def test_sort_and_argsort_every_dtype(c, dtype):
         check(rs.sort(x, axis=axis, descending=True), np.take_along_axis(a, want, axis=axis))
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.int8, np.int16,
+                                   np.int32, np.int64, np.uint64, np.bool_], ids=str)
+@pytest.mark.parametrize("specials", [False, True], ids=["plain", "nan_and_zeros"])
+def test_long_rows_bit_for_bit(c, dtype, specials):
+    """Rows long enough for the library sorts (radix passes, VQSort of
+    values or of key-and-index words): the order and each element's bits,
+    NaN payloads and -0.0 among +0.0 included, as NumPy's stable sort."""
+    a = sample(dtype, (2, 3000), 22)
+    if a.dtype.kind in "iu":
+        a = (a % 7).astype(dtype)  # many ties
+    if specials and a.dtype.kind == "f":
+        a[:, ::5] = 0.0
+        a[:, 1::10] = -0.0
+        a[:, 3::17] = np.nan
+        a[:, 4::23] = -np.nan
+    x = c.asarray(a)
+    bits = np.dtype(f"u{a.dtype.itemsize}") if a.dtype != np.bool_ else np.uint8
+    for descending in (False, True):
+        want = descending_argsort(a, -1) if descending else np.argsort(a, stable=True)
+        check(rs.argsort(x, descending=descending), want)
+        got = rs.sort(x, descending=descending).get()
+        np.testing.assert_array_equal(got.view(bits), np.take_along_axis(a, want, -1).view(bits))
+    check(rs.argsort(x[0]), np.argsort(a[0], stable=True))  # one row: split over the threads
+
+
 def test_sort_is_stable_with_ties_and_3d(c):
     a = np.array([[3, 1, 2, 1, 3, 1, 0]] * 2, np.int64).reshape(2, 1, 7)
     x = c.asarray(a)

@@ -16,6 +16,7 @@
 #include "kernels/cpu/array_view.h"
 #include "kernels/cpu/convert.h"
 #include "kernels/cpu/elementwise.h"
+#include "kernels/cpu/fft.h"
 #include "kernels/cpu/matmul.h"
 #include "kernels/cpu/reduce.h"
 #include "kernels/cpu/thread_pool.h"
@@ -193,6 +194,17 @@ class CpuBackend final : public Backend {
   // Sorting, gathers along an axis and scans: cpu_sort_ops.cc.
   absl::Status Do(const ArgsortOp& op) { return RunArgsort(&pool_, op); }
   absl::Status Do(const TakeAlongAxisOp& op) { return RunTakeAlongAxis(&pool_, op); }
+  absl::Status Do(const ExtractOp& op) { return RunExtract(&pool_, op); }
+  absl::Status Do(const FftOp& op) {
+    RETURN_IF_ERROR(CheckFftOp(op));
+    const DeviceArray &in = *op.in, &out = *op.out;
+    const bool f32 = in.dtype == DType::kComplex64 || in.dtype == DType::kFloat32;
+    const int64_t n = op.kind == FftKind::kRealInverse ? out.shape.back() : in.shape.back();
+    static_assert(static_cast<int>(cpu::FftDirection::kRealInverse) ==
+                  static_cast<int>(FftKind::kRealInverse));
+    return cpu::Fft(&pool_, static_cast<cpu::FftDirection>(op.kind), f32, in.data(), out.data(),
+                    in.num_elements() / in.shape.back(), n);
+  }
   absl::Status Do(const ScanOp& op) { return RunScan(&pool_, op); }
   absl::Status Do(const TransposeOp& op) {
     return WithOutput({op.in}, false, *op.out, [&](const cpu::MutView& o) {

@@ -38,11 +38,7 @@ absl::Status RunArgsort(cpu::ThreadPool* pool, const ArgsortOp& op) {
             "needs a real array of rank >= 1 and an output of its shape (int64 "
             "indices, or its dtype for the values)"));
   if (!op.values) return cpu::ArgsortRows(pool, View(in), op.descending, MutableView(out));
-  // The values: the argsort, then each row gathered in that order.
-  std::vector<int64_t> idx(static_cast<size_t>(NumElements(in.shape)));
-  const cpu::MutView idx_view{idx.data(), DType::kInt64, in.shape};
-  RETURN_IF_ERROR(cpu::ArgsortRows(pool, View(in), op.descending, idx_view));
-  return cpu::TakeAlongRows(pool, View(in), idx_view.as_const(), MutableView(out));
+  return cpu::SortRows(pool, View(in), op.descending, MutableView(out));
 }
 
 absl::Status RunTakeAlongAxis(cpu::ThreadPool* pool, const TakeAlongAxisOp& op) {
@@ -54,6 +50,15 @@ absl::Status RunTakeAlongAxis(cpu::ThreadPool* pool, const TakeAlongAxisOp& op) 
                         "take_along_axis",
                         "needs int64 indices of the output's shape and the input's rows"));
   return cpu::TakeAlongRows(pool, View(in), View(idx), MutableView(out));
+}
+
+absl::Status RunExtract(cpu::ThreadPool* pool, const ExtractOp& op) {
+  RETURN_IF_ERROR(NoOverlap("extract", *op.cond, *op.out));
+  if (op.values == nullptr)
+    return cpu::Extract(pool, View(*op.cond), nullptr, MutableView(*op.out));
+  RETURN_IF_ERROR(NoOverlap("extract", *op.values, *op.out));
+  const cpu::ConstView values = View(*op.values);
+  return cpu::Extract(pool, View(*op.cond), &values, MutableView(*op.out));
 }
 
 absl::Status RunScan(cpu::ThreadPool* pool, const ScanOp& op) {

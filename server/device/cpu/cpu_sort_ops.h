@@ -1,4 +1,4 @@
-// The CPU backend's argsort, take_along_axis and scans: adapters from the
+// The CPU backend's argsort, take_along_axis, extract and scans: adapters from the
 // device ops to kernels/cpu/sort.h, over rows of the last dimension.
 #ifndef RESIDENT_SERVER_DEVICE_CPU_CPU_SORT_OPS_H_
 #define RESIDENT_SERVER_DEVICE_CPU_CPU_SORT_OPS_H_
@@ -13,6 +13,7 @@ namespace resident {
 // op does not define (INVALID_ARGUMENT).
 absl::Status RunArgsort(cpu::ThreadPool* pool, const ArgsortOp& op);
 absl::Status RunTakeAlongAxis(cpu::ThreadPool* pool, const TakeAlongAxisOp& op);
+absl::Status RunExtract(cpu::ThreadPool* pool, const ExtractOp& op);
 absl::Status RunScan(cpu::ThreadPool* pool, const ScanOp& op);
 
 }  // namespace resident

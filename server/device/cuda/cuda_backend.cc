@@ -104,6 +104,7 @@ DeviceGuard::~DeviceGuard() {
 StreamState::~StreamState() {
   DeviceGuard guard(device_->ordinal);
   staging_.reset();
+  fft_plans_.reset();
   if (cublas_ != nullptr) (void)cublasDestroy(cublas_);
   // Returns at once; the stream's pending work still completes.
   (void)cudaStreamDestroy(stream_);
@@ -113,6 +114,12 @@ Staging& StreamState::staging() {
   std::lock_guard<std::mutex> lock(mu_);
   if (staging_ == nullptr) staging_ = std::make_unique<Staging>(*device_);
   return *staging_;
+}
+
+FftPlans& StreamState::fft_plans() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (fft_plans_ == nullptr) fft_plans_ = std::make_unique<FftPlans>(stream_);
+  return *fft_plans_;
 }
 
 absl::StatusOr<cublasHandle_t> StreamState::Cublas() {

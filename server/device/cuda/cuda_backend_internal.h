@@ -38,6 +38,7 @@
 #include "kernels/cuda/kernels.h"
 #include "server/device/backend.h"
 #include "server/device/cuda/cuda_status.h"
+#include "server/device/cuda/fft_plans.h"
 #include "server/device/cuda/fused_loop.h"
 #include "server/device/cuda/staging.h"
 
@@ -85,6 +86,8 @@ class StreamState {
   absl::StatusOr<cublasHandle_t> Cublas();
   // Pinned staging for large host copies on this stream, made on first use.
   Staging& staging();
+  // This stream's cuFFT plans, made on first use.
+  FftPlans& fft_plans();
 
  private:
   std::shared_ptr<DeviceState> device_;
@@ -92,6 +95,7 @@ class StreamState {
   std::mutex mu_;
   cublasHandle_t cublas_ = nullptr;
   std::unique_ptr<Staging> staging_;
+  std::unique_ptr<FftPlans> fft_plans_;
 };
 
 // A session's stream: the copies and Synchronize run on its cudaStream_t.
@@ -198,6 +202,8 @@ class CudaBackend final : public Backend {
   absl::Status Do(const StreamRef& s, const ArgsortOp& op);        // cuda_sort_ops.cc
   absl::Status Do(const StreamRef& s, const TakeAlongAxisOp& op);  // cuda_sort_ops.cc
   absl::Status Do(const StreamRef& s, const ScanOp& op);           // cuda_sort_ops.cc
+  absl::Status Do(const StreamRef& s, const ExtractOp& op);        // cuda_sort_ops.cc
+  absl::Status Do(const StreamRef& s, const FftOp& op);            // cuda_fft_ops.cc
   absl::Status Binary(const StreamRef& s, ElementwiseKind kind, const DeviceArray& a,
                       const DeviceArray& b, const DeviceArray& out);
   absl::Status Negative(const StreamRef& s, const DeviceArray& a, const DeviceArray& out);

@@ -1,7 +1,8 @@
 // The CUDA backend's argsort (kernels/cuda/sort.cu: one stable CUB radix
 // sort of ordered keys), take_along_axis (a gather whose bad indices are
-// read back, so the op synchronises its stream) and scans (block scans per
-// row). Like cuda_ops.cc, each Do() checks what the program layer should
+// read back, so the op synchronises its stream), scans (block scans per
+// row) and extract (a checked count and a CUB select; the count is read
+// back, so it synchronises too). Like cuda_ops.cc, each Do() checks what the program layer should
 // already have made right.
 #include <cuda_runtime_api.h>
 
@@ -12,6 +13,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
+#include "kernels/cuda/select.h"
 #include "kernels/cuda/sort.h"
 #include "server/device/cuda/cuda_backend_internal.h"
 
@@ -46,6 +48,30 @@ absl::Status CudaBackend::Do(const StreamRef& s, const ArgsortOp& op) {
                           "its dtype for the values)"));
   const int64_t n = LastDim(in.shape), rows = Rows(in.shape);
   if (rows * n == 0) return absl::OkStatus();
+  if (op.values && k::SortKeysOnlyFits(in.dtype, rows)) {
+    // One row sorted as plain keys, when that is NumPy's order: for floats,
+    // the NaNs' bits read back first (a synchronisation, as take's).
+    bool exact = true;
+    if (k::SortKeysOnlyNeedsNaNCheck(in.dtype)) {
+      ASSIGN_OR_RETURN(std::shared_ptr<CudaBuffer> bits, AllocateOn(s, 16));
+      auto* d_bits = static_cast<unsigned long long*>(bits->data());
+      unsigned long long host[2] = {0, 0};
+      RETURN_IF_ERROR(Check(k::NaNBits(Launch(*s), in.dtype, in.data(), n, d_bits), "sort"));
+      RETURN_IF_ERROR(
+          Check(cudaMemcpyAsync(host, d_bits, sizeof host, cudaMemcpyDeviceToHost, s->stream()),
+                "cudaMemcpyAsync"));
+      RETURN_IF_ERROR(Check(cudaStreamSynchronize(s->stream()), "cudaStreamSynchronize"));
+      exact = k::KeysOnlyExact(in.dtype, host);
+    }
+    if (exact) {
+      const size_t bytes = k::SortKeysOnlyTempBytes(in.dtype, n);
+      ASSIGN_OR_RETURN(std::shared_ptr<CudaBuffer> temp,
+                       AllocateOn(s, static_cast<int64_t>(bytes)));
+      return Check(k::SortKeysOnly(Launch(*s), in.dtype, in.data(), n, op.descending, out.data(),
+                                   temp->data(), bytes),
+                   "sort");
+    }
+  }
   const size_t temp_bytes = k::ArgsortTempBytes(rows, n);
   ASSIGN_OR_RETURN(std::shared_ptr<CudaBuffer> temp,
                    AllocateOn(s, static_cast<int64_t>(temp_bytes)));
@@ -120,6 +146,40 @@ absl::Status CudaBackend::Do(const StreamRef& s, const ScanOp& op) {
   return Check(k::ScanRows(ctx, op.kind, in.dtype, in.data(), rows, n, out.data(),
                            temp ? temp->data() : nullptr),
                "scan");
+}
+
+absl::Status CudaBackend::Do(const StreamRef& s, const ExtractOp& op) {
+  const DeviceArray &cond = *op.cond, &out = *op.out;
+  const DType want = op.values != nullptr ? op.values->dtype : DType::kInt64;
+  const int64_t n = cond.num_elements();
+  RETURN_IF_ERROR(Require(
+      cond.dtype == DType::kBool && out.shape.size() == 1 && out.dtype == want &&
+          (op.values == nullptr || op.values->num_elements() == n) && out.buffer != cond.buffer &&
+          (op.values == nullptr || out.buffer != op.values->buffer),
+      "extract",
+      "needs a bool condition, values of its size and a new 1-D output of the values' dtype"));
+  const int64_t count = out.shape[0];
+  if (n == 0 && count == 0) return absl::OkStatus();
+  const size_t temp_bytes = k::ExtractTempBytes(n);
+  ASSIGN_OR_RETURN(std::shared_ptr<CudaBuffer> temp,
+                   AllocateOn(s, static_cast<int64_t>(temp_bytes) + 256));
+  // The true count goes after CUB's scratch, in the same allocation.
+  auto* true_count = reinterpret_cast<int64_t*>(static_cast<char*>(temp->data()) + temp_bytes);
+  RETURN_IF_ERROR(Check(k::Extract(Launch(*s), static_cast<const uint8_t*>(cond.data()),
+                                   op.values != nullptr ? op.values->data() : nullptr,
+                                   static_cast<int>(ItemSize(want)), n, count, out.data(),
+                                   true_count, temp->data(), temp_bytes),
+                        "extract"));
+  int64_t got = 0;
+  RETURN_IF_ERROR(Check(cudaMemcpyAsync(&got, true_count, 8, cudaMemcpyDeviceToHost, s->stream()),
+                        "cudaMemcpyAsync"));
+  RETURN_IF_ERROR(Check(cudaStreamSynchronize(s->stream()), "cudaStreamSynchronize"));
+  if (got != count) {
+    return absl::InvalidArgumentError(absl::StrCat("extract: the condition has ", got,
+                                                   " true elements, not the ", count,
+                                                   " the program declared"));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace resident::cuda_internal

@@ -24,7 +24,7 @@ from ._dtypes import SUPPORTED as supported_dtypes
 from ._composed import (concat, empty, empty_like, full_like, matrix_transpose, ones_like,
                         permute_dims, pow, round, std, tensordot, var, vecdot, zeros_like)
 from . import _protocols  # noqa: F401 (installs __array_ufunc__, __array_function__)
-from ._indexing import nonzero
+from ._indexing import extract, flatnonzero, nonzero
 from ._sets import unique_all, unique_counts, unique_inverse, unique_values
 from ._sorting import (argsort, cumprod, cumsum, cumulative_prod, cumulative_sum, searchsorted,
                        sort, take, take_along_axis)
@@ -59,7 +59,8 @@ __all__ = [
     "concat", "tensordot", "vecdot", "permute_dims", "matrix_transpose", "flip", "roll",
     "moveaxis", "broadcast_arrays",
     "meshgrid", "unstack", "diff", "tile", "repeat", "count_nonzero", "linspace", "eye", "tril",
-    "triu", "nonzero", "unique_all", "unique_counts", "unique_inverse", "unique_values",
+    "triu", "nonzero", "flatnonzero", "extract", "unique_all", "unique_counts",
+    "unique_inverse", "unique_values",
     "argsort", "sort", "searchsorted", "take", "take_along_axis", "cumulative_sum",
     "cumulative_prod",
     "cumsum", "cumprod", "from_dlpack", "linalg", "fft", "allclose", "argwhere", "bincount",

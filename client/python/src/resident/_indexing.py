@@ -7,9 +7,10 @@ functional update.
 Data-dependent shapes: ``nonzero`` and ``x[mask]`` need the number of true
 elements to know their result's shape, so the client evaluates
 ``count_nonzero(mask)`` (one round trip, the program so far included), then
-records the rest lazily: the positions of the true elements are the first
-``count`` entries of a stable argsort of ``logical_not(mask)`` (true sorts
-before false, each group in its order), and the elements a gather of those.
+records the rest lazily, declaring that count: the server's ``flatnonzero``
+gives the true elements' flat positions and ``extract`` the elements
+themselves (a mask over all of x's axes: one pass, no gather); the server
+checks the declared count against the data before writing anything.
 
 Several index arrays are linearised into one index over the indexed axes
 (moved to the front and flattened) and gathered with one ``take``.
@@ -33,8 +34,9 @@ from typing import Any, List, Tuple
 import numpy as np
 
 from . import _array, _sorting
-from ._array import ndarray
+from ._array import ndarray, record
 from ._shape_ops import broadcast_to, sum as _sum
+from .v1 import resident_pb2 as pb
 
 
 def _upload_like(x: ndarray, value: Any) -> ndarray:
@@ -52,15 +54,39 @@ def _is_advanced(k: Any) -> bool:
     return isinstance(k, (list, np.ndarray)) and not isinstance(k, (bool, np.bool_))
 
 
+def _record_select(op: str, operands: List[ndarray], count: int) -> ndarray:
+    return record(op, [a._node for a in operands], operands[0]._node.session,
+                  pb.Instruction(shape=[count]))
+
+
+def _count(flat: ndarray) -> int:
+    """The number of true elements of a bool array: one evaluation."""
+    return int(_sum(flat).get())
+
+
+def flatnonzero(x: ndarray, /) -> ndarray:
+    """numpy.flatnonzero: the int64 positions of x's nonzero elements in
+    the flattened array. Evaluates their count first."""
+    flat = _array.not_equal(x.reshape(-1), 0)
+    return _record_select("flatnonzero", [flat], _count(flat))
+
+
+def extract(condition: ndarray, arr: ndarray, /) -> ndarray:
+    """numpy.extract of two arrays of one size: arr's elements, flattened,
+    where condition is nonzero. Evaluates their count first."""
+    if condition.size != arr.size:
+        raise ValueError(f"extract: the condition has {condition.size} elements and the array "
+                         f"{arr.size}; they must match")
+    flat = _array.not_equal(condition.reshape(-1), 0)
+    return _record_select("extract", [flat, arr.reshape(-1)], _count(flat))
+
+
 def nonzero(x: ndarray, /) -> Tuple[ndarray, ...]:
     """The int64 indices of the nonzero elements, one array per axis, in
     row-major order (numpy.nonzero). Evaluates their count first."""
     if x.ndim == 0:
         raise ValueError("nonzero of a 0-d array is not allowed; use atleast_1d first")
-    flat = _array.not_equal(x.reshape(-1), 0)
-    count = int(_sum(flat).get())
-    order = _sorting.argsort(_array.logical_not(flat))
-    positions = order[:count]
+    positions = flatnonzero(x)
     out: List[ndarray] = []
     stride = 1
     for n in reversed(x.shape):
@@ -71,9 +97,10 @@ def nonzero(x: ndarray, /) -> Tuple[ndarray, ...]:
 
 
 def _mask_getitem(x: ndarray, idx: ndarray) -> ndarray:
-    """x[mask] for a boolean mask over x's leading axes: the positions of
-    its true elements (nonzero) gathered from x flattened over those axes.
-    A mask axis of length 0 selects nothing (the Array API's rule)."""
+    """x[mask] for a boolean mask over x's leading axes: the elements where
+    it is true (extract) when it covers every axis, else the rows at its
+    true positions (flatnonzero, then a gather). A mask axis of length 0
+    selects nothing (the Array API's rule)."""
     lead = x.shape[:idx.ndim]
     if idx.ndim > x.ndim or builtins.any(k not in (n, 0) for n, k in zip(lead, idx.shape)):
         raise IndexError(f"boolean index of shape {idx.shape} does not match the indexed "
@@ -81,7 +108,9 @@ def _mask_getitem(x: ndarray, idx: ndarray) -> ndarray:
     rest = tuple(x.shape[idx.ndim:])
     if idx.shape != lead:  # a zero-length mask axis: nothing selected
         return x.reshape((-1,) + rest)[(slice(0, 0),)]
-    positions = nonzero(idx.reshape(-1))[0]
+    if not rest:
+        return extract(idx, x)
+    positions = flatnonzero(idx)
     return _sorting.take(x.reshape((-1,) + rest), positions, axis=0)
 
 

@@ -202,6 +202,49 @@ def take_along_axis(ops: Sequence[Meta], ins: "pb.Instruction") -> Meta:
     return Meta(a.dtype, tuple(out))
 
 
+def extract(name: str):
+    """flatnonzero (one operand) / extract (condition, arr): 1-D of the
+    declared count (ins.shape), int64 positions or arr's dtype."""
+
+    def rule(ops: Sequence[Meta], ins: "pb.Instruction") -> Meta:
+        size = int(np.prod(ops[0].shape))
+        if name == "extract" and size != int(np.prod(ops[1].shape)):
+            raise ValueError(f"extract: the condition has {size} elements and the array "
+                             f"{int(np.prod(ops[1].shape))}; they must match")
+        if len(ins.shape) != 1 or not 0 <= ins.shape[0] <= size:
+            raise ValueError(f"{name}: shape must be (count,), 0 to {size}")
+        dt = ops[1].dtype if name == "extract" else np.dtype(np.int64)
+        return Meta(dt, (int(ins.shape[0]),))
+    return rule
+
+
+def transform(name: str):
+    """fft, ifft, rfft, irfft along one axis: NumPy 2's dtypes (single
+    precision from float16/float32/complex64, double otherwise); rfft halves
+    the axis to n // 2 + 1, irfft makes it ins.shape[0] (its n)."""
+
+    def rule(ops: Sequence[Meta], ins: "pb.Instruction") -> Meta:
+        (a,) = ops
+        axis = _one_axis(ins, len(a.shape), name)
+        single = a.dtype in (np.float16, np.float32, np.complex64)
+        complex_dt = np.dtype(np.complex64 if single else np.complex128)
+        real_dt = np.dtype(np.float32 if single else np.float64)
+        shape = list(a.shape)
+        if name == "rfft" and a.dtype.kind == "c":
+            raise TypeError(f"rfft of {a.dtype}: its input must be real")
+        if name == "irfft":
+            if len(ins.shape) != 1 or ins.shape[0] < 1 or shape[axis] != ins.shape[0] // 2 + 1:
+                raise ValueError("irfft: shape must be (n,) with n // 2 + 1 the input's length")
+            shape[axis] = int(ins.shape[0])
+            return Meta(real_dt, tuple(shape))
+        if shape[axis] < 1:
+            raise ValueError(f"Invalid number of FFT data points ({shape[axis]}) specified.")
+        if name == "rfft":
+            shape[axis] = shape[axis] // 2 + 1
+        return Meta(complex_dt, tuple(shape))
+    return rule
+
+
 def cumulative(name: str):
     """cumulative_sum / cumulative_prod: numpy.cumsum's dtype (sum's), the
     operand's shape, flattened when no axis is given."""

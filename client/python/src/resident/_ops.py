@@ -91,4 +91,10 @@ OPS: Dict[str, OpSpec] = {s.name: s for s in (
     OpSpec("take_along_axis", 2, _infer_shape.take_along_axis, eager_errors=True),
     OpSpec("cumulative_sum", 1, _infer_shape.cumulative("cumulative_sum"), eager_errors=True),
     OpSpec("cumulative_prod", 1, _infer_shape.cumulative("cumulative_prod"), eager_errors=True),
+    # Mask selection of a length the client evaluated first (_indexing.py).
+    OpSpec("flatnonzero", 1, _infer_shape.extract("flatnonzero"), eager_errors=True),
+    OpSpec("extract", 2, _infer_shape.extract("extract"), eager_errors=True),
+    # Discrete Fourier transforms along one axis (fft.py).
+    *(OpSpec(n, 1, _infer_shape.transform(n), eager_errors=True)
+      for n in ("fft", "ifft", "rfft", "irfft")),
 )}

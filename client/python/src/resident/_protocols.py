@@ -26,6 +26,7 @@ from typing import Any, Callable, Dict
 import numpy as np
 
 from . import _array, _composed, _indexing, _manipulation, _numpy_extras, _shape_ops, _sorting
+from . import fft as _fft
 from . import linalg as _linalg
 from ._array import ELEMENTWISE_FUNCTIONS, ndarray
 
@@ -71,7 +72,8 @@ _FUNCTIONS: Dict[Any, Callable[..., Any]] = {
     np.take_along_axis: lambda arr, indices, axis=-1: _sorting.take_along_axis(
         arr, indices, axis=axis),
     np.take: lambda a, indices, axis=None: _sorting.take(a, indices, axis=axis),
-    np.nonzero: _indexing.nonzero,
+    np.nonzero: _indexing.nonzero, np.flatnonzero: _indexing.flatnonzero,
+    np.extract: _indexing.extract,
     np.searchsorted: lambda a, v, side="left", sorter=None: _sorting.searchsorted(
         a, v, side=side, sorter=sorter),
     np.cumsum: _sorting.cumsum, np.cumprod: _sorting.cumprod,
@@ -88,6 +90,23 @@ _FUNCTIONS: Dict[Any, Callable[..., Any]] = {
     np.linalg.diagonal: _linalg.diagonal, np.linalg.trace: _linalg.trace,
     np.linalg.matrix_power: _linalg.matrix_power,
 }
+
+
+def _numpy_fft(name: str, nd: bool) -> Callable[..., Any]:
+    """numpy.fft's positional signature (a, n/s, axis/axes, norm) onto ours."""
+    impl = getattr(_fft, name)
+    if nd:
+        return lambda a, s=None, axes=None, norm=None, out=None: impl(a, s=s, axes=axes,
+                                                                      norm=norm)
+    return lambda a, n=None, axis=-1, norm=None, out=None: impl(a, n=n, axis=axis, norm=norm)
+
+
+for _name in ("fft", "ifft", "rfft", "irfft", "hfft", "ihfft"):
+    _FUNCTIONS[getattr(np.fft, _name)] = _numpy_fft(_name, nd=False)
+for _name in ("fftn", "ifftn", "rfftn", "irfftn"):
+    _FUNCTIONS[getattr(np.fft, _name)] = _numpy_fft(_name, nd=True)
+_FUNCTIONS[np.fft.fftshift] = lambda x, axes=None: _fft.fftshift(x, axes=axes)
+_FUNCTIONS[np.fft.ifftshift] = lambda x, axes=None: _fft.ifftshift(x, axes=axes)
 
 
 def _array_function(self: ndarray, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
