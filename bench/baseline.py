@@ -257,6 +257,33 @@ def fft(lib, quick, reps, m):
         del a
 
 
+def linalg(lib, quick, reps, m):
+    """solve, cholesky, inv, det, eigvalsh of a 4096^2 float64 matrix and
+    solve of 10,000 stacked 32^2 systems (quick: 256^2, 500), as
+    resident-bench's linalg."""
+    rng = numpy.random.default_rng(13)
+    n, stack = (256, 500) if quick else (4096, 10000)
+    a = rng.uniform(-1, 1, (n, n)) + n * numpy.eye(n)
+    h = numpy.triu(a) + numpy.triu(a, 1).T
+    b = rng.uniform(-1, 1, (n, 1))
+    sa = rng.uniform(-1, 1, (stack, 32, 32)) + 32 * numpy.eye(32)
+    sb = rng.uniform(-1, 1, (stack, 32, 1))
+    xa, xh, xb, xsa, xsb = (lib.xp.asarray(v) for v in (a, h, b, sa, sb))
+    la = lib.xp.linalg
+    cases = [("solve_f64", lambda: la.solve(xa, xb)), ("cholesky_f64", lambda: la.cholesky(xh)),
+             ("inv_f64", lambda: la.inv(xa)), ("det_f64", lambda: la.det(xa)),
+             ("eigvalsh_f64", lambda: la.eigvalsh(xh)),
+             ("solve_batched_f64", lambda: la.solve(xsa, xsb))]
+    for name, fn in cases:
+        def run(fn=fn):
+            lib.sync()
+            t0 = time.perf_counter()
+            fn()
+            lib.sync()
+            return ms_since(t0)
+        put(m, f"linalg.{name}_ms", repeat(max(reps, 5) if lib.name == "cupy" else reps, run))
+
+
 def bench(lib, args):
     m, only = {}, set(filter(None, args.only.split(",")))
     want = lambda w: not only or w in only
@@ -269,6 +296,7 @@ def bench(lib, args):
              ("dot", lambda: dot(lib, args.quick, args.reps, m)),
              ("sort", lambda: sort(lib, args.quick, args.reps, m)),
              ("fft", lambda: fft(lib, args.quick, args.reps, m)),
+             ("linalg", lambda: linalg(lib, args.quick, args.reps, m)),
              ("transfer", lambda: transfer(lib, args.quick, args.reps, m)),
              ("first_result", lambda: first_result(lib, m))]
     for name, fn in steps:

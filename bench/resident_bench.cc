@@ -644,6 +644,56 @@ void Fft(int reps, Results& r) {
   }
 }
 
+// --- linalg: the numerical-libraries issue's factorisations -----------------
+
+// solve (one right-hand side), cholesky, inv, det and eigvalsh of a 4096^2
+// float64 matrix (quick: 256^2), and solve of 10,000 stacked 32^2 systems
+// (quick: 500): uniform [-1, 1) plus n on the diagonal (and A A^T + n I for
+// the Hermitian routines), uploaded once.
+void Linalg(int reps, Results& r) {
+  const bool quick = absl::GetFlag(FLAGS_quick);
+  auto c = Connect(true, false);
+  auto upload = [&](const Shape& shape, bool spd) {
+    const int64_t n = shape.back(), batch = resident::NumElements(shape) / (n * n);
+    std::mt19937_64 gen(13);
+    std::uniform_real_distribution<double> u(-1.0, 1.0);
+    std::vector<double> host(static_cast<size_t>(resident::NumElements(shape)));
+    for (double& v : host) v = u(gen);
+    for (int64_t b = 0; b < batch; ++b) {
+      double* m = host.data() + b * n * n;
+      if (spd) {  // symmetric: the upper triangle mirrored
+        for (int64_t i = 0; i < n; ++i) {
+          for (int64_t j = 0; j < i; ++j) m[i * n + j] = m[j * n + i];
+        }
+      }
+      for (int64_t i = 0; i < n; ++i) m[i * n + i] += static_cast<double>(n);
+    }
+    std::string bytes(reinterpret_cast<const char*>(host.data()), host.size() * 8);
+    return Ok(c->Upload(DType::kFloat64, shape, bytes), "upload");
+  };
+  auto time_op = [&](const std::string& key, const std::function<Array()>& op) {
+    const Stats s = Repeat(std::max(reps, 5), [&] {
+      const auto t0 = Clock::now();
+      Array out = op();
+      Ok(out.Evaluate(), key);
+      return Since(t0);
+    });
+    std::printf("%s: median %.2f ms  min %.2f ms\n", key.c_str(), s.median, s.min);
+    r.AddStats(key + "_ms", s);
+  };
+  namespace rc = resident::client;
+  const int64_t n = quick ? 256 : 4096;
+  Array a = upload({n, n}, false), h = upload({n, n}, true), b = upload({n, 1}, false);
+  time_op("linalg.solve_f64", [&] { return rc::solve(a, b); });
+  time_op("linalg.cholesky_f64", [&] { return rc::cholesky(h); });
+  time_op("linalg.inv_f64", [&] { return rc::inv(a); });
+  time_op("linalg.det_f64", [&] { return rc::det(a); });
+  time_op("linalg.eigvalsh_f64", [&] { return rc::eigvalsh(h); });
+  const int64_t stack = quick ? 500 : 10000;
+  Array sa = upload({stack, 32, 32}, false), sb = upload({stack, 32, 1}, false);
+  time_op("linalg.solve_batched_f64", [&] { return rc::solve(sa, sb); });
+}
+
 // --- transfer: Upload / Download vs a loopback TCP copy ----------------------
 
 // Copies `buf` over a loopback TCP connection into a second buffer; ms.
@@ -839,6 +889,7 @@ int main(int argc, char** argv) {
   if (want("dot")) Dot(reps, r);
   if (want("sort")) Sort(reps, r);
   if (want("fft")) Fft(reps, r);
+  if (want("linalg")) Linalg(reps, r);
   if (want("transfer")) Transfer(reps, r);
   if (want("first_result")) FirstResult(r);
   std::fflush(stdout);

@@ -409,6 +409,17 @@ Array fft(const Array& a, int64_t axis = -1);
 Array ifft(const Array& a, int64_t axis = -1);
 Array rfft(const Array& a, int64_t axis = -1);
 Array irfft(const Array& a, int64_t n, int64_t axis = -1);
+// numpy.linalg's routines of stacks of matrices (the last two axes): the
+// lower Cholesky factor, the solution of a x = b (b: (..., n, k), a's
+// batch), the inverse, the determinant, eigvalsh (ascending) and svdvals
+// (descending). A matrix that cannot be factored fails the program with
+// INVALID_ARGUMENT "LinAlgError: ...".
+Array cholesky(const Array& a);
+Array solve(const Array& a, const Array& b);
+Array inv(const Array& a);
+Array det(const Array& a);
+Array eigvalsh(const Array& a);
+Array svdvals(const Array& a);
 Array extract(const Array& condition, const Array& arr, int64_t count);
 Array cumprod(const Array& a, std::optional<int64_t> axis = std::nullopt);
 

@@ -164,6 +164,14 @@ Array flatnonzero(const Array& a, int64_t count) { return Select("flatnonzero", 
 Array fft(const Array& a, int64_t axis) { return AlongAxis("fft", {&a}, axis, false); }
 Array ifft(const Array& a, int64_t axis) { return AlongAxis("ifft", {&a}, axis, false); }
 Array rfft(const Array& a, int64_t axis) { return AlongAxis("rfft", {&a}, axis, false); }
+Array cholesky(const Array& a) { return AlongAxis("cholesky", {&a}, std::nullopt, false); }
+Array solve(const Array& a, const Array& b) {
+  return AlongAxis("solve", {&a, &b}, std::nullopt, false);
+}
+Array inv(const Array& a) { return AlongAxis("inv", {&a}, std::nullopt, false); }
+Array det(const Array& a) { return AlongAxis("det", {&a}, std::nullopt, false); }
+Array eigvalsh(const Array& a) { return AlongAxis("eigvalsh", {&a}, std::nullopt, false); }
+Array svdvals(const Array& a) { return AlongAxis("svdvals", {&a}, std::nullopt, false); }
 Array irfft(const Array& a, int64_t n, int64_t axis) {
   return AlongAxis("irfft", {&a}, axis, false, n);
 }

@@ -16,6 +16,13 @@ std::mutex& PlannerMutex() {
   return mu;
 }
 
+// Threads FFTW may use inside one transform: one long row has no rows to
+// share, so FFTW's own threads split it.
+int TransformThreads(ThreadPool* pool, int64_t parts, int64_t n) {
+  if (pool == nullptr || parts > 1 || n < (int64_t{1} << 16)) return 1;
+  return std::max(1, pool->num_threads());
+}
+
 // FFTW's two precisions behind one interface.
 template <bool kF32>
 struct Fftw;
@@ -24,6 +31,10 @@ struct Fftw<true> {
   using Real = float;
   using Complex = fftwf_complex;
   using Plan = fftwf_plan;
+  static void Threads(int k) {
+    static const bool ready = fftwf_init_threads() != 0;
+    if (ready) fftwf_plan_with_nthreads(k);
+  }
   static Plan Many(int n, int howmany, FftDirection dir, void* in, void* out) {
     const unsigned flags = FFTW_ESTIMATE | FFTW_UNALIGNED | FFTW_PRESERVE_INPUT;
     const int c = n / 2 + 1;
@@ -60,6 +71,10 @@ struct Fftw<false> {
   using Real = double;
   using Complex = fftw_complex;
   using Plan = fftw_plan;
+  static void Threads(int k) {
+    static const bool ready = fftw_init_threads() != 0;
+    if (ready) fftw_plan_with_nthreads(k);
+  }
   static Plan Many(int n, int howmany, FftDirection dir, void* in, void* out) {
     const unsigned flags = FFTW_ESTIMATE | FFTW_UNALIGNED | FFTW_PRESERVE_INPUT;
     const int c = n / 2 + 1;
@@ -117,6 +132,7 @@ absl::Status Run(ThreadPool* pool, FftDirection dir, const void* in, void* out, 
   const int64_t tail_rows = rows - per * (parts - 1);
   {
     std::lock_guard<std::mutex> lock(PlannerMutex());
+    F::Threads(TransformThreads(pool, parts, n));
     full = F::Many(static_cast<int>(n), static_cast<int>(per), dir, src, dst);
     if (tail_rows != per) {
       tail = F::Many(static_cast<int>(n), static_cast<int>(tail_rows), dir, src, dst);

@@ -136,16 +136,21 @@ template <typename T>
 constexpr bool kVqsortValues = std::is_same_v<T, float> || std::is_same_v<T, double> ||
                                (std::is_integral_v<T> && !kIsBoolStorage<T> && sizeof(T) >= 2);
 
-// Whether equal elements of a float row are all equal bits: no NaN (NumPy
-// keeps their order and payloads) and no -0.0 (equal to +0.0).
+// Copies row to out and says whether its equal elements are all equal bits
+// (one pass for both): for floats, no NaN (NumPy keeps their order and
+// payloads) and no -0.0 (equal to +0.0).
 template <typename T>
-bool EqualMeansSameBits(const T* row, int64_t n) {
+bool CopyEqualMeansSameBits(const T* row, int64_t n, T* out) {
   if constexpr (std::is_floating_point_v<T>) {
     bool special = false;
-    for (int64_t i = 0; i < n; ++i)
-      special |= (row[i] != row[i]) | (row[i] == 0 && std::signbit(row[i]));
+    for (int64_t i = 0; i < n; ++i) {
+      const T x = row[i];
+      out[i] = x;
+      special |= (x != x) | (x == 0 && std::signbit(x));
+    }
     return !special;
   } else {
+    std::memcpy(out, row, static_cast<size_t>(n) * sizeof(T));
     return true;
   }
 }
@@ -247,10 +252,7 @@ absl::Status SortRows(ThreadPool* pool, const ConstView& a, bool descending, con
         return;
       }
       if constexpr (kVqsortValues<T>) {
-        if (EqualMeansSameBits(row, n)) {
-          std::memcpy(o, row, static_cast<size_t>(n) * sizeof(T));
-          return VqsortRow(o, n, descending);
-        }
+        if (CopyEqualMeansSameBits(row, n, o)) return VqsortRow(o, n, descending);
       }
       // The elements' own bits ride with their keys.
       RadixRow<T, Bits>(

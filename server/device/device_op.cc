@@ -1,5 +1,6 @@
 #include "server/device/device_op.h"
 
+#include <algorithm>
 #include <iterator>
 #include <string>
 #include <vector>
@@ -61,6 +62,11 @@ void Collect(const ExtractOp& op, List& v) {
 }
 void Collect(const FftOp& op, List& v) {
   v.push_back({op.in, "input"});
+  v.push_back({op.out, "output"});
+}
+void Collect(const LinalgOp& op, List& v) {
+  v.push_back({op.a, "operand a"});
+  if (op.kind == LinalgKind::kSolve) v.push_back({op.b, "operand b"});
   v.push_back({op.out, "output"});
 }
 void Collect(const FusedLoopOp& op, List& v) {
@@ -257,6 +263,7 @@ bool DefinedFor(DeviceOpKind kind, DType dtype) {
     case DeviceOpKind::kExtract:
       return true;
     case DeviceOpKind::kFft:  // the transform's dtypes: CheckFftOp
+    case DeviceOpKind::kLinalg:
       return dtype == DType::kFloat32 || dtype == DType::kFloat64 || IsComplex(dtype);
     case DeviceOpKind::kArgsort:
       return !IsComplex(dtype);  // no complex order yet
@@ -271,7 +278,7 @@ constexpr const char* kDeviceOpNames[] = {
     "fill",        "arange",    "elementwise",     "cast",        "matmul",
     "reduce",      "transpose", "fused loop",      "reduce axes", "slice",
     "concatenate", "argsort",   "take_along_axis", "scan",        "extract",
-    "fft",
+    "fft",         "linalg",
 };
 static_assert(std::size(kDeviceOpNames) == kNumDeviceOpKinds);
 
@@ -310,6 +317,47 @@ absl::Status CheckFftOp(const FftOp& op) {
   return absl::InvalidArgumentError(
       "fft: input and output do not fit the transform (dtypes of one precision, equal rows, "
       "last dimensions n and n, or n and n/2 + 1 for real transforms)");
+}
+
+absl::Status CheckLinalgOp(const LinalgOp& op) {
+  const DeviceArray &a = *op.a, &out = *op.out;
+  const size_t rank = a.shape.size();
+  bool ok = rank >= 2 && DefinedFor(DeviceOpKind::kLinalg, a.dtype) && a.buffer != out.buffer;
+  if (ok) {
+    const int64_t m = a.shape[rank - 2], n = a.shape[rank - 1];
+    Shape want(a.shape.begin(), a.shape.end() - 2);  // the batch
+    DType dtype = a.dtype;
+    ok = op.kind == LinalgKind::kSvdvals || m == n;
+    switch (op.kind) {
+      case LinalgKind::kCholesky:
+      case LinalgKind::kInv:
+        want = a.shape;
+        break;
+      case LinalgKind::kSolve: {
+        const DeviceArray* b = op.b;
+        ok = ok && b != nullptr && b->dtype == a.dtype && b->shape.size() == rank &&
+             std::equal(want.begin(), want.end(), b->shape.begin()) && b->shape[rank - 2] == n &&
+             b->buffer != out.buffer;
+        if (ok) want = b->shape;
+        break;
+      }
+      case LinalgKind::kDet:
+        break;
+      case LinalgKind::kEigvalsh:
+        want.push_back(n);
+        dtype = IsComplex(a.dtype) ? ComplexComponent(a.dtype) : a.dtype;
+        break;
+      case LinalgKind::kSvdvals:
+        want.push_back(std::min(m, n));
+        dtype = IsComplex(a.dtype) ? ComplexComponent(a.dtype) : a.dtype;
+        break;
+    }
+    ok = ok && out.shape == want && out.dtype == dtype;
+  }
+  if (ok) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      "linalg: the operands and output do not fit the routine (stacks of float32, float64, "
+      "complex64 or complex128 matrices, square but for svdvals)");
 }
 
 const char* OpLabel(const DeviceOp& op) {

@@ -318,9 +318,30 @@ struct FftOp {
 // backends check with it.
 absl::Status CheckFftOp(const FftOp& op);
 
+// Dense linear algebra over stacks of C-contiguous matrices a (..., m, n)
+// of float32, float64, complex64 or complex128, out of a's dtype unless
+// said: kCholesky (square; out a's shape, the lower factor, zeros above),
+// kSolve (square a, b (..., n, k) of a's dtype and batch; out b's shape),
+// kInv (out a's shape), kDet (out (...)), kEigvalsh (the Hermitian
+// matrix of a's lower triangle; out (..., n) of the real dtype, ascending),
+// kSvdvals (out (..., min(m, n)) real, descending). A matrix the library
+// cannot factor is INVALID_ARGUMENT beginning "LinAlgError: " (NumPy's
+// messages: "Singular matrix", "Matrix is not positive definite", ...).
+enum class LinalgKind : uint8_t { kCholesky, kSolve, kInv, kDet, kEigvalsh, kSvdvals };
+struct LinalgOp {
+  LinalgKind kind = LinalgKind::kCholesky;
+  const DeviceArray* a = nullptr;
+  const DeviceArray* b = nullptr;  // kSolve only
+  const DeviceArray* out = nullptr;
+};
+
+// OK when a LinalgOp's arrays fit its kind as above; else INVALID_ARGUMENT.
+// Both backends check with it.
+absl::Status CheckLinalgOp(const LinalgOp& op);
+
 using DeviceOp = std::variant<FillOp, ArangeOp, ElementwiseOp, CastOp, MatmulOp, ReduceOp,
                               TransposeOp, FusedLoopOp, ReduceAxesOp, SliceOp, ConcatOp, ArgsortOp,
-                              TakeAlongAxisOp, ScanOp, ExtractOp, FftOp>;
+                              TakeAlongAxisOp, ScanOp, ExtractOp, FftOp, LinalgOp>;
 
 // The kind of a DeviceOp, for Backend::Supports: the variant's index.
 enum class DeviceOpKind : uint8_t {
@@ -340,8 +361,9 @@ enum class DeviceOpKind : uint8_t {
   kScan,
   kExtract,
   kFft,
+  kLinalg,
 };
-inline constexpr int kNumDeviceOpKinds = 16;
+inline constexpr int kNumDeviceOpKinds = 17;
 
 namespace device_op_internal {
 template <DeviceOpKind K, typename Op>
@@ -365,6 +387,7 @@ static_assert(device_op_internal::kIs<DeviceOpKind::kTakeAlongAxis, TakeAlongAxi
 static_assert(device_op_internal::kIs<DeviceOpKind::kScan, ScanOp>);
 static_assert(device_op_internal::kIs<DeviceOpKind::kExtract, ExtractOp>);
 static_assert(device_op_internal::kIs<DeviceOpKind::kFft, FftOp>);
+static_assert(device_op_internal::kIs<DeviceOpKind::kLinalg, LinalgOp>);
 
 inline DeviceOpKind KindOf(const DeviceOp& op) { return static_cast<DeviceOpKind>(op.index()); }
 
@@ -375,7 +398,7 @@ bool DefinedFor(DeviceOpKind kind, DType dtype);
 
 // "fill", "arange", "elementwise", "cast", "matmul", "reduce", "transpose",
 // "fused loop", "reduce axes", "slice", "concatenate", "argsort",
-// "take_along_axis", "scan", "extract", "fft".
+// "take_along_axis", "scan", "extract", "fft", "linalg".
 const char* DeviceOpName(DeviceOpKind kind);
 // The op's name for messages: ElementwiseName for elementwise ops ("add"),
 // "sum" for a sum, ReduceKindName for a ReduceAxesOp, else DeviceOpName.

@@ -26,6 +26,11 @@ constexpr OpDef Transform(OpKind kind, const char* name) {
           std::nullopt, InferFft, FftBound, RunFft};
 }
 
+constexpr OpDef Factorisation(OpKind kind, const char* name, int operands) {
+  return {kind,         name,        operands,    false,    false, ResultBuffer::kNew,
+          std::nullopt, InferLinalg, LinalgBound, RunLinalg};
+}
+
 // In OpKind's order (checked below).
 constexpr OpDef kOps[] = {
     Creation(OpKind::kOnes, "ones", InferFill, RunFill),
@@ -83,6 +88,12 @@ constexpr OpDef kOps[] = {
     Transform(OpKind::kIfft, "ifft"),
     Transform(OpKind::kRfft, "rfft"),
     Transform(OpKind::kIrfft, "irfft"),
+    Factorisation(OpKind::kCholesky, "cholesky", 1),
+    Factorisation(OpKind::kSolve, "solve", 2),
+    Factorisation(OpKind::kInv, "inv", 1),
+    Factorisation(OpKind::kDet, "det", 1),
+    Factorisation(OpKind::kEigvalsh, "eigvalsh", 1),
+    Factorisation(OpKind::kSvdvals, "svdvals", 1),
 };
 
 constexpr bool InOpKindOrder() {
@@ -92,7 +103,7 @@ constexpr bool InOpKindOrder() {
   return true;
 }
 static_assert(InOpKindOrder(), "kOps rows must follow OpKind's order");
-static_assert(std::size(kOps) == static_cast<size_t>(OpKind::kIrfft) + 1,
+static_assert(std::size(kOps) == static_cast<size_t>(OpKind::kSvdvals) + 1,
               "every OpKind needs a row");
 
 }  // namespace

@@ -125,6 +125,13 @@ int64_t FftBound(const Instruction& ins, absl::Span<const ValueType> ops, const 
 absl::StatusOr<DeviceArray> RunFft(OpContext& ctx, const Instruction& ins,
                                    std::vector<DeviceArray> args, const ValueType& out);
 
+// linalg_ops.cc
+absl::StatusOr<ValueType> InferLinalg(const Instruction& ins, absl::Span<const ValueType> ops);
+int64_t LinalgBound(const Instruction& ins, absl::Span<const ValueType> ops,
+                    const ValueType& result);
+absl::StatusOr<DeviceArray> RunLinalg(OpContext& ctx, const Instruction& ins,
+                                      std::vector<DeviceArray> args, const ValueType& out);
+
 // ops.cc
 absl::StatusOr<DeviceArray> RunFill(OpContext& ctx, const Instruction& ins,
                                     std::vector<DeviceArray> args, const ValueType& out);

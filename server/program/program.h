@@ -65,6 +65,13 @@ enum class OpKind {
   kIfft,
   kRfft,
   kIrfft,
+  // Dense linear algebra of stacks of matrices (linalg_ops.cc).
+  kCholesky,
+  kSolve,
+  kInv,
+  kDet,
+  kEigvalsh,
+  kSvdvals,
 };
 
 // A wire op name: its OpKind and, for kElementwise, the table's row. Every

@@ -1054,6 +1054,115 @@ TEST_P(BackendConformanceTest, FftEveryKindAndPrecision) {
   EXPECT_EQ(got.status().code(), absl::StatusCode::kInvalidArgument);
 }
 
+TEST_P(BackendConformanceTest, LinalgEveryRoutineAndDtype) {
+  // Well-conditioned stacks (entries in [-2, 2] plus n on the diagonal;
+  // A A^H + n I for Cholesky and eigvalsh), against the reference within a
+  // multiple of the dtype's epsilon times the largest result (another
+  // library's algorithm: cuSOLVER against LAPACK).
+  for (DType d : {DType::kFloat32, DType::kFloat64, DType::kComplex64, DType::kComplex128}) {
+    const DType real = IsComplex(d) ? ComplexComponent(d) : d;
+    const double tol = real == DType::kFloat32 ? 2e-4 : 1e-10;
+    auto stack = [&](Shape shape, uint64_t seed, bool hermitian) {
+      HostArray h = Random(d, shape, seed, /*specials=*/false);
+      HostArray parts = h;
+      if (IsComplex(d)) {
+        parts.dtype = real;
+        parts.shape.push_back(2);
+      }
+      const size_t rank = shape.size();
+      const int64_t m = shape[rank - 2], n = shape[rank - 1], per = IsComplex(d) ? 2 : 1;
+      const int64_t batch = h.size() / std::max<int64_t>(m * n, 1);
+      std::vector<double> v(static_cast<size_t>(parts.size()));
+      for (int64_t i = 0; i < parts.size(); ++i) v[i] = parts.value(i) / 50.0;
+      for (int64_t b = 0; b < batch; ++b) {
+        double* mat = v.data() + b * m * n * per;
+        if (hermitian) {  // v := v v^H + n I (real part symmetric, imaginary antisymmetric)
+          std::vector<double> w(static_cast<size_t>(m * n * per), 0.0);
+          for (int64_t i = 0; i < n; ++i) {
+            for (int64_t j = 0; j < n; ++j) {
+              for (int64_t k = 0; k < n; ++k) {
+                const double ar = mat[(i * n + k) * per], br = mat[(j * n + k) * per];
+                const double ai = per == 2 ? mat[(i * n + k) * 2 + 1] : 0.0;
+                const double bi = per == 2 ? mat[(j * n + k) * 2 + 1] : 0.0;
+                w[(i * n + j) * per] += ar * br + ai * bi;  // a_ik conj(a_jk)
+                if (per == 2) w[(i * n + j) * 2 + 1] += ai * br - ar * bi;
+              }
+            }
+          }
+          std::copy(w.begin(), w.end(), mat);
+        }
+        for (int64_t i = 0; i < std::min(m, n); ++i)
+          mat[(i * n + i) * per] += static_cast<double>(n);
+      }
+      for (int64_t i = 0; i < parts.size(); ++i) {
+        if (real == DType::kFloat32) {
+          const float f = static_cast<float>(v[i]);
+          std::memcpy(&h.bytes[i * 4], &f, 4);
+        } else {
+          std::memcpy(&h.bytes[i * 8], &v[i], 8);
+        }
+      }
+      return h;
+    };
+    struct Case {
+      LinalgKind kind;
+      Shape a, out;
+      DType out_dtype;
+      Shape b = {};
+    };
+    const std::vector<Case> cases = {
+        {LinalgKind::kCholesky, {3, 4, 4}, {3, 4, 4}, d},
+        {LinalgKind::kSolve, {3, 4, 4}, {3, 4, 1}, d, {3, 4, 1}},
+        {LinalgKind::kSolve, {2, 5, 5}, {2, 5, 3}, d, {2, 5, 3}},
+        {LinalgKind::kInv, {3, 4, 4}, {3, 4, 4}, d},
+        {LinalgKind::kDet, {3, 4, 4}, {3}, d},
+        {LinalgKind::kDet, {2, 0, 0}, {2}, d},
+        {LinalgKind::kEigvalsh, {3, 4, 4}, {3, 4}, real},
+        {LinalgKind::kSvdvals, {2, 3, 5}, {2, 3}, real},
+        {LinalgKind::kSvdvals, {2, 5, 3}, {2, 3}, real},
+    };
+    uint64_t seed = 50;
+    for (const Case& c : cases) {
+      SCOPED_TRACE(
+          absl::StrCat(DTypeName(d), " routine ", static_cast<int>(c.kind), " ", Describe(d, c.a)));
+      const bool hermitian = c.kind == LinalgKind::kCholesky || c.kind == LinalgKind::kEigvalsh;
+      std::vector<HostArray> in = {stack(c.a, seed++, hermitian)};
+      if (!c.b.empty()) in.push_back(stack(c.b, seed++, false));
+      const LinalgKind kind = c.kind;
+      auto op = [kind](Backend& b, Stream& s, std::vector<DeviceArray>& args, DeviceArray& o) {
+        return b.Run(s, LinalgOp{kind, &args[0], args.size() > 1 ? &args[1] : nullptr, &o});
+      };
+      absl::StatusOr<HostArray> want = RunOn(ref_, in, c.out_dtype, c.out, op);
+      absl::StatusOr<HostArray> got = RunOn(test_, in, c.out_dtype, c.out, op);
+      ASSERT_TRUE(want.ok()) << want.status();
+      ASSERT_TRUE(got.ok()) << GetParam() << ": " << got.status();
+      HostArray w = *want, g = *got;
+      if (IsComplex(w.dtype)) {
+        for (HostArray* p : {&w, &g}) {
+          p->dtype = ComplexComponent(p->dtype);
+          p->shape.push_back(2);
+        }
+      }
+      double big = 1.0;
+      for (int64_t i = 0; i < w.size(); ++i) big = std::max(big, std::fabs(w.value(i)));
+      for (int64_t i = 0; i < w.size(); ++i) {
+        ASSERT_LE(std::fabs(w.value(i) - g.value(i)), tol * big)
+            << GetParam() << " at " << i << ": " << w.repr(i) << " vs " << g.repr(i);
+      }
+    }
+  }
+  // A singular matrix is NumPy's LinAlgError on every backend.
+  HostArray zeros{DType::kFloat64, {1, 2, 2}, std::vector<uint8_t>(32, 0)};
+  absl::StatusOr<HostArray> got =
+      RunOn(test_, {zeros}, DType::kFloat64, {1, 2, 2},
+            [](Backend& b, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
+              return b.Run(s, LinalgOp{LinalgKind::kInv, &in[0], nullptr, &o});
+            });
+  ASSERT_FALSE(got.ok());
+  EXPECT_EQ(got.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(got.status().message(), "LinAlgError: Singular matrix");
+}
+
 TEST_P(BackendConformanceTest, TakeAlongAxisEveryDtype) {
   for (DType d : kEveryDType) {
     const Shape in_shape = {3, 40};

@@ -17,6 +17,7 @@
 #include "kernels/cpu/convert.h"
 #include "kernels/cpu/elementwise.h"
 #include "kernels/cpu/fft.h"
+#include "kernels/cpu/linalg.h"
 #include "kernels/cpu/matmul.h"
 #include "kernels/cpu/reduce.h"
 #include "kernels/cpu/thread_pool.h"
@@ -195,6 +196,14 @@ class CpuBackend final : public Backend {
   absl::Status Do(const ArgsortOp& op) { return RunArgsort(&pool_, op); }
   absl::Status Do(const TakeAlongAxisOp& op) { return RunTakeAlongAxis(&pool_, op); }
   absl::Status Do(const ExtractOp& op) { return RunExtract(&pool_, op); }
+  absl::Status Do(const LinalgOp& op) {
+    RETURN_IF_ERROR(CheckLinalgOp(op));
+    static_assert(static_cast<int>(cpu::LinalgRoutine::kSvdvals) ==
+                  static_cast<int>(LinalgKind::kSvdvals));
+    const cpu::ConstView b = op.b != nullptr ? View(*op.b) : cpu::ConstView{};
+    return cpu::Linalg(&pool_, static_cast<cpu::LinalgRoutine>(op.kind), View(*op.a),
+                       op.kind == LinalgKind::kSolve ? &b : nullptr, MutableView(*op.out));
+  }
   absl::Status Do(const FftOp& op) {
     RETURN_IF_ERROR(CheckFftOp(op));
     const DeviceArray &in = *op.in, &out = *op.out;

@@ -105,6 +105,8 @@ StreamState::~StreamState() {
   DeviceGuard guard(device_->ordinal);
   staging_.reset();
   fft_plans_.reset();
+  if (solver_.params != nullptr) (void)cusolverDnDestroyParams(solver_.params);
+  if (solver_.handle != nullptr) (void)cusolverDnDestroy(solver_.handle);
   if (cublas_ != nullptr) (void)cublasDestroy(cublas_);
   // Returns at once; the stream's pending work still completes.
   (void)cudaStreamDestroy(stream_);
@@ -120,6 +122,23 @@ FftPlans& StreamState::fft_plans() {
   std::lock_guard<std::mutex> lock(mu_);
   if (fft_plans_ == nullptr) fft_plans_ = std::make_unique<FftPlans>(stream_);
   return *fft_plans_;
+}
+
+absl::StatusOr<StreamState::Solver> StreamState::Cusolver() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (solver_.handle != nullptr) return solver_;
+  Solver s;
+  if (cusolverDnCreate(&s.handle) != CUSOLVER_STATUS_SUCCESS) {
+    return absl::InternalError("cusolverDnCreate failed");
+  }
+  if (cusolverDnSetStream(s.handle, stream_) != CUSOLVER_STATUS_SUCCESS ||
+      cusolverDnCreateParams(&s.params) != CUSOLVER_STATUS_SUCCESS) {
+    if (s.params != nullptr) (void)cusolverDnDestroyParams(s.params);
+    (void)cusolverDnDestroy(s.handle);
+    return absl::InternalError("cusolverDnSetStream/CreateParams failed");
+  }
+  solver_ = s;
+  return solver_;
 }
 
 absl::StatusOr<cublasHandle_t> StreamState::Cublas() {

@@ -23,6 +23,7 @@
 
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
+#include <cusolverDn.h>
 
 #include <atomic>
 #include <cstdint>
@@ -88,6 +89,13 @@ class StreamState {
   Staging& staging();
   // This stream's cuFFT plans, made on first use.
   FftPlans& fft_plans();
+  // This stream's cuSOLVER handle and its (default) parameters, made on
+  // first use and bound to this stream, as the cuBLAS handle.
+  struct Solver {
+    cusolverDnHandle_t handle = nullptr;
+    cusolverDnParams_t params = nullptr;
+  };
+  absl::StatusOr<Solver> Cusolver();
 
  private:
   std::shared_ptr<DeviceState> device_;
@@ -96,6 +104,7 @@ class StreamState {
   cublasHandle_t cublas_ = nullptr;
   std::unique_ptr<Staging> staging_;
   std::unique_ptr<FftPlans> fft_plans_;
+  Solver solver_;
 };
 
 // A session's stream: the copies and Synchronize run on its cudaStream_t.
@@ -204,6 +213,7 @@ class CudaBackend final : public Backend {
   absl::Status Do(const StreamRef& s, const ScanOp& op);           // cuda_sort_ops.cc
   absl::Status Do(const StreamRef& s, const ExtractOp& op);        // cuda_sort_ops.cc
   absl::Status Do(const StreamRef& s, const FftOp& op);            // cuda_fft_ops.cc
+  absl::Status Do(const StreamRef& s, const LinalgOp& op);         // cuda_linalg_ops.cc
   absl::Status Binary(const StreamRef& s, ElementwiseKind kind, const DeviceArray& a,
                       const DeviceArray& b, const DeviceArray& out);
   absl::Status Negative(const StreamRef& s, const DeviceArray& a, const DeviceArray& out);

@@ -130,9 +130,18 @@ _BY_CODE: Dict[grpc.StatusCode, Type[ResidentError]] = {
 }
 
 
+class LinAlgError(InvalidArgument):
+    """numpy.linalg.LinAlgError's case (a ValueError, as NumPy's): the server
+    could not factor a matrix ("Singular matrix", "Matrix is not positive
+    definite", "... did not converge"). Also ``resident.linalg.LinAlgError``."""
+
+
 def error_for(code: grpc.StatusCode, details: str,
               request_id: Optional[str] = None) -> ResidentError:
-    """The exception of the class for ``code``."""
+    """The exception of the class for ``code`` (LinAlgError for a
+    factorisation's failure, which the server's message names)."""
+    if code == grpc.StatusCode.INVALID_ARGUMENT and "LinAlgError: " in details:
+        return LinAlgError(details, code, request_id)
     return _BY_CODE.get(code, ResidentError)(details, code, request_id)
 
 

@@ -245,6 +245,41 @@ def transform(name: str):
     return rule
 
 
+def factorisation(name: str):
+    """numpy.linalg's routines of stacks of matrices (the last two axes):
+    ints and bool compute in float64, float16/bfloat16 are refused;
+    eigvalsh and svdvals give the real dtype."""
+
+    def rule(ops: Sequence[Meta], ins: "pb.Instruction") -> Meta:
+        a = ops[0]
+        if len(a.shape) < 2:
+            raise ValueError(f"linalg.{name}: {len(a.shape)}-dimensional array given. Array must "
+                             "be at least two-dimensional")
+        m, n = a.shape[-2:]
+        if name != "svdvals" and m != n:
+            raise ValueError(f"linalg.{name}: Last 2 dimensions of the array must be square")
+        dt = np.result_type(a.dtype, ops[1].dtype) if name == "solve" else a.dtype
+        if dt.itemsize == 2 and dt.kind == "f" or dt.name == "bfloat16":
+            raise TypeError(f"linalg.{name}: array type {dt} is unsupported in linalg")
+        if dt.kind not in "fc":
+            dt = np.dtype(np.float64)
+        real = np.dtype(dt.char.lower()) if dt.kind == "c" else dt
+        batch = tuple(a.shape[:-2])
+        if name == "solve":
+            b = ops[1]
+            if len(b.shape) != len(a.shape) or tuple(b.shape[:-2]) != batch or b.shape[-2] != n:
+                raise ValueError("linalg.solve: b must have a's batch shape and n rows")
+            return Meta(dt, tuple(b.shape))
+        if name == "det":
+            return Meta(dt, batch)
+        if name == "eigvalsh":
+            return Meta(real, batch + (n,))
+        if name == "svdvals":
+            return Meta(real, batch + (min(m, n),))
+        return Meta(dt, tuple(a.shape))
+    return rule
+
+
 def cumulative(name: str):
     """cumulative_sum / cumulative_prod: numpy.cumsum's dtype (sum's), the
     operand's shape, flattened when no axis is given."""

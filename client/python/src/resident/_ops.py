@@ -97,4 +97,7 @@ OPS: Dict[str, OpSpec] = {s.name: s for s in (
     # Discrete Fourier transforms along one axis (fft.py).
     *(OpSpec(n, 1, _infer_shape.transform(n), eager_errors=True)
       for n in ("fft", "ifft", "rfft", "irfft")),
+    # numpy.linalg's routines of stacks of matrices (linalg.py).
+    *(OpSpec(n, 2 if n == "solve" else 1, _infer_shape.factorisation(n), eager_errors=True)
+      for n in ("cholesky", "solve", "inv", "det", "eigvalsh", "svdvals")),
 )}

@@ -89,6 +89,13 @@ _FUNCTIONS: Dict[Any, Callable[..., Any]] = {
     np.linalg.outer: _linalg.outer, np.linalg.cross: _linalg.cross,
     np.linalg.diagonal: _linalg.diagonal, np.linalg.trace: _linalg.trace,
     np.linalg.matrix_power: _linalg.matrix_power,
+    np.linalg.cholesky: lambda a, upper=False: _linalg.cholesky(a, upper=upper),
+    np.linalg.solve: _linalg.solve, np.linalg.inv: _linalg.inv, np.linalg.det: _linalg.det,
+    np.linalg.eigvalsh: lambda a, UPLO="L": _linalg.eigvalsh(  # noqa: N803
+        a if UPLO == "L" else _linalg.matrix_transpose(a)),
+    np.linalg.svdvals: _linalg.svdvals,
+    np.linalg.matrix_rank: lambda A, tol=None, hermitian=False, *, rtol=None: (  # noqa: N803
+        _linalg.matrix_rank(A, rtol=rtol) if tol is None else NotImplemented),
 }
 
 

@@ -1,14 +1,16 @@
-"""The Array API's ``linalg`` extension, so far the functions composed from
-the server's ops (recorded into the same lazy program): ``matmul``,
-``matrix_transpose``, ``tensordot``, ``vecdot``, ``outer``, ``diagonal``,
-``trace``, ``cross``, ``vector_norm``, ``matrix_norm``, ``matrix_power``
-and NumPy's ``norm``, with NumPy's (``numpy.linalg``'s) semantics.
+"""The Array API's ``linalg`` extension with numpy.linalg's semantics,
+recorded into the same lazy program. The server's routines (cuSOLVER on
+CUDA, LAPACK on the CPU) over stacks of matrices: ``cholesky``, ``solve``,
+``inv``, ``det``, ``eigvalsh``, ``svdvals``; composed from them and the
+other ops: ``matrix_rank``, ``matrix_norm`` (every order), negative
+``matrix_power``, ``matmul``, ``matrix_transpose``, ``tensordot``,
+``vecdot``, ``outer``, ``diagonal``, ``trace``, ``cross``,
+``vector_norm`` and NumPy's ``norm``. A matrix the server cannot factor
+raises ``LinAlgError`` (a ValueError, as NumPy's).
 
-The factorisations (``cholesky``, ``qr``, ``svd``, ``eigh``, ``solve``,
-``inv``, ``det``, ...) need cuSOLVER / LAPACK on the server and are not
-built yet; so are the norms that need singular values (``matrix_norm``
-with ``ord`` 2, -2 or 'nuc') and negative matrix powers (an inverse): they
-raise NotImplementedError saying so.
+The routines with several results (``qr``, ``svd``, ``eigh``,
+``slogdet``) and ``pinv`` (from ``svd``) need instructions with several
+outputs, not built yet: they raise NotImplementedError saying so.
 
     import resident as rs
     n = rs.linalg.vector_norm(x, axis=-1)      # sqrt(sum(|x|^2)) per row
@@ -24,14 +26,16 @@ from typing import Any, List, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from . import _array
-from ._array import ndarray
+from ._array import ndarray, record
+from ._errors import LinAlgError
 from ._composed import matrix_transpose, tensordot, vecdot
 from ._manipulation import _arange_on, _norm_axes
 from ._shape_ops import broadcast_to, max as _max, min as _min, stack, sum as _sum
 from ._sorting import take
 
 __all__ = ["matmul", "matrix_transpose", "tensordot", "vecdot", "outer", "diagonal", "trace",
-           "cross", "vector_norm", "matrix_norm", "matrix_power", "norm"]
+           "cross", "vector_norm", "matrix_norm", "matrix_power", "norm", "cholesky", "solve",
+           "inv", "det", "eigvalsh", "svdvals", "matrix_rank", "LinAlgError"]
 
 matmul = _array.matmul
 
@@ -39,8 +43,85 @@ Axis = Union[None, int, Sequence[int]]
 
 
 def _not_built(what: str) -> NotImplementedError:
-    return NotImplementedError(f"{what} needs a factorisation (cuSOLVER / LAPACK on the server), "
-                               "which resident.linalg does not have yet")
+    return NotImplementedError(f"{what} needs an instruction with several results, which the "
+                               "server does not have yet")
+
+
+def _routine(op: str, *xs: ndarray) -> ndarray:
+    for x in xs:
+        if not isinstance(x, ndarray):
+            raise TypeError(f"linalg.{op} needs resident arrays, not {type(x).__name__}")
+    return record(op, [x._node for x in xs], xs[0]._node.session)
+
+
+def cholesky(x: ndarray, /, *, upper: bool = False) -> ndarray:
+    """The Cholesky factor of each Hermitian positive-definite matrix: lower
+    (x = L L^H), or with upper=True U = L^H. LinAlgError if one is not
+    positive definite."""
+    lower = _routine("cholesky", x)
+    if not upper:
+        return lower
+    u = matrix_transpose(lower)
+    return _array.conj(u) if u.dtype.kind == "c" else u
+
+
+def solve(x1: ndarray, x2: ndarray, /) -> ndarray:
+    """The solution of x1 @ x = x2 for square x1 (..., M, M): x2 of shape
+    (M,) is one vector, else (..., M, K) with the batch broadcast, as
+    numpy.linalg.solve in NumPy 2. LinAlgError if x1 is singular."""
+    if not isinstance(x1, ndarray) or not isinstance(x2, ndarray):
+        raise TypeError("linalg.solve needs resident arrays")
+    if x1.ndim < 2:
+        raise ValueError(f"linalg.solve: {x1.ndim}-dimensional array given. Array must be at "
+                         "least two-dimensional")
+    m = x1.shape[-1]
+    vector = x2.ndim == 1
+    b = x2.reshape((x2.shape[0], 1)) if vector else x2
+    if b.shape[-2] != m:
+        raise ValueError(f"linalg.solve: x2 has {b.shape[-2]} rows; x1's matrices are {m} x {m}")
+    batch = tuple(np.broadcast_shapes(x1.shape[:-2], b.shape[:-2]))
+    a = x1 if x1.shape[:-2] == batch else broadcast_to(x1, batch + x1.shape[-2:])
+    b = b if b.shape[:-2] == batch else broadcast_to(b, batch + b.shape[-2:])
+    out = _routine("solve", a, b)
+    return out.reshape(batch + (m,)) if vector else out
+
+
+def inv(x: ndarray, /) -> ndarray:
+    """The inverse of each square matrix. LinAlgError if one is singular."""
+    return _routine("inv", x)
+
+
+def det(x: ndarray, /) -> ndarray:
+    """The determinant of each square matrix (from an LU factorisation)."""
+    return _routine("det", x)
+
+
+def eigvalsh(x: ndarray, /) -> ndarray:
+    """The eigenvalues of each Hermitian matrix (its lower triangle), in
+    ascending order, in the real dtype."""
+    return _routine("eigvalsh", x)
+
+
+def svdvals(x: ndarray, /) -> ndarray:
+    """The singular values of each matrix, in descending order, in the real
+    dtype."""
+    return _routine("svdvals", x)
+
+
+def matrix_rank(x: ndarray, /, *, rtol: Any = None) -> ndarray:
+    """The number of singular values above rtol times the largest (rtol:
+    max(M, N) times the dtype's epsilon by default, or a float or an array
+    broadcast against the stack), as the Array API's matrix_rank."""
+    if x.ndim < 2:
+        raise ValueError("matrix_rank needs an array of at least two dimensions")
+    s = svdvals(x)
+    if rtol is None:
+        rtol = max(x.shape[-2:]) * float(np.finfo(s.dtype).eps)
+    top = _max(s, axis=-1, keepdims=True) if s.shape[-1] > 0 else s
+    if isinstance(rtol, ndarray):
+        rtol = _array.expand_dims(rtol, axis=-1) if rtol.ndim > 0 else rtol
+    big = _array.greater(s, top * rtol)
+    return _sum(big.astype(np.int64), axis=-1)
 
 
 def outer(x1: ndarray, x2: ndarray, /) -> ndarray:
@@ -140,8 +221,8 @@ def matrix_norm(x: ndarray, /, *, keepdims: bool = False,
                 ord: Union[int, float, str, None] = "fro") -> ndarray:  # noqa: A002
     """The norm of each matrix of the last two axes: 'fro' (Frobenius), 1
     and -1 (largest / smallest column sum of |x|), inf and -inf (of row
-    sums), as numpy.linalg.matrix_norm. 2, -2 and 'nuc' need singular
-    values: NotImplementedError until resident.linalg has svd."""
+    sums), 2, -2 and 'nuc' (the largest, the smallest and the sum of the
+    singular values), as numpy.linalg.matrix_norm."""
     if x.ndim < 2:
         raise ValueError("matrix_norm needs an array of at least two dimensions")
     a = _array.absolute(x)
@@ -162,7 +243,11 @@ def matrix_norm(x: ndarray, /, *, keepdims: bool = False,
         if not keepdims:
             out = out.reshape(out.shape[:-2])
     elif ord in (2, -2, "nuc"):
-        raise _not_built(f"matrix_norm(ord={ord!r}) (singular values)")
+        sv = svdvals(x)
+        out = (_max(sv, axis=-1) if ord == 2 else _min(sv, axis=-1) if ord == -2
+               else _sum(sv, axis=-1))
+        if keepdims:
+            out = out.reshape(out.shape + (1, 1))
     else:
         raise ValueError(f"Invalid norm order {ord!r} for matrices")
     return out
@@ -171,14 +256,14 @@ def matrix_norm(x: ndarray, /, *, keepdims: bool = False,
 def matrix_power(x: ndarray, n: int, /) -> ndarray:
     """``x`` (square matrices in the last two axes) to the integer power
     ``n`` by repeated squaring, as numpy.linalg.matrix_power; n = 0 gives
-    identities of x's dtype. A negative n needs an inverse:
-    NotImplementedError until resident.linalg has inv."""
+    identities of x's dtype; a negative n is the inverse's power."""
     n = operator.index(n)
     if x.ndim < 2 or x.shape[-1] != x.shape[-2]:
         raise ValueError(f"matrix_power needs square matrices in the last two axes, got shape "
                          f"{x.shape}")
     if n < 0:
-        raise _not_built("matrix_power with a negative exponent (an inverse)")
+        x = inv(x)
+        n = -n
     if n == 0:
         k = x.shape[-1]
         rows = _arange_on(x, k, np.int64).reshape((k, 1))

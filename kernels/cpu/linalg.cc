@@ -1,0 +1,196 @@
+#include "kernels/cpu/linalg.h"
+
+#include <algorithm>
+#include <atomic>
+#include <complex>
+#include <cstring>
+#include <mutex>
+#include <vector>
+
+// LAPACK's complex arguments as std::complex (lapack.h's own option).
+#define lapack_complex_float std::complex<float>
+#define lapack_complex_double std::complex<double>
+#include <lapacke.h>
+
+#include "absl/strings/str_cat.h"
+
+namespace resident::cpu {
+namespace {
+
+using C64 = std::complex<float>;
+using C128 = std::complex<double>;
+
+// LAPACKE's routines of each precision, row-major.
+template <typename T>
+struct Lapack;
+
+#define RESIDENT_LAPACK_COMMON(T, R, p)                                                      \
+  using Real = R;                                                                            \
+  static lapack_int Potrf(lapack_int n, T* a) {                                              \
+    return LAPACKE_##p##potrf(LAPACK_ROW_MAJOR, 'L', n, a, n);                               \
+  }                                                                                          \
+  static lapack_int Gesv(lapack_int n, lapack_int k, T* a, lapack_int* ipiv, T* b) {         \
+    return LAPACKE_##p##gesv(LAPACK_ROW_MAJOR, n, k, a, n, ipiv, b, k);                      \
+  }                                                                                          \
+  static lapack_int Getrf(lapack_int n, T* a, lapack_int* ipiv) {                            \
+    return LAPACKE_##p##getrf(LAPACK_ROW_MAJOR, n, n, a, n, ipiv);                           \
+  }                                                                                          \
+  static lapack_int Gesdd(lapack_int m, lapack_int n, T* a, R* s) {                          \
+    return LAPACKE_##p##gesdd(LAPACK_ROW_MAJOR, 'N', m, n, a, n, s, nullptr, m, nullptr, n); \
+  }
+
+template <>
+struct Lapack<float> {
+  RESIDENT_LAPACK_COMMON(float, float, s)
+  static lapack_int Eigvalsh(lapack_int n, float* a, float* w) {
+    return LAPACKE_ssyevd(LAPACK_ROW_MAJOR, 'N', 'L', n, a, n, w);
+  }
+};
+template <>
+struct Lapack<double> {
+  RESIDENT_LAPACK_COMMON(double, double, d)
+  static lapack_int Eigvalsh(lapack_int n, double* a, double* w) {
+    return LAPACKE_dsyevd(LAPACK_ROW_MAJOR, 'N', 'L', n, a, n, w);
+  }
+};
+template <>
+struct Lapack<C64> {
+  RESIDENT_LAPACK_COMMON(C64, float, c)
+  static lapack_int Eigvalsh(lapack_int n, C64* a, float* w) {
+    return LAPACKE_cheevd(LAPACK_ROW_MAJOR, 'N', 'L', n, a, n, w);
+  }
+};
+template <>
+struct Lapack<C128> {
+  RESIDENT_LAPACK_COMMON(C128, double, z)
+  static lapack_int Eigvalsh(lapack_int n, C128* a, double* w) {
+    return LAPACKE_zheevd(LAPACK_ROW_MAJOR, 'N', 'L', n, a, n, w);
+  }
+};
+#undef RESIDENT_LAPACK_COMMON
+
+absl::Status LinAlgError(const char* what) {
+  return absl::InvalidArgumentError(absl::StrCat("LinAlgError: ", what));
+}
+
+// One matrix's routine; `scratch` holds an n x n (m x n) copy.
+template <typename T>
+absl::Status OneMatrix(LinalgRoutine routine, const T* a, const T* b, int64_t m, int64_t n,
+                       int64_t k, std::vector<T>& scratch, std::vector<lapack_int>& ipiv,
+                       void* out) {
+  using L = Lapack<T>;
+  using R = typename L::Real;
+  const lapack_int ln = static_cast<lapack_int>(n), lm = static_cast<lapack_int>(m);
+  scratch.assign(a, a + m * n);
+  ipiv.resize(static_cast<size_t>(std::max<int64_t>(n, 1)));
+  lapack_int info = 0;
+  switch (routine) {
+    case LinalgRoutine::kCholesky: {
+      T* o = static_cast<T*>(out);
+      std::copy(scratch.begin(), scratch.end(), o);
+      if (n > 0) info = L::Potrf(ln, o);
+      if (info > 0) return LinAlgError("Matrix is not positive definite");
+      for (int64_t i = 0; i < n; ++i) {
+        for (int64_t j = i + 1; j < n; ++j) o[i * n + j] = T(0);
+      }
+      break;
+    }
+    case LinalgRoutine::kSolve:
+    case LinalgRoutine::kInv: {
+      T* o = static_cast<T*>(out);
+      if (routine == LinalgRoutine::kSolve) {
+        std::copy(b, b + n * k, o);
+      } else {
+        k = n;
+        std::fill(o, o + n * n, T(0));
+        for (int64_t i = 0; i < n; ++i) o[i * n + i] = T(1);
+      }
+      if (n > 0 && k > 0)
+        info = L::Gesv(ln, static_cast<lapack_int>(k), scratch.data(), ipiv.data(), o);
+      if (info > 0) return LinAlgError("Singular matrix");
+      break;
+    }
+    case LinalgRoutine::kDet: {
+      T det = T(1);
+      if (n > 0) {
+        info = L::Getrf(ln, scratch.data(), ipiv.data());
+        // info > 0: an exact zero pivot, so the determinant is 0 (NumPy's too).
+        for (int64_t i = 0; i < n; ++i) {
+          det *= scratch[i * n + i];
+          if (ipiv[i] != static_cast<lapack_int>(i + 1)) det = -det;
+        }
+        if (info > 0) info = 0;
+      }
+      *static_cast<T*>(out) = det;
+      break;
+    }
+    case LinalgRoutine::kEigvalsh:
+      if (n > 0) info = L::Eigvalsh(ln, scratch.data(), static_cast<R*>(out));
+      if (info > 0) return LinAlgError("Eigenvalues did not converge");
+      break;
+    case LinalgRoutine::kSvdvals:
+      if (m > 0 && n > 0) info = L::Gesdd(lm, ln, scratch.data(), static_cast<R*>(out));
+      if (info > 0) return LinAlgError("SVD did not converge");
+      break;
+  }
+  if (info < 0) {
+    return absl::InternalError(absl::StrCat("linalg: LAPACK refused argument ", -info));
+  }
+  return absl::OkStatus();
+}
+
+template <typename T>
+absl::Status Run(ThreadPool* pool, LinalgRoutine routine, const ConstView& a, const ConstView* b,
+                 const MutView& out) {
+  const size_t rank = a.shape.size();
+  const int64_t m = a.shape[rank - 2], n = a.shape[rank - 1];
+  const int64_t batch =
+      m * n == 0 ? NumElements(a.shape.subspan(0, rank - 2)) : NumElements(a.shape) / (m * n);
+  const int64_t k = b != nullptr ? b->shape.back() : 0;
+  // Elements of out per matrix.
+  const int64_t out_each = batch == 0 ? 0 : NumElements(out.shape) / batch;
+  const auto* src = static_cast<const T*>(a.data);
+  const auto* rhs = b != nullptr ? static_cast<const T*>(b->data) : nullptr;
+  const size_t out_item = ItemSize(out.dtype);
+  std::atomic<bool> failed{false};
+  absl::Status first;
+  std::mutex mu;
+  ParallelFor(pool, batch, 1, [&](int64_t begin, int64_t end) {
+    std::vector<T> scratch;
+    std::vector<lapack_int> ipiv;
+    for (int64_t i = begin; i < end && !failed.load(std::memory_order_relaxed); ++i) {
+      absl::Status s =
+          OneMatrix<T>(routine, src + i * m * n, rhs != nullptr ? rhs + i * n * k : nullptr, m, n,
+                       k, scratch, ipiv, static_cast<char*>(out.data) + i * out_each * out_item);
+      if (!s.ok()) {
+        std::lock_guard<std::mutex> lock(mu);
+        if (!failed.exchange(true)) first = s;
+      }
+    }
+  });
+  return failed.load() ? first : absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status Linalg(ThreadPool* pool, LinalgRoutine routine, const ConstView& a, const ConstView* b,
+                    const MutView& out) {
+  if (a.shape.size() < 2) return absl::InvalidArgumentError("linalg: needs a stack of matrices");
+  switch (a.dtype) {
+    case DType::kFloat32:
+      return Run<float>(pool, routine, a, b, out);
+    case DType::kFloat64:
+      return Run<double>(pool, routine, a, b, out);
+    case DType::kComplex64:
+      return Run<C64>(pool, routine, a, b, out);
+    case DType::kComplex128:
+      return Run<C128>(pool, routine, a, b, out);
+    default:
+      return absl::InvalidArgumentError(
+          absl::StrCat("linalg of ", DTypeName(a.dtype),
+                       ": float32, float64, complex64 or "
+                       "complex128 only (the program layer converts)"));
+  }
+}
+
+}  // namespace resident::cpu

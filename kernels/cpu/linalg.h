@@ -1,0 +1,32 @@
+// Dense linear algebra for the CPU backend through LAPACK (LAPACKE, on
+// OpenBLAS's LAPACK): Cholesky, solve, inverse, determinant, the
+// eigenvalues of a Hermitian matrix and the singular values, over stacks of
+// C-contiguous matrices, in float32, float64, complex64 and complex128.
+// Matrices of a stack run in parallel.
+#ifndef RESIDENT_KERNELS_CPU_LINALG_H_
+#define RESIDENT_KERNELS_CPU_LINALG_H_
+
+#include <cstdint>
+
+#include "absl/status/status.h"
+#include "kernels/cpu/array_view.h"
+#include "kernels/cpu/thread_pool.h"
+
+namespace resident::cpu {
+
+enum class LinalgRoutine : uint8_t { kCholesky, kSolve, kInv, kDet, kEigvalsh, kSvdvals };
+
+// out = the routine of each matrix of a (..., m, n) (square but for
+// svdvals), with b (..., n, k) for kSolve; the caller has checked the
+// shapes and dtypes (server/device/device_op.h's LinalgOp). NumPy's
+// results: Cholesky's lower factor (the upper triangle zero), det of a
+// 0 x 0 matrix 1, eigenvalues ascending (from the lower triangle),
+// singular values descending. A matrix LAPACK cannot factor is
+// INVALID_ARGUMENT naming NumPy's LinAlgError ("Singular matrix", "Matrix is
+// not positive definite", "... did not converge"); out is then undefined.
+absl::Status Linalg(ThreadPool* pool, LinalgRoutine routine, const ConstView& a, const ConstView* b,
+                    const MutView& out);
+
+}  // namespace resident::cpu
+
+#endif  // RESIDENT_KERNELS_CPU_LINALG_H_

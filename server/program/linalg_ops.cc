@@ -1,0 +1,125 @@
+// The linear-algebra family's registry functions: cholesky, solve, inv,
+// det, eigvalsh and svdvals of stacks of matrices (the last two axes), as
+// numpy.linalg's. Integers and bool compute in float64 (NumPy's), float32
+// and the complex dtypes as they are; float16 and bfloat16 are refused, as
+// NumPy's linalg refuses float16. solve's operands share one batch shape
+// and dtype after promotion (the client broadcasts and reshapes a vector
+// right-hand side first). One LinalgOp does the work.
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
+#include "server/program/op_registry.h"
+#include "server/program/saturating.h"
+
+namespace resident {
+namespace {
+
+LinalgKind KindOf(OpKind op) {
+  switch (op) {
+    case OpKind::kSolve:
+      return LinalgKind::kSolve;
+    case OpKind::kInv:
+      return LinalgKind::kInv;
+    case OpKind::kDet:
+      return LinalgKind::kDet;
+    case OpKind::kEigvalsh:
+      return LinalgKind::kEigvalsh;
+    case OpKind::kSvdvals:
+      return LinalgKind::kSvdvals;
+    default:
+      return LinalgKind::kCholesky;
+  }
+}
+
+// The dtype a routine computes in for operands of dtype d.
+absl::StatusOr<DType> LinalgType(const Instruction& ins, DType d) {
+  if (d == DType::kFloat16 || d == DType::kBFloat16) {
+    return absl::InvalidArgumentError(absl::StrCat("linalg.", OpName(ins.op), ": array type ",
+                                                   DTypeName(d), " is unsupported in linalg"));
+  }
+  if (d == DType::kFloat32 || d == DType::kFloat64 || IsComplex(d)) return d;
+  return DType::kFloat64;
+}
+
+DType RealOf(DType d) { return IsComplex(d) ? ComplexComponent(d) : d; }
+
+}  // namespace
+
+absl::StatusOr<ValueType> InferLinalg(const Instruction& ins, absl::Span<const ValueType> ops) {
+  const char* name = OpName(ins.op);
+  const ValueType& a = ops[0];
+  const size_t rank = a.shape.size();
+  if (rank < 2) {
+    return absl::InvalidArgumentError(absl::StrCat("linalg.", name, ": ", rank,
+                                                   "-dimensional array given. Array must be at "
+                                                   "least two-dimensional"));
+  }
+  const int64_t m = a.shape[rank - 2], n = a.shape[rank - 1];
+  const LinalgKind kind = KindOf(ins.op);
+  if (kind != LinalgKind::kSvdvals && m != n) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("linalg.", name, ": Last 2 dimensions of the array must be square"));
+  }
+  DType dt = a.dtype;
+  if (kind == LinalgKind::kSolve) dt = PromoteTypes(a.dtype, ops[1].dtype);
+  ASSIGN_OR_RETURN(dt, LinalgType(ins, dt));
+  Shape batch(a.shape.begin(), a.shape.end() - 2);
+  switch (kind) {
+    case LinalgKind::kCholesky:
+    case LinalgKind::kInv:
+      return ValueType{dt, a.shape};
+    case LinalgKind::kSolve: {
+      const ValueType& b = ops[1];
+      if (b.shape.size() != rank || !std::equal(batch.begin(), batch.end(), b.shape.begin()) ||
+          b.shape[rank - 2] != n) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "linalg.solve: b must have a's batch shape and ", n,
+            " rows, (..., n, k); the client broadcasts the batch and makes a vector a column"));
+      }
+      return ValueType{dt, b.shape};
+    }
+    case LinalgKind::kDet:
+      return ValueType{dt, std::move(batch)};
+    case LinalgKind::kEigvalsh:
+      batch.push_back(n);
+      return ValueType{RealOf(dt), std::move(batch)};
+    case LinalgKind::kSvdvals:
+      batch.push_back(std::min(m, n));
+      return ValueType{RealOf(dt), std::move(batch)};
+  }
+  return absl::InternalError("linalg: unknown routine");
+}
+
+// The operands converted, the factorisation's copy of a, pivots, a
+// transposed right-hand side, and the libraries' workspaces (bounded by
+// a few copies of the largest matrix, plus a constant).
+int64_t LinalgBound(const Instruction&, absl::Span<const ValueType> ops, const ValueType& result) {
+  int64_t bound = SaturatingAdd(result.nbytes(), SaturatingMul(ops[0].nbytes(), 6));
+  if (ops.size() > 1) bound = SaturatingAdd(bound, SaturatingMul(ops[1].nbytes(), 3));
+  return SaturatingAdd(bound, int64_t{64} << 20);
+}
+
+absl::StatusOr<DeviceArray> RunLinalg(OpContext& ctx, const Instruction& ins,
+                                      std::vector<DeviceArray> args, const ValueType& out) {
+  const LinalgKind kind = KindOf(ins.op);
+  DType dt = args[0].dtype;
+  if (kind == LinalgKind::kSolve) dt = PromoteTypes(args[0].dtype, args[1].dtype);
+  ASSIGN_OR_RETURN(dt, LinalgType(ins, dt));
+  ASSIGN_OR_RETURN(DeviceArray a, Convert(ctx, std::move(args[0]), dt));
+  DeviceArray b;
+  if (kind == LinalgKind::kSolve) {
+    ASSIGN_OR_RETURN(b, Convert(ctx, std::move(args[1]), dt));
+  }
+  args.clear();
+  ASSIGN_OR_RETURN(DeviceArray r, Allocate(ctx, out.dtype, out.shape));
+  RETURN_IF_ERROR(ctx.device.backend().Run(
+      ctx.stream, LinalgOp{kind, &a, kind == LinalgKind::kSolve ? &b : nullptr, &r}));
+  return r;
+}
+
+}  // namespace resident
