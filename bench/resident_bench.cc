@@ -861,9 +861,9 @@ int main(int argc, char** argv) {
   absl::ParseCommandLine(argc, argv);
   if (absl::GetFlag(FLAGS_first_result)) return FirstResultChild();
 
-  const std::vector<std::string> all = {"seed",     "roundtrip",   "tiny_ops", "chain",
-                                        "fused",    "dot",         "sort",     "fft",
-                                        "transfer", "first_result"};
+  const std::vector<std::string> all = {"seed",   "roundtrip", "tiny_ops",    "chain",
+                                        "fused",  "dot",       "sort",        "fft",
+                                        "linalg", "transfer",  "first_result"};
   std::set<std::string> only;
   for (absl::string_view w : absl::StrSplit(absl::GetFlag(FLAGS_only), ',', absl::SkipEmpty())) {
     if (std::find(all.begin(), all.end(), w) == all.end()) {
