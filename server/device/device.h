@@ -96,6 +96,12 @@ absl::StatusOr<std::unique_ptr<Backend>> CreateBackend(const std::string& spec);
 // Whether this build includes the CUDA backend.
 bool CudaSupportBuilt();
 
+// Readies the host's libraries for the backends; call it first in main,
+// before any thread starts: it may execute the program again (argv) with
+// settings a library reads only while loading (the CPU backend's OpenBLAS
+// kernels on a CPU model it does not know).
+void PrepareHostLibraries(char** argv);
+
 }  // namespace resident
 
 #endif  // RESIDENT_SERVER_DEVICE_DEVICE_H_

@@ -14,6 +14,7 @@
 #include "core/byte_size.h"
 #include "core/flags_util.h"
 #include "core/log.h"
+#include "server/device/device.h"
 #include "server/rpc/server.h"
 
 ABSL_FLAG(std::string, listen, "127.0.0.1:50051", "address to listen on, HOST:PORT");
@@ -75,6 +76,7 @@ ABSL_FLAG(std::string, health_listen, "",
           "(for kubelet gRPC probes); empty: off");
 
 int main(int argc, char** argv) {
+  resident::PrepareHostLibraries(argv);  // may execute this program again, once
   absl::SetProgramUsageMessage(
       "Keeps arrays resident on a device and runs array programs for clients.\n"
       "  resident-server [--listen HOST:PORT] [--device auto|all|cpu|cuda:N[,...]] "

@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "kernels/cpu/array_view.h"
+#include "kernels/cpu/blas_core.h"
 #include "kernels/cpu/convert.h"
 #include "kernels/cpu/elementwise.h"
 #include "kernels/cpu/fft.h"
@@ -233,5 +234,7 @@ class CpuBackend final : public Backend {
 std::unique_ptr<Backend> NewCpuBackend(int threads) {
   return std::make_unique<CpuBackend>(threads);
 }
+
+void PrepareCpuLibraries(char** argv) { cpu::ReexecWithBetterBlasCore(argv); }
 
 }  // namespace resident

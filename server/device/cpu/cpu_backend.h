@@ -17,6 +17,11 @@ namespace resident {
 // hardware thread) and host allocator. Never fails.
 std::unique_ptr<Backend> NewCpuBackend(int threads = 0);
 
+// Readies the CPU libraries before the process starts anything: OpenBLAS's
+// kernels for this CPU (kernels/cpu/blas_core.h), which may execute the
+// program again with OPENBLAS_CORETYPE set.
+void PrepareCpuLibraries(char** argv);
+
 }  // namespace resident
 
 #endif  // RESIDENT_SERVER_DEVICE_CPU_CPU_BACKEND_H_

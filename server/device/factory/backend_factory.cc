@@ -20,6 +20,8 @@
 
 namespace resident {
 
+void PrepareHostLibraries(char** argv) { PrepareCpuLibraries(argv); }
+
 bool CudaSupportBuilt() {
 #ifdef RESIDENT_HAVE_CUDA
   return true;
