@@ -204,6 +204,18 @@ def first_result(lib, m):
     put(m, "first_result.ms", repeat(5, run))
 
 
+def time_synced(lib, m, key, fn, reps):
+    """Puts `key`'s times: fn() between two synchronisations, after a
+    warm-up (CuPy: at least 5 repetitions)."""
+    def run():
+        lib.sync()
+        t0 = time.perf_counter()
+        fn()
+        lib.sync()
+        return ms_since(t0)
+    put(m, key, repeat(max(reps, 5) if lib.name == "cupy" else reps, run))
+
+
 def sort(lib, quick, reps, m):
     """sort, argsort, cumsum of 2^26 float32 / int64; take_along_axis and
     x[x > 0] of the float32."""
@@ -220,14 +232,7 @@ def sort(lib, quick, reps, m):
             ops.append(("take", lambda: lib.xp.take_along_axis(a, idx, axis=0)))
             ops.append(("mask", lambda: a[a > 0]))
         for op, fn in ops:
-            def run(fn=fn):
-                lib.sync()
-                t0 = time.perf_counter()
-                fn()
-                lib.sync()
-                return ms_since(t0)
-            key = f"sort.{op}_{name}"
-            put(m, f"{key}_ms", repeat(max(reps, 5) if lib.name == "cupy" else reps, run))
+            time_synced(lib, m, f"sort.{op}_{name}_ms", fn, reps)
         del a
 
 
@@ -246,14 +251,7 @@ def fft(lib, quick, reps, m):
     ]
     for name, host, fn in cases:
         a = lib.xp.asarray(host)
-
-        def run(fn=fn, a=a):
-            lib.sync()
-            t0 = time.perf_counter()
-            fn(a)
-            lib.sync()
-            return ms_since(t0)
-        put(m, f"fft.{name}_ms", repeat(max(reps, 5) if lib.name == "cupy" else reps, run))
+        time_synced(lib, m, f"fft.{name}_ms", lambda fn=fn, a=a: fn(a), reps)
         del a
 
 
@@ -275,13 +273,7 @@ def linalg(lib, quick, reps, m):
              ("eigvalsh_f64", lambda: la.eigvalsh(xh)),
              ("solve_batched_f64", lambda: la.solve(xsa, xsb))]
     for name, fn in cases:
-        def run(fn=fn):
-            lib.sync()
-            t0 = time.perf_counter()
-            fn()
-            lib.sync()
-            return ms_since(t0)
-        put(m, f"linalg.{name}_ms", repeat(max(reps, 5) if lib.name == "cupy" else reps, run))
+        time_synced(lib, m, f"linalg.{name}_ms", fn, reps)
 
 
 def bench(lib, args):

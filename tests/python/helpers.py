@@ -52,3 +52,20 @@ def check(result: rs.ndarray, want: np.ndarray, exact: bool = True) -> None:
         if want.dtype.itemsize == 2:
             got, want = got.astype(np.float32), want.astype(np.float32)
         np.testing.assert_allclose(got, want, rtol=rtol, atol=rtol * max(1.0, float(np.abs(want).max(initial=0))))
+
+
+def close(result: rs.ndarray, want: np.ndarray, single_atol: float, double_atol: float) -> None:
+    """NumPy's dtype and shape, and values within an absolute tolerance of
+    the dtype's precision times the largest |value| (at least 1): for
+    results another library computes by another algorithm (FFTs,
+    factorisations). The client's local metadata must be the server's."""
+    want = np.asarray(want)
+    local = (result.shape, result.dtype)
+    got = result.get()
+    assert (result.shape, result.dtype) == local, "local metadata differs from the server's"
+    assert got.dtype == want.dtype, f"dtype {got.dtype} != NumPy's {want.dtype}"
+    assert got.shape == want.shape, f"shape {got.shape} != NumPy's {want.shape}"
+    single = want.dtype in (np.complex64, np.float32)
+    scale = max(1.0, float(np.abs(want).max(initial=0)))
+    np.testing.assert_allclose(got, want, rtol=0,
+                               atol=(single_atol if single else double_atol) * scale)

@@ -9,21 +9,13 @@ import numpy as np
 import pytest
 
 import resident as rs
+import helpers
 from helpers import sample
 
 
 def close(result: rs.ndarray, want: np.ndarray) -> None:
-    """Same dtype and shape as NumPy's; values within the transform's
-    rounding (an FFT's error grows with log n times the largest term)."""
-    want = np.asarray(want)
-    local = (result.shape, result.dtype)
-    got = result.get()
-    assert (result.shape, result.dtype) == local, "local metadata differs from the server's"
-    assert got.dtype == want.dtype, f"dtype {got.dtype} != NumPy's {want.dtype}"
-    assert got.shape == want.shape, f"shape {got.shape} != NumPy's {want.shape}"
-    single = want.dtype in (np.complex64, np.float32)
-    scale = max(1.0, float(np.abs(want).max(initial=0)))
-    np.testing.assert_allclose(got, want, rtol=0, atol=(2e-5 if single else 1e-12) * scale)
+    """NumPy's dtype and shape; values within the transform's rounding."""
+    helpers.close(result, want, 2e-5, 1e-12)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64, np.complex128, np.int32],

@@ -11,20 +11,13 @@ import numpy as np
 import pytest
 
 import resident as rs
+import helpers
 from helpers import sample
 
 
 def close(result: rs.ndarray, want: np.ndarray) -> None:
     """NumPy's dtype and shape; values within the factorisation's rounding."""
-    want = np.asarray(want)
-    local = (result.shape, result.dtype)
-    got = result.get()
-    assert (result.shape, result.dtype) == local, "local metadata differs from the server's"
-    assert got.dtype == want.dtype, f"dtype {got.dtype} != NumPy's {want.dtype}"
-    assert got.shape == want.shape, f"shape {got.shape} != NumPy's {want.shape}"
-    single = want.dtype in (np.float32, np.complex64)
-    scale = max(1.0, float(np.abs(want).max(initial=0)))
-    np.testing.assert_allclose(got, want, rtol=0, atol=(2e-4 if single else 1e-9) * scale)
+    helpers.close(result, want, 2e-4, 1e-9)
 
 
 def matrices(dtype, shape, seed, spd=False):
