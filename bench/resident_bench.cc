@@ -542,6 +542,20 @@ void Dot(int reps, Results& r) {
 
 // --- sort: sort, argsort, cumsum, take_along_axis and x[x > 0] of 2^26 elements
 
+// Times op() until its result is evaluated (at least 5 repetitions after
+// a warm-up), prints key and `label`, and records key_ms.
+void TimeEvaluated(const std::string& key, const std::string& label, int reps,
+                   const std::function<Array()>& op, Results& r) {
+  const Stats s = Repeat(std::max(reps, 5), [&] {
+    const auto t0 = Clock::now();
+    Array out = op();
+    Ok(out.Evaluate(), key);
+    return Since(t0);
+  });
+  std::printf("%s%s: median %.2f ms  min %.2f ms\n", key.c_str(), label.c_str(), s.median, s.min);
+  r.AddStats(key + "_ms", s);
+}
+
 // Uniform random values of `dt` (float32 or int64), the same stream as
 // baseline.py's (numpy.random.default_rng(7)), uploaded once.
 Array RandomArray(Client& c, DType dt, int64_t n) {
@@ -564,15 +578,7 @@ void Sort(int reps, Results& r) {
   r.Add("sort.n", static_cast<double>(n));
   auto c = Connect(true, false);
   auto time_op = [&](const std::string& key, const std::function<Array()>& op) {
-    const Stats s = Repeat(std::max(reps, 5), [&] {
-      const auto t0 = Clock::now();
-      Array out = op();
-      Ok(out.Evaluate(), key);
-      return Since(t0);
-    });
-    std::printf("%s (n=%lld): median %.2f ms  min %.2f ms\n", key.c_str(),
-                static_cast<long long>(n), s.median, s.min);
-    r.AddStats(key + "_ms", s);
+    TimeEvaluated(key, absl::StrFormat(" (n=%lld)", static_cast<long long>(n)), reps, op, r);
   };
   for (auto [dt, name] : {std::pair{DType::kFloat32, "f32"}, {DType::kInt64, "i64"}}) {
     Array a = RandomArray(*c, dt, n);
@@ -619,14 +625,7 @@ void Fft(int reps, Results& r) {
     return Ok(c->Upload(dt, shape, host), "upload");
   };
   auto time_op = [&](const std::string& key, const std::function<Array()>& op) {
-    const Stats s = Repeat(std::max(reps, 5), [&] {
-      const auto t0 = Clock::now();
-      Array out = op();
-      Ok(out.Evaluate(), key);
-      return Since(t0);
-    });
-    std::printf("%s: median %.2f ms  min %.2f ms\n", key.c_str(), s.median, s.min);
-    r.AddStats(key + "_ms", s);
+    TimeEvaluated(key, "", reps, op, r);
   };
   namespace rc = resident::client;
   {
@@ -672,14 +671,7 @@ void Linalg(int reps, Results& r) {
     return Ok(c->Upload(DType::kFloat64, shape, bytes), "upload");
   };
   auto time_op = [&](const std::string& key, const std::function<Array()>& op) {
-    const Stats s = Repeat(std::max(reps, 5), [&] {
-      const auto t0 = Clock::now();
-      Array out = op();
-      Ok(out.Evaluate(), key);
-      return Since(t0);
-    });
-    std::printf("%s: median %.2f ms  min %.2f ms\n", key.c_str(), s.median, s.min);
-    r.AddStats(key + "_ms", s);
+    TimeEvaluated(key, "", reps, op, r);
   };
   namespace rc = resident::client;
   const int64_t n = quick ? 256 : 4096;
