@@ -420,6 +420,14 @@ Array inv(const Array& a);
 Array det(const Array& a);
 Array eigvalsh(const Array& a);
 Array svdvals(const Array& a);
+// The routines of several results, one instruction each: qr's {Q, R}
+// (complete: mode='complete'), svd's {U, S, Vh} (full_matrices), eigh's
+// {eigenvalues, eigenvectors} and slogdet's {sign, logabsdet}, as
+// numpy.linalg's.
+std::vector<Array> qr(const Array& a, bool complete = false);
+std::vector<Array> svd(const Array& a, bool full_matrices = true);
+std::vector<Array> eigh(const Array& a);
+std::vector<Array> slogdet(const Array& a);
 Array extract(const Array& condition, const Array& arr, int64_t count);
 Array cumprod(const Array& a, std::optional<int64_t> axis = std::nullopt);
 

@@ -131,7 +131,35 @@ Array AlongAxis(const char* op, std::vector<const Array*> operands, std::optiona
   if (length) n->ins.add_shape(*length);
   return core->Finish(std::move(n));
 }
+// One instruction of `count` results, each an Array of its own.
+std::vector<Array> Results(const char* op, const Array& a, int count, bool full) {
+  auto core = NodeOf(a) ? NodeOf(a)->core : nullptr;
+  if (core == nullptr) return std::vector<Array>(static_cast<size_t>(count));
+  auto n = core->NewOp(op, {NodeOf(a)});
+  n->ins.set_full(full);
+  n->num_outputs = count;
+  std::vector<Array> outs;
+  std::vector<std::shared_ptr<Node>> targets;
+  for (int i = 0; i < count; ++i) {
+    auto o = std::make_shared<Node>();
+    o->core = core;
+    o->kind = Node::Kind::kLoopOutput;
+    o->inputs = {n};
+    o->index = i;
+    targets.push_back(o);
+    outs.push_back(MakeArray(std::move(o)));
+  }
+  if (!core->options.lazy) core->Flush(targets).IgnoreError();  // the error resurfaces on use
+  return outs;
+}
 }  // namespace
+
+std::vector<Array> qr(const Array& a, bool complete) { return Results("qr", a, 2, complete); }
+std::vector<Array> svd(const Array& a, bool full_matrices) {
+  return Results("svd", a, 3, full_matrices);
+}
+std::vector<Array> eigh(const Array& a) { return Results("eigh", a, 2, false); }
+std::vector<Array> slogdet(const Array& a) { return Results("slogdet", a, 2, false); }
 
 Array argsort(const Array& a, int64_t axis, bool descending) {
   return AlongAxis("argsort", {&a}, axis, descending);

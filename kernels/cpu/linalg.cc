@@ -7,71 +7,16 @@
 #include <mutex>
 #include <vector>
 
-// LAPACK's complex arguments as std::complex (lapack.h's own option).
-#define lapack_complex_float std::complex<float>
-#define lapack_complex_double std::complex<double>
-#include <lapacke.h>
-
 #include "absl/strings/str_cat.h"
+#include "kernels/cpu/lapack_routines.h"
 
 namespace resident::cpu {
 namespace {
 
-using C64 = std::complex<float>;
-using C128 = std::complex<double>;
-
-// LAPACKE's routines of each precision, row-major.
-template <typename T>
-struct Lapack;
-
-#define RESIDENT_LAPACK_COMMON(T, R, p)                                                      \
-  using Real = R;                                                                            \
-  static lapack_int Potrf(lapack_int n, T* a) {                                              \
-    return LAPACKE_##p##potrf(LAPACK_ROW_MAJOR, 'L', n, a, n);                               \
-  }                                                                                          \
-  static lapack_int Gesv(lapack_int n, lapack_int k, T* a, lapack_int* ipiv, T* b) {         \
-    return LAPACKE_##p##gesv(LAPACK_ROW_MAJOR, n, k, a, n, ipiv, b, k);                      \
-  }                                                                                          \
-  static lapack_int Getrf(lapack_int n, T* a, lapack_int* ipiv) {                            \
-    return LAPACKE_##p##getrf(LAPACK_ROW_MAJOR, n, n, a, n, ipiv);                           \
-  }                                                                                          \
-  static lapack_int Gesdd(lapack_int m, lapack_int n, T* a, R* s) {                          \
-    return LAPACKE_##p##gesdd(LAPACK_ROW_MAJOR, 'N', m, n, a, n, s, nullptr, m, nullptr, n); \
-  }
-
-template <>
-struct Lapack<float> {
-  RESIDENT_LAPACK_COMMON(float, float, s)
-  static lapack_int Eigvalsh(lapack_int n, float* a, float* w) {
-    return LAPACKE_ssyevd(LAPACK_ROW_MAJOR, 'N', 'L', n, a, n, w);
-  }
-};
-template <>
-struct Lapack<double> {
-  RESIDENT_LAPACK_COMMON(double, double, d)
-  static lapack_int Eigvalsh(lapack_int n, double* a, double* w) {
-    return LAPACKE_dsyevd(LAPACK_ROW_MAJOR, 'N', 'L', n, a, n, w);
-  }
-};
-template <>
-struct Lapack<C64> {
-  RESIDENT_LAPACK_COMMON(C64, float, c)
-  static lapack_int Eigvalsh(lapack_int n, C64* a, float* w) {
-    return LAPACKE_cheevd(LAPACK_ROW_MAJOR, 'N', 'L', n, a, n, w);
-  }
-};
-template <>
-struct Lapack<C128> {
-  RESIDENT_LAPACK_COMMON(C128, double, z)
-  static lapack_int Eigvalsh(lapack_int n, C128* a, double* w) {
-    return LAPACKE_zheevd(LAPACK_ROW_MAJOR, 'N', 'L', n, a, n, w);
-  }
-};
-#undef RESIDENT_LAPACK_COMMON
-
-absl::Status LinAlgError(const char* what) {
-  return absl::InvalidArgumentError(absl::StrCat("LinAlgError: ", what));
-}
+using lapack::C128;
+using lapack::C64;
+using lapack::Lapack;
+using lapack::LinAlgError;
 
 // One matrix's routine; `scratch` holds an n x n (m x n) copy.
 template <typename T>
@@ -125,13 +70,17 @@ absl::Status OneMatrix(LinalgRoutine routine, const T* a, const T* b, int64_t m,
       break;
     }
     case LinalgRoutine::kEigvalsh:
-      if (n > 0) info = L::Eigvalsh(ln, scratch.data(), static_cast<R*>(out));
+      if (n > 0) info = L::Syevd('N', ln, scratch.data(), static_cast<R*>(out));
       if (info > 0) return LinAlgError("Eigenvalues did not converge");
       break;
     case LinalgRoutine::kSvdvals:
-      if (m > 0 && n > 0) info = L::Gesdd(lm, ln, scratch.data(), static_cast<R*>(out));
+      if (m > 0 && n > 0)
+        info =
+            L::Gesdd('N', lm, ln, scratch.data(), static_cast<R*>(out), nullptr, lm, nullptr, ln);
       if (info > 0) return LinAlgError("SVD did not converge");
       break;
+    default:
+      return absl::InternalError("linalg: a routine of several results (Decompose's)");
   }
   if (info < 0) {
     return absl::InternalError(absl::StrCat("linalg: LAPACK refused argument ", -info));
@@ -142,6 +91,7 @@ absl::Status OneMatrix(LinalgRoutine routine, const T* a, const T* b, int64_t m,
 template <typename T>
 absl::Status Run(ThreadPool* pool, LinalgRoutine routine, const ConstView& a, const ConstView* b,
                  const MutView& out) {
+  lapack::UseLapackOnNan();
   const size_t rank = a.shape.size();
   const int64_t m = a.shape[rank - 2], n = a.shape[rank - 1];
   const int64_t batch =

@@ -9,12 +9,24 @@
 #include <cstdint>
 
 #include "absl/status/status.h"
+#include "absl/types/span.h"
 #include "kernels/cpu/array_view.h"
 #include "kernels/cpu/thread_pool.h"
 
 namespace resident::cpu {
 
-enum class LinalgRoutine : uint8_t { kCholesky, kSolve, kInv, kDet, kEigvalsh, kSvdvals };
+enum class LinalgRoutine : uint8_t {
+  kCholesky,
+  kSolve,
+  kInv,
+  kDet,
+  kEigvalsh,
+  kSvdvals,
+  kQr,
+  kSvd,
+  kEigh,
+  kSlogdet,
+};
 
 // out = the routine of each matrix of a (..., m, n) (square but for
 // svdvals), with b (..., n, k) for kSolve; the caller has checked the
@@ -26,6 +38,15 @@ enum class LinalgRoutine : uint8_t { kCholesky, kSolve, kInv, kDet, kEigvalsh, k
 // not positive definite", "... did not converge"); out is then undefined.
 absl::Status Linalg(ThreadPool* pool, LinalgRoutine routine, const ConstView& a, const ConstView* b,
                     const MutView& out);
+
+// The routines of several results (decompose.cc), NumPy's: kQr (geqrf,
+// orgqr/ungqr) writes Q, R; kSvd (gesdd) U, S, Vh; kEigh (syevd/heevd of
+// the lower triangle) the eigenvalues, ascending, and the eigenvectors as
+// columns; kSlogdet (getrf) the sign and log|det|. `full`: qr's
+// mode='complete', svd's full_matrices. Shapes as LinalgOp's
+// (server/device/device_op.h), checked by the caller.
+absl::Status Decompose(ThreadPool* pool, LinalgRoutine routine, bool full, const ConstView& a,
+                       absl::Span<const MutView> outs);
 
 }  // namespace resident::cpu
 

@@ -76,6 +76,79 @@ __global__ void Det(const T* lu, const int64_t* ipiv, int64_t batch, int64_t n, 
   }
 }
 
+template <typename R>
+__device__ __forceinline__ R RealOf(R) {
+  return R(0);
+}
+template <typename R>
+__device__ __forceinline__ R RealOf(Cx<R>) {
+  return R(0);
+}
+
+// A pivot's sign (x / |x|; a real one's -1 or 1) and |x|.
+template <typename R>
+__device__ __forceinline__ void Split(R x, R& sign, R& magnitude) {
+  sign = x < R(0) ? R(-1) : R(1);
+  magnitude = fabs(x);
+}
+template <typename R>
+__device__ __forceinline__ void Split(Cx<R> x, Cx<R>& sign, R& magnitude) {
+  magnitude = hypot(x.re, x.im);
+  sign = {x.re / magnitude, x.im / magnitude};
+}
+template <typename R>
+__device__ __forceinline__ bool IsZero(R x) {
+  return x == R(0);
+}
+template <typename R>
+__device__ __forceinline__ bool IsZero(Cx<R> x) {
+  return x.re == R(0) && x.im == R(0);
+}
+
+// One thread per matrix, in order down the diagonal (NumPy's order).
+template <typename T>
+__global__ void Slogdet(const T* lu, const int64_t* ipiv, int64_t batch, int64_t n, T* sign,
+                        decltype(RealOf(T{}))* logabs) {
+  using R = decltype(RealOf(T{}));
+  for (int64_t b = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; b < batch;
+       b += int64_t{gridDim.x} * blockDim.x) {
+    T s = One(static_cast<T*>(nullptr));
+    R l = R(0);
+    const T* m = lu + b * n * n;
+    bool singular = false;
+    for (int64_t i = 0; i < n && !singular; ++i) {
+      const T d = m[i * n + i];
+      if (IsZero(d)) {
+        singular = true;
+        break;
+      }
+      T part;
+      R magnitude;
+      Split(d, part, magnitude);
+      s = Mul(s, part);
+      l += log(magnitude);
+      if (ipiv[b * n + i] != i + 1) s = Neg(s);
+    }
+    if (singular) {
+      s = Zero<T>();
+      l = -R(INFINITY);
+    }
+    sign[b] = s;
+    logabs[b] = l;
+  }
+}
+
+template <typename T>
+__global__ void UpperRowMajor(const T* factor, int64_t total, int64_t m, int64_t n, int64_t rows,
+                              T* out) {
+  for (int64_t e = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; e < total;
+       e += int64_t{gridDim.x} * blockDim.x) {
+    const int64_t b = e / (rows * n), within = e % (rows * n);
+    const int64_t i = within / n, j = within % n;
+    out[e] = j >= i ? factor[b * m * n + j * m + i] : Zero<T>();
+  }
+}
+
 template <typename F>
 cudaError_t ByType(DType t, F&& f) {
   switch (t) {
@@ -124,6 +197,30 @@ cudaError_t DetFromLu(const LaunchContext& ctx, DType t, const void* lu, const i
     using T = decltype(zero);
     Det<T><<<GridFor(ctx, batch, 128), 128, 0, ctx.stream>>>(static_cast<const T*>(lu), ipiv, batch,
                                                              n, static_cast<T*>(out));
+    return cudaGetLastError();
+  });
+}
+
+cudaError_t SlogdetFromLu(const LaunchContext& ctx, DType t, const void* lu, const int64_t* ipiv,
+                          int64_t batch, int64_t n, void* sign, void* logabs) {
+  if (batch == 0) return cudaSuccess;
+  return ByType(t, [&](auto zero) {
+    using T = decltype(zero);
+    using R = decltype(RealOf(T{}));
+    Slogdet<T><<<GridFor(ctx, batch, 128), 128, 0, ctx.stream>>>(
+        static_cast<const T*>(lu), ipiv, batch, n, static_cast<T*>(sign), static_cast<R*>(logabs));
+    return cudaGetLastError();
+  });
+}
+
+cudaError_t UpperTriangleToRowMajor(const LaunchContext& ctx, DType t, const void* factor,
+                                    int64_t batch, int64_t m, int64_t n, int64_t rows, void* out) {
+  const int64_t total = batch * rows * n;
+  if (total == 0) return cudaSuccess;
+  return ByType(t, [&](auto zero) {
+    using T = decltype(zero);
+    UpperRowMajor<T><<<GridFor(ctx, total, kThreads), kThreads, 0, ctx.stream>>>(
+        static_cast<const T*>(factor), total, m, n, rows, static_cast<T*>(out));
     return cudaGetLastError();
   });
 }

@@ -26,6 +26,19 @@ cudaError_t IdentityMatrices(const LaunchContext& ctx, DType t, void* a, int64_t
 cudaError_t DetFromLu(const LaunchContext& ctx, DType t, const void* lu, const int64_t* ipiv,
                       int64_t batch, int64_t n, void* out);
 
+// slogdet from each matrix's LU factors (as DetFromLu's): sign[b] (t; of
+// modulus 1 for complex t, 0 when a pivot is exactly 0) and logabs[b] (t's
+// real type; -inf when singular), NumPy's: the product of the pivots'
+// signs, negated once per row swap, and the sum of log|pivot|.
+cudaError_t SlogdetFromLu(const LaunchContext& ctx, DType t, const void* lu, const int64_t* ipiv,
+                          int64_t batch, int64_t n, void* sign, void* logabs);
+
+// R of a QR factorisation: for each of `batch` column-major m x n factors
+// (geqrf's output, leading dimension m), out (rows x n, row-major) = its
+// upper triangle, zeros below the diagonal; rows <= m.
+cudaError_t UpperTriangleToRowMajor(const LaunchContext& ctx, DType t, const void* factor,
+                                    int64_t batch, int64_t m, int64_t n, int64_t rows, void* out);
+
 }  // namespace resident::cuda_kernels
 
 #endif  // RESIDENT_KERNELS_CUDA_LINALG_H_

@@ -1,8 +1,10 @@
 #include "server/device/device_op.h"
 
 #include <algorithm>
+#include <initializer_list>
 #include <iterator>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -68,6 +70,8 @@ void Collect(const LinalgOp& op, List& v) {
   v.push_back({op.a, "operand a"});
   if (op.kind == LinalgKind::kSolve) v.push_back({op.b, "operand b"});
   v.push_back({op.out, "output"});
+  if (op.out2 != nullptr) v.push_back({op.out2, "output 2"});
+  if (op.out3 != nullptr) v.push_back({op.out3, "output 3"});
 }
 void Collect(const FusedLoopOp& op, List& v) {
   for (const DeviceArray& p : op.params) v.push_back({&p, "param"});
@@ -319,11 +323,78 @@ absl::Status CheckFftOp(const FftOp& op) {
       "last dimensions n and n, or n and n/2 + 1 for real transforms)");
 }
 
+int LinalgResults(LinalgKind kind) {
+  switch (kind) {
+    case LinalgKind::kQr:
+    case LinalgKind::kEigh:
+    case LinalgKind::kSlogdet:
+      return 2;
+    case LinalgKind::kSvd:
+      return 3;
+    default:
+      return 1;
+  }
+}
+
+namespace {
+
+// The results of a decomposition: each its shape and dtype, distinct
+// buffers, none a's.
+bool DecompositionFits(const LinalgOp& op, int64_t m, int64_t n, const Shape& batch) {
+  const DeviceArray* outs[] = {op.out, op.out2, op.out3};
+  const int count = LinalgResults(op.kind);
+  const DType real = IsComplex(op.a->dtype) ? ComplexComponent(op.a->dtype) : op.a->dtype;
+  const int64_t k = std::min(m, n);
+  auto shaped = [&](std::initializer_list<int64_t> tail) {
+    Shape s = batch;
+    s.insert(s.end(), tail.begin(), tail.end());
+    return s;
+  };
+  std::vector<std::pair<Shape, DType>> want;
+  switch (op.kind) {
+    case LinalgKind::kQr:
+      want = {{shaped({m, op.full ? m : k}), op.a->dtype},
+              {shaped({op.full ? m : k, n}), op.a->dtype}};
+      break;
+    case LinalgKind::kSvd:
+      want = {{shaped({m, op.full ? m : k}), op.a->dtype},
+              {shaped({k}), real},
+              {shaped({op.full ? n : k, n}), op.a->dtype}};
+      break;
+    case LinalgKind::kEigh:
+      if (m != n) return false;
+      want = {{shaped({n}), real}, {shaped({n, n}), op.a->dtype}};
+      break;
+    case LinalgKind::kSlogdet:
+      if (m != n) return false;
+      want = {{batch, op.a->dtype}, {batch, real}};
+      break;
+    default:
+      return false;
+  }
+  for (int r = 0; r < count; ++r) {
+    const DeviceArray* o = outs[r];
+    if (o == nullptr || o->shape != want[r].first || o->dtype != want[r].second ||
+        o->buffer == op.a->buffer) {
+      return false;
+    }
+    for (int q = 0; q < r; ++q) {
+      if (outs[q]->buffer == o->buffer) return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
 absl::Status CheckLinalgOp(const LinalgOp& op) {
   const DeviceArray &a = *op.a, &out = *op.out;
   const size_t rank = a.shape.size();
   bool ok = rank >= 2 && DefinedFor(DeviceOpKind::kLinalg, a.dtype) && a.buffer != out.buffer;
-  if (ok) {
+  if (ok && LinalgResults(op.kind) > 1) {
+    ok = DecompositionFits(op, a.shape[rank - 2], a.shape[rank - 1],
+                           Shape(a.shape.begin(), a.shape.end() - 2));
+  } else if (ok) {
     const int64_t m = a.shape[rank - 2], n = a.shape[rank - 1];
     Shape want(a.shape.begin(), a.shape.end() - 2);  // the batch
     DType dtype = a.dtype;
@@ -350,6 +421,9 @@ absl::Status CheckLinalgOp(const LinalgOp& op) {
       case LinalgKind::kSvdvals:
         want.push_back(std::min(m, n));
         dtype = IsComplex(a.dtype) ? ComplexComponent(a.dtype) : a.dtype;
+        break;
+      default:
+        ok = false;
         break;
     }
     ok = ok && out.shape == want && out.dtype == dtype;

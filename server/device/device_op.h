@@ -324,16 +324,43 @@ absl::Status CheckFftOp(const FftOp& op);
 // kSolve (square a, b (..., n, k) of a's dtype and batch; out b's shape),
 // kInv (out a's shape), kDet (out (...)), kEigvalsh (the Hermitian
 // matrix of a's lower triangle; out (..., n) of the real dtype, ascending),
-// kSvdvals (out (..., min(m, n)) real, descending). A matrix the library
-// cannot factor is INVALID_ARGUMENT beginning "LinAlgError: " (NumPy's
-// messages: "Singular matrix", "Matrix is not positive definite", ...).
-enum class LinalgKind : uint8_t { kCholesky, kSolve, kInv, kDet, kEigvalsh, kSvdvals };
+// kSvdvals (out (..., min(m, n)) real, descending). With k = min(m, n),
+// the routines of several results write out, out2 (and out3): kQr Q
+// (..., m, k) and R (..., k, n), or with `full` (mode='complete') Q
+// (..., m, m) and R (..., m, n), R zero below its diagonal; kSvd U (..., m,
+// k), S (..., k) real, descending, Vh (..., k, n), or with `full`
+// (full_matrices) U (..., m, m) and Vh (..., n, n); kEigh (square) the
+// eigenvalues (..., n) real, ascending, and the eigenvectors as columns of
+// (..., n, n), of the lower triangle as kEigvalsh; kSlogdet (square) the
+// sign (..., ) of a's dtype (complex: of modulus 1; 0 for a singular
+// matrix) and log|det| (..., ) real (-inf when singular). A matrix the
+// library cannot factor is INVALID_ARGUMENT beginning "LinAlgError: "
+// (NumPy's messages: "Singular matrix", "Matrix is not positive definite",
+// ...).
+enum class LinalgKind : uint8_t {
+  kCholesky,
+  kSolve,
+  kInv,
+  kDet,
+  kEigvalsh,
+  kSvdvals,
+  kQr,
+  kSvd,
+  kEigh,
+  kSlogdet,
+};
 struct LinalgOp {
   LinalgKind kind = LinalgKind::kCholesky;
   const DeviceArray* a = nullptr;
   const DeviceArray* b = nullptr;  // kSolve only
   const DeviceArray* out = nullptr;
+  const DeviceArray* out2 = nullptr;  // kQr, kSvd, kEigh, kSlogdet
+  const DeviceArray* out3 = nullptr;  // kSvd
+  bool full = false;                  // kQr: complete; kSvd: full_matrices
 };
+
+// The number of results of a LinalgKind: 1, 2 (qr, eigh, slogdet) or 3 (svd).
+int LinalgResults(LinalgKind kind);
 
 // OK when a LinalgOp's arrays fit its kind as above; else INVALID_ARGUMENT.
 // Both backends check with it.

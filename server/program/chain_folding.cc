@@ -41,9 +41,7 @@ FoldedProgram FoldChains(const std::shared_ptr<const Program>& program,
   uint32_t next = 0;
   for (size_t i = 0; i < ins.size(); ++i) {
     first_output[i] = next;
-    next += ins[i].op == OpKind::kLoop
-                ? static_cast<uint32_t>(ins[i].body ? ins[i].body->yields.size() : 0)
-                : 1;
+    next += static_cast<uint32_t>(NumResults(ins[i]));
   }
   const uint32_t num_values = next;
   std::vector<int> uses(num_values, 0);

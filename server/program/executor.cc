@@ -9,6 +9,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "absl/types/span.h"
 #include "core/status_macros.h"
 #include "server/device/interrupt.h"
 #include "server/program/fusion.h"
@@ -99,15 +100,26 @@ absl::Status Executor::RunScope(const PlannedScope& scope, std::vector<DeviceArr
     if (ins.op == OpKind::kLoop) {
       RETURN_IF_ERROR(RunLoop(ins, *scope.bodies[i], std::move(args), values, first));
     } else {
-      absl::StatusOr<DeviceArray> r = RunOp(ctx_, ins, std::move(args), scope.types[first]);
-      if (!r.ok() && IsInterrupted(r.status()) && options_.check_continue) {
+      const int end = i + 1 < scope.first_output.size() ? scope.first_output[i + 1]
+                                                        : static_cast<int>(scope.types.size());
+      absl::Status status;
+      if (end - first == 1) {
+        absl::StatusOr<DeviceArray> r = RunOp(ctx_, ins, std::move(args), scope.types[first]);
+        if (r.ok()) values[first] = *std::move(r);
+        status = r.status();
+      } else {
+        absl::StatusOr<std::vector<DeviceArray>> r =
+            RunOpResults(ctx_, ins, std::move(args),
+                         absl::MakeConstSpan(scope.types).subspan(first, end - first));
+        if (r.ok()) std::move(r->begin(), r->end(), values.begin() + first);
+        status = r.status();
+      }
+      if (!status.ok() && IsInterrupted(status) && options_.check_continue) {
         RETURN_IF_ERROR(options_.check_continue());  // why it stopped
       }
-      if (!r.ok()) {
-        return Annotate(r.status(),
-                        absl::StrCat("instruction ", i, " (", InstructionName(ins), ")"));
+      if (!status.ok()) {
+        return Annotate(status, absl::StrCat("instruction ", i, " (", InstructionName(ins), ")"));
       }
-      values[first] = *std::move(r);
     }
     for (int v : scope.dies_after[i]) {
       if (v >= first) values[v] = DeviceArray();

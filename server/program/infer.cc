@@ -309,9 +309,10 @@ absl::StatusOr<std::vector<int>> ResolvePermutation(int rank, absl::Span<const i
   return perm;
 }
 
-absl::StatusOr<ValueType> InferType(const Instruction& ins, absl::Span<const ValueType> ops) {
+namespace {
+
+absl::Status CheckOperandCounts(const Instruction& ins, absl::Span<const ValueType> ops) {
   const OpDef& def = OpDefOf(ins.op);
-  if (def.infer == nullptr) return absl::InternalError("InferType called on a loop");
   if (!ins.scalars.empty() && !def.takes_scalars) {
     return Invalid(absl::StrCat(def.name, " takes no scalar operands"));
   }
@@ -320,7 +321,29 @@ absl::StatusOr<ValueType> InferType(const Instruction& ins, absl::Span<const Val
     return Invalid(absl::StrCat(InstructionName(ins), " takes ", n, " operand", n == 1 ? "" : "s",
                                 ", got ", ops.size()));
   }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<ValueType> InferType(const Instruction& ins, absl::Span<const ValueType> ops) {
+  const OpDef& def = OpDefOf(ins.op);
+  if (def.infer == nullptr) {
+    return absl::InternalError(absl::StrCat("InferType called on ", def.name));
+  }
+  RETURN_IF_ERROR(CheckOperandCounts(ins, ops));
   return def.infer(ins, ops);
+}
+
+absl::StatusOr<std::vector<ValueType>> InferTypes(const Instruction& ins,
+                                                  absl::Span<const ValueType> ops) {
+  const OpDef& def = OpDefOf(ins.op);
+  if (def.infer_many == nullptr) {
+    ASSIGN_OR_RETURN(ValueType t, InferType(ins, ops));
+    return std::vector<ValueType>{std::move(t)};
+  }
+  RETURN_IF_ERROR(CheckOperandCounts(ins, ops));
+  return def.infer_many(ins, ops);
 }
 
 int64_t AllocationBound(const Instruction& ins, absl::Span<const ValueType> ops,

@@ -3,6 +3,7 @@
 #define RESIDENT_SERVER_PROGRAM_INFER_H_
 
 #include <cstdint>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
@@ -27,6 +28,10 @@ std::string TypeString(const ValueType& t);  // "float64 (3, 4)"
 // INVALID_ARGUMENT with NumPy's reason (shape mismatch, unsupported dtype,
 // bad axis, ...). Shapes and byte sizes are overflow-checked.
 absl::StatusOr<ValueType> InferType(const Instruction& ins, absl::Span<const ValueType> ops);
+// Every result type of `ins` (not a loop): InferType's one, or the several
+// of qr, svd, eigh and slogdet.
+absl::StatusOr<std::vector<ValueType>> InferTypes(const Instruction& ins,
+                                                  absl::Span<const ValueType> ops);
 
 // Device bytes `ins` allocates besides buffers it shares (reshape, identity
 // astype/transpose share their operand's): its result plus temporaries such

@@ -1,11 +1,13 @@
 // The linear-algebra family's registry functions: cholesky, solve, inv,
-// det, eigvalsh and svdvals of stacks of matrices (the last two axes), as
+// det, eigvalsh and svdvals of stacks of matrices (the last two axes), and
+// the routines of several results qr, svd, eigh and slogdet, as
 // numpy.linalg's. Integers and bool compute in float64 (NumPy's), float32
 // and the complex dtypes as they are; float16 and bfloat16 are refused, as
 // NumPy's linalg refuses float16. solve's operands share one batch shape
 // and dtype after promotion (the client broadcasts and reshapes a vector
 // right-hand side first). One LinalgOp does the work.
 #include <algorithm>
+#include <initializer_list>
 #include <string>
 #include <utility>
 #include <vector>
@@ -31,6 +33,14 @@ LinalgKind KindOf(OpKind op) {
       return LinalgKind::kEigvalsh;
     case OpKind::kSvdvals:
       return LinalgKind::kSvdvals;
+    case OpKind::kQr:
+      return LinalgKind::kQr;
+    case OpKind::kSvd:
+      return LinalgKind::kSvd;
+    case OpKind::kEigh:
+      return LinalgKind::kEigh;
+    case OpKind::kSlogdet:
+      return LinalgKind::kSlogdet;
     default:
       return LinalgKind::kCholesky;
   }
@@ -51,6 +61,9 @@ DType RealOf(DType d) { return IsComplex(d) ? ComplexComponent(d) : d; }
 }  // namespace
 
 absl::StatusOr<ValueType> InferLinalg(const Instruction& ins, absl::Span<const ValueType> ops) {
+  if (LinalgResults(KindOf(ins.op)) > 1) {
+    return absl::InternalError("linalg: a routine of several results");
+  }
   const char* name = OpName(ins.op);
   const ValueType& a = ops[0];
   const size_t rank = a.shape.size();
@@ -61,7 +74,8 @@ absl::StatusOr<ValueType> InferLinalg(const Instruction& ins, absl::Span<const V
   }
   const int64_t m = a.shape[rank - 2], n = a.shape[rank - 1];
   const LinalgKind kind = KindOf(ins.op);
-  if (kind != LinalgKind::kSvdvals && m != n) {
+  if (kind != LinalgKind::kSvdvals && kind != LinalgKind::kQr && kind != LinalgKind::kSvd &&
+      m != n) {
     return absl::InvalidArgumentError(
         absl::StrCat("linalg.", name, ": Last 2 dimensions of the array must be square"));
   }
@@ -91,8 +105,70 @@ absl::StatusOr<ValueType> InferLinalg(const Instruction& ins, absl::Span<const V
     case LinalgKind::kSvdvals:
       batch.push_back(std::min(m, n));
       return ValueType{RealOf(dt), std::move(batch)};
+    default:
+      break;
   }
-  return absl::InternalError("linalg: unknown routine");
+  return absl::InternalError("linalg: a routine of several results");
+}
+
+// qr (Q, R), svd (U, S, Vh), eigh (eigenvalues, eigenvectors), slogdet
+// (sign, logabsdet), as numpy.linalg's; `full` is qr's mode='complete' and
+// svd's full_matrices.
+absl::StatusOr<std::vector<ValueType>> InferDecomposition(const Instruction& ins,
+                                                          absl::Span<const ValueType> ops) {
+  const char* name = OpName(ins.op);
+  const ValueType& a = ops[0];
+  const size_t rank = a.shape.size();
+  if (rank < 2) {
+    return absl::InvalidArgumentError(absl::StrCat("linalg.", name, ": ", rank,
+                                                   "-dimensional array given. Array must be at "
+                                                   "least two-dimensional"));
+  }
+  const int64_t m = a.shape[rank - 2], n = a.shape[rank - 1], k = std::min(m, n);
+  const LinalgKind kind = KindOf(ins.op);
+  if ((kind == LinalgKind::kEigh || kind == LinalgKind::kSlogdet) && m != n) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("linalg.", name, ": Last 2 dimensions of the array must be square"));
+  }
+  ASSIGN_OR_RETURN(const DType dt, LinalgType(ins, a.dtype));
+  const Shape batch(a.shape.begin(), a.shape.end() - 2);
+  auto of = [&](DType d, std::initializer_list<int64_t> tail) {
+    Shape s = batch;
+    s.insert(s.end(), tail.begin(), tail.end());
+    return ValueType{d, std::move(s)};
+  };
+  switch (kind) {
+    case LinalgKind::kQr:
+      return std::vector<ValueType>{of(dt, {m, ins.full ? m : k}), of(dt, {ins.full ? m : k, n})};
+    case LinalgKind::kSvd:
+      return std::vector<ValueType>{of(dt, {m, ins.full ? m : k}), of(RealOf(dt), {k}),
+                                    of(dt, {ins.full ? n : k, n})};
+    case LinalgKind::kEigh:
+      return std::vector<ValueType>{of(RealOf(dt), {n}), of(dt, {n, n})};
+    case LinalgKind::kSlogdet:
+      return std::vector<ValueType>{of(dt, {}), of(RealOf(dt), {})};
+    default:
+      return absl::InternalError("linalg: a routine of one result");
+  }
+}
+
+absl::StatusOr<std::vector<DeviceArray>> RunDecomposition(OpContext& ctx, const Instruction& ins,
+                                                          std::vector<DeviceArray> args,
+                                                          absl::Span<const ValueType> outs) {
+  const LinalgKind kind = KindOf(ins.op);
+  ASSIGN_OR_RETURN(const DType dt, LinalgType(ins, args[0].dtype));
+  ASSIGN_OR_RETURN(DeviceArray a, Convert(ctx, std::move(args[0]), dt));
+  args.clear();
+  std::vector<DeviceArray> results;
+  for (const ValueType& t : outs) {
+    ASSIGN_OR_RETURN(DeviceArray r, Allocate(ctx, t.dtype, t.shape));
+    results.push_back(std::move(r));
+  }
+  LinalgOp op{kind,        &a,          nullptr,
+              &results[0], &results[1], results.size() > 2 ? &results[2] : nullptr,
+              ins.full};
+  RETURN_IF_ERROR(ctx.device.backend().Run(ctx.stream, op));
+  return results;
 }
 
 // The operands converted, the factorisation's copy of a, pivots, a

@@ -31,6 +31,23 @@ constexpr OpDef Factorisation(OpKind kind, const char* name, int operands) {
           std::nullopt, InferLinalg, LinalgBound, RunLinalg};
 }
 
+// Several results: qr, svd, eigh, slogdet.
+constexpr OpDef Decomposition(OpKind kind, const char* name, int results) {
+  return {kind,
+          name,
+          1,
+          false,
+          false,
+          ResultBuffer::kNew,
+          std::nullopt,
+          nullptr,
+          LinalgBound,
+          nullptr,
+          InferDecomposition,
+          RunDecomposition,
+          results};
+}
+
 // In OpKind's order (checked below).
 constexpr OpDef kOps[] = {
     Creation(OpKind::kOnes, "ones", InferFill, RunFill),
@@ -94,6 +111,10 @@ constexpr OpDef kOps[] = {
     Factorisation(OpKind::kDet, "det", 1),
     Factorisation(OpKind::kEigvalsh, "eigvalsh", 1),
     Factorisation(OpKind::kSvdvals, "svdvals", 1),
+    Decomposition(OpKind::kQr, "qr", 2),            // Q, R
+    Decomposition(OpKind::kSvd, "svd", 3),          // U, S, Vh
+    Decomposition(OpKind::kEigh, "eigh", 2),        // eigenvalues, eigenvectors
+    Decomposition(OpKind::kSlogdet, "slogdet", 2),  // sign, logabsdet
 };
 
 constexpr bool InOpKindOrder() {
@@ -103,7 +124,7 @@ constexpr bool InOpKindOrder() {
   return true;
 }
 static_assert(InOpKindOrder(), "kOps rows must follow OpKind's order");
-static_assert(std::size(kOps) == static_cast<size_t>(OpKind::kSvdvals) + 1,
+static_assert(std::size(kOps) == static_cast<size_t>(OpKind::kSlogdet) + 1,
               "every OpKind needs a row");
 
 }  // namespace
@@ -142,5 +163,10 @@ std::optional<ParsedOp> ParseOp(std::string_view name) {
 const char* OpName(OpKind op) { return OpDefOf(op).name; }
 
 bool TakesScalars(OpKind op) { return OpDefOf(op).takes_scalars; }
+
+int NumResults(const Instruction& ins) {
+  if (ins.op == OpKind::kLoop) return ins.body ? static_cast<int>(ins.body->yields.size()) : 0;
+  return OpDefOf(ins.op).results;
+}
 
 }  // namespace resident

@@ -30,6 +30,12 @@ using InferFn = absl::StatusOr<ValueType> (*)(const Instruction&, absl::Span<con
 using BoundFn = int64_t (*)(const Instruction&, absl::Span<const ValueType>, const ValueType&);
 using RunFn = absl::StatusOr<DeviceArray> (*)(OpContext&, const Instruction&,
                                               std::vector<DeviceArray>, const ValueType&);
+// Routines of several results (qr, svd, eigh, slogdet).
+using InferManyFn = absl::StatusOr<std::vector<ValueType>> (*)(const Instruction&,
+                                                               absl::Span<const ValueType>);
+using RunManyFn = absl::StatusOr<std::vector<DeviceArray>> (*)(OpContext&, const Instruction&,
+                                                               std::vector<DeviceArray>,
+                                                               absl::Span<const ValueType>);
 
 // Whether the result is operand 0's buffer under another dtype or shape.
 enum class ResultBuffer : uint8_t {
@@ -53,6 +59,12 @@ struct OpDef {
   InferFn infer = nullptr;           // nullptr: the loop, which the planner types
   BoundFn bound = nullptr;           // nullptr: the result's bytes (or 0 if aliased)
   RunFn run = nullptr;
+  // A routine of several results has these instead of infer and run; its
+  // bound is called with the first result and the planner adds the others'
+  // bytes. Its results never alias an operand and never fuse.
+  InferManyFn infer_many = nullptr;
+  RunManyFn run_many = nullptr;
+  int results = 1;  // values it defines (a loop: one per carried value)
 };
 
 const OpDef& OpDefOf(OpKind op);
@@ -131,6 +143,11 @@ int64_t LinalgBound(const Instruction& ins, absl::Span<const ValueType> ops,
                     const ValueType& result);
 absl::StatusOr<DeviceArray> RunLinalg(OpContext& ctx, const Instruction& ins,
                                       std::vector<DeviceArray> args, const ValueType& out);
+absl::StatusOr<std::vector<ValueType>> InferDecomposition(const Instruction& ins,
+                                                          absl::Span<const ValueType> ops);
+absl::StatusOr<std::vector<DeviceArray>> RunDecomposition(OpContext& ctx, const Instruction& ins,
+                                                          std::vector<DeviceArray> args,
+                                                          absl::Span<const ValueType> outs);
 
 // ops.cc
 absl::StatusOr<DeviceArray> RunFill(OpContext& ctx, const Instruction& ins,

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "server/program/infer_elementwise.h"
 #include "server/program/op_registry.h"
@@ -282,8 +283,18 @@ absl::StatusOr<DeviceArray> RunMatmulOf(OpContext& ctx, std::vector<DeviceArray>
 absl::StatusOr<DeviceArray> RunOp(OpContext& ctx, const Instruction& ins,
                                   std::vector<DeviceArray> args, const ValueType& out) {
   const OpDef& def = OpDefOf(ins.op);
-  if (def.run == nullptr) return absl::InternalError("RunOp called on a loop");
+  if (def.run == nullptr) return absl::InternalError(absl::StrCat("RunOp called on ", def.name));
   return def.run(ctx, ins, std::move(args), out);
+}
+
+absl::StatusOr<std::vector<DeviceArray>> RunOpResults(OpContext& ctx, const Instruction& ins,
+                                                      std::vector<DeviceArray> args,
+                                                      absl::Span<const ValueType> outs) {
+  const OpDef& def = OpDefOf(ins.op);
+  if (def.run_many == nullptr) {
+    return absl::InternalError(absl::StrCat("RunOpResults called on ", def.name));
+  }
+  return def.run_many(ctx, ins, std::move(args), outs);
 }
 
 absl::StatusOr<DeviceArray> RunFill(OpContext& ctx, const Instruction& ins,

@@ -30,6 +30,11 @@ absl::StatusOr<DeviceArray> Convert(OpContext& ctx, DeviceArray a, DType dtype);
 // type the planner inferred.
 absl::StatusOr<DeviceArray> RunOp(OpContext& ctx, const Instruction& ins,
                                   std::vector<DeviceArray> args, const ValueType& out);
+// RunOp for an op of several results (OpDef::run_many): `outs` are their
+// types, the results come back in that order.
+absl::StatusOr<std::vector<DeviceArray>> RunOpResults(OpContext& ctx, const Instruction& ins,
+                                                      std::vector<DeviceArray> args,
+                                                      absl::Span<const ValueType> outs);
 
 }  // namespace resident
 

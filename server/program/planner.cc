@@ -4,6 +4,7 @@
 #include <limits>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
@@ -113,27 +114,36 @@ absl::Status Planner::PlanScope(const Program& program, std::vector<ValueType> p
     }
     scope.first_output[i] = static_cast<int>(scope.types.size());
     if (ins.op != OpKind::kLoop) {
-      absl::StatusOr<ValueType> t = InferType(ins, operand_types);
-      if (!t.ok()) return Annotate(t.status(), ctx_of());
+      absl::StatusOr<std::vector<ValueType>> types = InferTypes(ins, operand_types);
+      if (!types.ok()) return Annotate(types.status(), ctx_of());
       // Every result's size fits int64 bytes, whatever op made it (a sum
       // over the empty axis of a (0, 2^63 - 2) array is 2^63 - 2 elements).
-      const absl::StatusOr<int64_t> elements = CheckedNumElements(t->shape);
-      if (!elements.ok() || *elements > std::numeric_limits<int64_t>::max() / ItemSize(t->dtype)) {
-        return absl::InvalidArgumentError(absl::StrCat(ctx_of(), ": its result ", TypeString(*t),
-                                                       " has more bytes than fit in 64 bits"));
+      for (const ValueType& t : *types) {
+        const absl::StatusOr<int64_t> elements = CheckedNumElements(t.shape);
+        if (!elements.ok() || *elements > std::numeric_limits<int64_t>::max() / ItemSize(t.dtype)) {
+          return absl::InvalidArgumentError(absl::StrCat(ctx_of(), ": its result ", TypeString(t),
+                                                         " has more bytes than fit in 64 bits"));
+        }
       }
-      const bool shares = ResultAliasesOperand(ins, operand_types, *t);
+      // Only an op of one result may share its operand's buffer.
+      const bool shares =
+          types->size() == 1 && ResultAliasesOperand(ins, operand_types, types->front());
       if (shares) {
         for (const Operand& o : ins.operands) {
           if (!o.is_handle) aliased[o.value] = true;
         }
       }
-      alloc[i] = AllocationBound(ins, operand_types, *t);
-      owned.push_back(shares ? 0 : t->nbytes());
-      scope.types.push_back(*std::move(t));
-      last_use.push_back(-1);
-      aliased.push_back(shares);
-      defined_by.push_back(static_cast<int>(i));
+      alloc[i] = AllocationBound(ins, operand_types, types->front());
+      for (size_t r = 1; r < types->size(); ++r) {
+        alloc[i] = SaturatingAdd(alloc[i], (*types)[r].nbytes());
+      }
+      for (ValueType& t : *types) {
+        owned.push_back(shares ? 0 : t.nbytes());
+        scope.types.push_back(std::move(t));
+        last_use.push_back(-1);
+        aliased.push_back(shares);
+        defined_by.push_back(static_cast<int>(i));
+      }
       ops = SaturatingAdd(ops, 1);
       continue;
     }

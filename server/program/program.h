@@ -2,7 +2,8 @@
 //
 // A program is a list of instructions in SSA form. Values of a scope are
 // numbered in order: a loop body's parameters first, then each output of
-// each instruction (one each; a loop has one per carried value). Operands
+// each instruction (one each, but a loop has one per carried value and qr,
+// svd, eigh and slogdet have their results in order). Operands
 // name an existing array by handle or an earlier value of the same scope.
 #ifndef RESIDENT_SERVER_PROGRAM_PROGRAM_H_
 #define RESIDENT_SERVER_PROGRAM_PROGRAM_H_
@@ -72,6 +73,11 @@ enum class OpKind {
   kDet,
   kEigvalsh,
   kSvdvals,
+  // ... and those of several results (linalg_ops.cc).
+  kQr,
+  kSvd,
+  kEigh,
+  kSlogdet,
 };
 
 // A wire op name: its OpKind and, for kElementwise, the table's row. Every
@@ -125,6 +131,7 @@ struct Instruction {
   bool has_axes = false;
   bool keepdims = false;                // reductions
   bool descending = false;              // argsort, sort: the Array API's descending
+  bool full = false;                    // qr: mode='complete'; svd: full_matrices
   std::vector<SliceRange> slices;       // slice: one per leading axis
   int64_t trip_count = 0;               // loop
   std::shared_ptr<const Program> body;  // loop
@@ -132,6 +139,9 @@ struct Instruction {
 
 // Whether `op` accepts scalar operands (Instruction::scalars).
 bool TakesScalars(OpKind op);
+// How many values `ins` defines: one, a loop's carried values, or the
+// results of qr (2), svd (3), eigh (2) and slogdet (2).
+int NumResults(const Instruction& ins);
 
 // The instruction's name for messages: NumPy's name for an elementwise one
 // ("add"), else OpName.

@@ -78,6 +78,7 @@ absl::StatusOr<std::shared_ptr<const Program>> DecodeScope(const v1::Program& wi
     ins.has_axes = w.has_axes();
     ins.keepdims = w.keepdims();
     ins.descending = w.descending();
+    ins.full = w.full();
     for (const v1::SliceRange& r : w.slices()) {
       SliceRange range;
       if (r.has_start()) range.start = r.start();

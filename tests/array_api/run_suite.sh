@@ -2,8 +2,7 @@
 # The Array API consortium's test suite (../shared/array-api-tests, read
 # only: copied to a temporary folder, where hypothesis keeps its database)
 # against a CPU-backend server of this build, through the `resident`
-# namespace. test_linalg.py is left out (the numerical-libraries issue's
-# factorisations are not built yet).
+# namespace, test_linalg.py and test_fft.py included.
 # Tests listed in xfails.txt (each with its reason) are expected to fail;
 # any other failure fails the run.
 #   run_suite.sh VENV_DIR SERVER_BIN [MAX_EXAMPLES [REPORT_JSON]]
@@ -44,8 +43,7 @@ for _ in $(seq 300); do
 done
 [ -n "$port" ] || { echo "array_api_suite: the server reported no port" >&2; exit 1; }
 
-args=(--max-examples="$examples" --xfails-file "$root/tests/array_api/xfails.txt"
-      --ignore=array_api_tests/test_linalg.py)
+args=(--max-examples="$examples" --xfails-file "$root/tests/array_api/xfails.txt")
 if [ -z "$report" ]; then
   args+=(--derandomize --disable-deadline)
 else

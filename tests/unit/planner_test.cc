@@ -119,6 +119,37 @@ TEST_F(PlannerTest, InfersTypesOfASimpleProgram) {
   EXPECT_EQ(plan->executed_ops, 3);
 }
 
+TEST_F(PlannerTest, RoutinesOfSeveralResultsDefineAValueEach) {
+  // svd of a (5, 3) matrix: U v1, S v2, Vh v3 (full_matrices), then S is
+  // used by a later instruction, whose result is v4.
+  Program p;
+  p.instructions.push_back(Ones({5, 3}));       // v0
+  Instruction svd = Unary(OpKind::kSvd, V(0));  // v1, v2, v3
+  svd.full = true;
+  p.instructions.push_back(svd);
+  p.instructions.push_back(Unary(ElementwiseKind::kNegative, V(2)));  // v4
+  absl::StatusOr<Plan> plan = Plan_(std::move(p), {Keep(1), Keep(3), Keep(4)});
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_EQ(plan->output_types.size(), 3u);
+  EXPECT_EQ(plan->output_types[0], (ValueType{DType::kFloat64, {5, 5}}));
+  EXPECT_EQ(plan->output_types[1], (ValueType{DType::kFloat64, {3, 3}}));
+  EXPECT_EQ(plan->output_types[2], (ValueType{DType::kFloat64, {3}}));
+  // Every result is allocated at once: the bound covers U, S and Vh.
+  EXPECT_GE(plan->peak_bytes, (15 + 25 + 3 + 9) * 8);
+  // A value past the last one is refused as before.
+  Program q;
+  q.instructions.push_back(Ones({2, 2}));
+  q.instructions.push_back(Unary(OpKind::kEigh, V(0)));  // v1, v2
+  EXPECT_FALSE(Plan_(q, {Keep(3)}).ok());
+  EXPECT_TRUE(Plan_(q, {Keep(2)}).ok());
+  Program r;  // eigh of a non-square matrix
+  r.instructions.push_back(Ones({2, 3}));
+  r.instructions.push_back(Unary(OpKind::kEigh, V(0)));
+  absl::StatusOr<Plan> bad = Plan_(r, {Keep(1)});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), HasSubstr("square"));
+}
+
 TEST_F(PlannerTest, ResolvesEachHandleOnce) {
   const HandleId h = AddArray(DType::kFloat64, {2});
   Program p;

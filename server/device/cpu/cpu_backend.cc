@@ -199,8 +199,14 @@ class CpuBackend final : public Backend {
   absl::Status Do(const ExtractOp& op) { return RunExtract(&pool_, op); }
   absl::Status Do(const LinalgOp& op) {
     RETURN_IF_ERROR(CheckLinalgOp(op));
-    static_assert(static_cast<int>(cpu::LinalgRoutine::kSvdvals) ==
-                  static_cast<int>(LinalgKind::kSvdvals));
+    static_assert(static_cast<int>(cpu::LinalgRoutine::kSlogdet) ==
+                  static_cast<int>(LinalgKind::kSlogdet));
+    if (LinalgResults(op.kind) > 1) {
+      std::vector<cpu::MutView> outs = {MutableView(*op.out), MutableView(*op.out2)};
+      if (op.out3 != nullptr) outs.push_back(MutableView(*op.out3));
+      return cpu::Decompose(&pool_, static_cast<cpu::LinalgRoutine>(op.kind), op.full, View(*op.a),
+                            outs);
+    }
     const cpu::ConstView b = op.b != nullptr ? View(*op.b) : cpu::ConstView{};
     return cpu::Linalg(&pool_, static_cast<cpu::LinalgRoutine>(op.kind), View(*op.a),
                        op.kind == LinalgKind::kSolve ? &b : nullptr, MutableView(*op.out));

@@ -23,11 +23,14 @@
 #include "core/status_macros.h"
 #include "kernels/cuda/linalg.h"
 #include "server/device/cuda/cuda_backend_internal.h"
+#include "server/device/cuda/cuda_linalg_common.h"
 
 namespace resident::cuda_internal {
 namespace {
 
 namespace k = cuda_kernels;
+
+}  // namespace
 
 absl::Status SolverStatus(cusolverStatus_t s, const char* what) {
   if (s == CUSOLVER_STATUS_SUCCESS) return absl::OkStatus();
@@ -50,38 +53,35 @@ cudaDataType CudaType(DType t) {
   }
 }
 
-// B's transpose (rows x cols column-major in, cols x rows out) by cuBLAS's
-// geam, in any of the four dtypes.
 absl::Status Transpose(cublasHandle_t h, DType t, const void* in, int64_t rows, int64_t cols,
-                       void* out) {
+                       void* out, bool conjugate) {
+  const cublasOperation_t op = conjugate ? CUBLAS_OP_C : CUBLAS_OP_T;
   const int m = static_cast<int>(cols), n = static_cast<int>(rows);
   const int lda = static_cast<int>(rows), ldc = static_cast<int>(cols);
   cublasStatus_t s;
   switch (t) {
     case DType::kFloat32: {
       const float one = 1, zero = 0;
-      s = cublasSgeam(h, CUBLAS_OP_T, CUBLAS_OP_N, m, n, &one, static_cast<const float*>(in), lda,
-                      &zero, static_cast<const float*>(out), ldc, static_cast<float*>(out), ldc);
+      s = cublasSgeam(h, op, CUBLAS_OP_N, m, n, &one, static_cast<const float*>(in), lda, &zero,
+                      static_cast<const float*>(out), ldc, static_cast<float*>(out), ldc);
       break;
     }
     case DType::kFloat64: {
       const double one = 1, zero = 0;
-      s = cublasDgeam(h, CUBLAS_OP_T, CUBLAS_OP_N, m, n, &one, static_cast<const double*>(in), lda,
-                      &zero, static_cast<const double*>(out), ldc, static_cast<double*>(out), ldc);
+      s = cublasDgeam(h, op, CUBLAS_OP_N, m, n, &one, static_cast<const double*>(in), lda, &zero,
+                      static_cast<const double*>(out), ldc, static_cast<double*>(out), ldc);
       break;
     }
     case DType::kComplex64: {
       const cuComplex one{1, 0}, zero{0, 0};
-      s = cublasCgeam(h, CUBLAS_OP_T, CUBLAS_OP_N, m, n, &one, static_cast<const cuComplex*>(in),
-                      lda, &zero, static_cast<const cuComplex*>(out), ldc,
-                      static_cast<cuComplex*>(out), ldc);
+      s = cublasCgeam(h, op, CUBLAS_OP_N, m, n, &one, static_cast<const cuComplex*>(in), lda, &zero,
+                      static_cast<const cuComplex*>(out), ldc, static_cast<cuComplex*>(out), ldc);
       break;
     }
     default: {
       const cuDoubleComplex one{1, 0}, zero{0, 0};
-      s = cublasZgeam(h, CUBLAS_OP_T, CUBLAS_OP_N, m, n, &one,
-                      static_cast<const cuDoubleComplex*>(in), lda, &zero,
-                      static_cast<const cuDoubleComplex*>(out), ldc,
+      s = cublasZgeam(h, op, CUBLAS_OP_N, m, n, &one, static_cast<const cuDoubleComplex*>(in), lda,
+                      &zero, static_cast<const cuDoubleComplex*>(out), ldc,
                       static_cast<cuDoubleComplex*>(out), ldc);
       break;
     }
@@ -90,10 +90,9 @@ absl::Status Transpose(cublasHandle_t h, DType t, const void* in, int64_t rows, 
   return absl::InternalError(absl::StrCat("linalg: cublas geam failed (", s, ")"));
 }
 
-}  // namespace
-
 absl::Status CudaBackend::Do(const StreamRef& s, const LinalgOp& op) {
   RETURN_IF_ERROR(CheckLinalgOp(op));
+  if (LinalgResults(op.kind) > 1) return Decompose(s, op);
   const DeviceArray &a = *op.a, &out = *op.out;
   const size_t rank = a.shape.size();
   const int64_t m = a.shape[rank - 2], n = a.shape[rank - 1];
@@ -210,7 +209,7 @@ absl::Status CudaBackend::Do(const StreamRef& s, const LinalgOp& op) {
                                   "cudaMemcpyAsync"));
           } else {
             // Row-major B (n x nrhs) is the column-major B^T (nrhs x n).
-            RETURN_IF_ERROR(Transpose(blas, a.dtype, bb, nrhs, n, xb));
+            RETURN_IF_ERROR(Transpose(blas, a.dtype, bb, nrhs, n, xb, false));
           }
         }
         // inv: A^T Y = I; solve: (A^T)^T X = A X = B.
@@ -226,7 +225,7 @@ absl::Status CudaBackend::Do(const StreamRef& s, const LinalgOp& op) {
                                                   cudaMemcpyDeviceToDevice, stream),
                                   "cudaMemcpyAsync"));
           } else {
-            RETURN_IF_ERROR(Transpose(blas, a.dtype, xb, n, nrhs, ob));
+            RETURN_IF_ERROR(Transpose(blas, a.dtype, xb, n, nrhs, ob, false));
           }
         }
         break;
@@ -256,7 +255,7 @@ absl::Status CudaBackend::Do(const StreamRef& s, const LinalgOp& op) {
           if (!svd_copy) {
             ASSIGN_OR_RETURN(svd_copy, AllocateOn(s, m * n * item));
           }
-          RETURN_IF_ERROR(Transpose(blas, a.dtype, am, n, m, svd_copy->data()));
+          RETURN_IF_ERROR(Transpose(blas, a.dtype, am, n, m, svd_copy->data(), false));
           mat = svd_copy->data();
           rows = m;
           cols = n;
@@ -276,6 +275,8 @@ absl::Status CudaBackend::Do(const StreamRef& s, const LinalgOp& op) {
                          "gesvd"));
         break;
       }
+      default:
+        return absl::InternalError("linalg: a routine of several results");
     }
   }
   if (op.kind == LinalgKind::kCholesky) {

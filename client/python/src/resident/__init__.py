@@ -63,7 +63,7 @@ __all__ = [
     "unique_inverse", "unique_values",
     "argsort", "sort", "searchsorted", "take", "take_along_axis", "cumulative_sum",
     "cumulative_prod",
-    "cumsum", "cumprod", "from_dlpack", "linalg", "fft", "allclose", "argwhere", "bincount",
+    "cumsum", "cumprod", "from_dlpack", "linalg", "fft", "random", "allclose", "argwhere", "bincount",
     "column_stack", "copy", "corrcoef", "cov", "diag", "histogram", "hstack", "isclose", "median",
     "outer", "vstack",
     "isdtype", "result_type", "can_cast", "finfo", "iinfo", "__array_namespace_info__",

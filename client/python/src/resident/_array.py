@@ -297,6 +297,19 @@ def record(op: str, inputs: Sequence[Node], session: Any,
     return array
 
 
+def record_many(op: str, inputs: Sequence[Node], session: Any, ins: "pb.Instruction",
+                metas: Sequence[Optional[Meta]]) -> List[ndarray]:
+    """Records one instruction of several results (qr, svd, eigh, slogdet,
+    random), each its own array: value ``i`` of the instruction."""
+    ins.op = op
+    node = Node(Kind.OP, session, None, ins, inputs, num_outputs=len(metas))
+    outs = [ndarray._wrap(Node(Kind.LOOP_OUTPUT, session, meta, inputs=[node], index=i))
+            for i, meta in enumerate(metas)]
+    if not session.lazy and not session.recording_body:
+        session.flush([o._node for o in outs])
+    return outs
+
+
 def _host_array_error(value: Any) -> TypeError:
     return TypeError(f"a {type(value).__module__}.{type(value).__name__} does not mix with "
                      "resident arrays implicitly: upload it with client.asarray() first")

@@ -74,6 +74,17 @@ class SessionListing:
     bytes: int
 
 
+def _holds_resident(obj: Any) -> bool:
+    """Whether a nested list or tuple holds a resident array anywhere."""
+    stack = [obj]
+    while stack:
+        o = stack.pop()
+        if isinstance(o, ndarray):
+            return True
+        if isinstance(o, (list, tuple)):
+            stack.extend(o)
+    return False
+
 class Client:
     """A session on a Resident server. Make one with :func:`resident.connect`.
 
@@ -175,11 +186,24 @@ class Client:
             if obj._node.session is not self._s:
                 raise ValueError("the array belongs to another client")
             return obj if dtype is None or obj.dtype == np.dtype(dtype) else obj.astype(dtype)
+        if isinstance(obj, (list, tuple)) and _holds_resident(obj):
+            return self._stack_nested(obj, dtype)
         host = np.asarray(obj, dtype=dtype)
         _dtypes.normalize(host.dtype)  # a clear TypeError for unsupported dtypes
         return ndarray._wrap(self._s.upload(host, progress))
 
     array = asarray
+
+    def _stack_nested(self, obj: Any, dtype: Any) -> ndarray:
+        """A nested list holding resident arrays (``[[a[i, j] for ...]]``):
+        stacked on the server, level by level, with NumPy's promotion."""
+        from ._shape_ops import stack
+        parts = [self._stack_nested(o, None) if isinstance(o, (list, tuple)) else
+                 o if isinstance(o, ndarray) else self.asarray(o) for o in obj]
+        if not parts:
+            raise ValueError("asarray: an empty list inside a nested list of arrays")
+        out = stack(parts, axis=0)
+        return out if dtype is None else out.astype(dtype)
 
     # --- programs -----------------------------------------------------------------
 

@@ -135,7 +135,8 @@ def vecdot(x1: ndarray, x2: ndarray, /, *, axis: int = -1) -> ndarray:
         raise ValueError(f"vecdot: axis {axis} has length {x1.shape[axis]} in x1 and "
                          f"{x2.shape[axis]} in x2")
     from ._shape_ops import sum as _sum
-    return _sum(_array.multiply(_array.conjugate(x1), x2), axis=axis)
+    product = _array.multiply(_array.conjugate(x1), x2)
+    return _sum(product, axis=axis, dtype=product.dtype)  # the standard keeps the dtype
 
 
 def tensordot(x1: ndarray, x2: ndarray, /, *, axes: Any = 2) -> ndarray:

@@ -280,6 +280,34 @@ def factorisation(name: str):
     return rule
 
 
+def decomposition(name: str, a: Meta, full: bool) -> List[Meta]:
+    """The results of qr (Q, R), svd (U, S, Vh), eigh (eigenvalues,
+    eigenvectors) and slogdet (sign, logabsdet), as numpy.linalg's; ``full``
+    is qr's mode='complete' and svd's full_matrices."""
+    if len(a.shape) < 2:
+        raise ValueError(f"linalg.{name}: {len(a.shape)}-dimensional array given. Array must "
+                         "be at least two-dimensional")
+    m, n = a.shape[-2:]
+    if name in ("eigh", "slogdet") and m != n:
+        raise ValueError(f"linalg.{name}: Last 2 dimensions of the array must be square")
+    dt = a.dtype
+    if dt.itemsize == 2 and dt.kind == "f" or dt.name == "bfloat16":
+        raise TypeError(f"linalg.{name}: array type {dt} is unsupported in linalg")
+    if dt.kind not in "fc":
+        dt = np.dtype(np.float64)
+    real = np.dtype(dt.char.lower()) if dt.kind == "c" else dt
+    batch = tuple(a.shape[:-2])
+    k = min(m, n)
+    if name == "qr":
+        return [Meta(dt, batch + (m, m if full else k)), Meta(dt, batch + (m if full else k, n))]
+    if name == "svd":
+        return [Meta(dt, batch + (m, m if full else k)), Meta(real, batch + (k,)),
+                Meta(dt, batch + (n if full else k, n))]
+    if name == "eigh":
+        return [Meta(real, batch + (n,)), Meta(dt, batch + (n, n))]
+    return [Meta(dt, batch), Meta(real, batch)]
+
+
 def cumulative(name: str):
     """cumulative_sum / cumulative_prod: numpy.cumsum's dtype (sum's), the
     operand's shape, flattened when no axis is given."""

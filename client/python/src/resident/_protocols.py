@@ -94,6 +94,16 @@ _FUNCTIONS: Dict[Any, Callable[..., Any]] = {
     np.linalg.eigvalsh: lambda a, UPLO="L": _linalg.eigvalsh(  # noqa: N803
         a if UPLO == "L" else _linalg.matrix_transpose(a)),
     np.linalg.svdvals: _linalg.svdvals,
+    np.linalg.qr: lambda a, mode="reduced": _linalg.qr(a, mode=mode),
+    np.linalg.svd: lambda a, full_matrices=True, compute_uv=True, hermitian=False: _linalg.svd(
+        a, full_matrices=full_matrices, compute_uv=compute_uv),
+    np.linalg.eigh: lambda a, UPLO="L": _linalg.eigh(a, UPLO),  # noqa: N803
+    np.linalg.slogdet: _linalg.slogdet,
+    # NumPy's pinv cuts at rcond=1e-15 unless told otherwise (rtol=None:
+    # the Array API's max(M, N) * eps).
+    np.linalg.pinv: lambda a, rcond=None, hermitian=False, *, rtol=1e-15: _linalg.pinv(
+        a, rcond=rcond, rtol=rtol),
+    np.linalg.lstsq: lambda a, b, rcond=None: _linalg.lstsq(a, b, rcond),
     np.linalg.matrix_rank: lambda A, tol=None, hermitian=False, *, rtol=None: (  # noqa: N803
         _linalg.matrix_rank(A, rtol=rtol) if tol is None else NotImplemented),
 }

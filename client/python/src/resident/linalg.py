@@ -8,9 +8,11 @@ other ops: ``matrix_rank``, ``matrix_norm`` (every order), negative
 ``vector_norm`` and NumPy's ``norm``. A matrix the server cannot factor
 raises ``LinAlgError`` (a ValueError, as NumPy's).
 
-The routines with several results (``qr``, ``svd``, ``eigh``,
-``slogdet``) and ``pinv`` (from ``svd``) need instructions with several
-outputs, not built yet: they raise NotImplementedError saying so.
+The routines of several results, ``qr``, ``svd``, ``eigh`` and
+``slogdet``, are one instruction each with one output per result, and
+return NumPy's named tuples (QRResult, SVDResult, EighResult,
+SlogdetResult); ``pinv`` and NumPy's ``lstsq`` are composed from ``svd``
+(NumPy's own method; lstsq reads the rank back to shape its residuals).
 
     import resident as rs
     n = rs.linalg.vector_norm(x, axis=-1)      # sqrt(sum(|x|^2)) per row
@@ -21,30 +23,60 @@ from __future__ import annotations
 
 import math
 import operator
-from typing import Any, List, Optional, Sequence, Tuple, Union
+from typing import Any, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
 from . import _array
-from ._array import ndarray, record
+from . import _infer_shape
+from ._array import ndarray, record, record_many
+from .v1 import resident_pb2 as pb
 from ._errors import LinAlgError
 from ._composed import matrix_transpose, tensordot, vecdot
 from ._manipulation import _arange_on, _norm_axes
-from ._shape_ops import broadcast_to, max as _max, min as _min, stack, sum as _sum
+from ._shape_ops import broadcast_to, expand_dims, max as _max, min as _min, stack, sum as _sum
 from ._sorting import take
 
 __all__ = ["matmul", "matrix_transpose", "tensordot", "vecdot", "outer", "diagonal", "trace",
            "cross", "vector_norm", "matrix_norm", "matrix_power", "norm", "cholesky", "solve",
-           "inv", "det", "eigvalsh", "svdvals", "matrix_rank", "LinAlgError"]
+           "inv", "det", "eigvalsh", "svdvals", "matrix_rank", "qr", "svd", "eigh", "slogdet",
+           "pinv", "lstsq", "QRResult", "SVDResult", "EighResult", "SlogdetResult",
+           "LinAlgError"]
 
 matmul = _array.matmul
 
 Axis = Union[None, int, Sequence[int]]
 
 
-def _not_built(what: str) -> NotImplementedError:
-    return NotImplementedError(f"{what} needs an instruction with several results, which the "
-                               "server does not have yet")
+class QRResult(NamedTuple):
+    Q: ndarray
+    R: ndarray
+
+
+class SVDResult(NamedTuple):
+    U: ndarray
+    S: ndarray
+    Vh: ndarray
+
+
+class EighResult(NamedTuple):
+    eigenvalues: ndarray
+    eigenvectors: ndarray
+
+
+class SlogdetResult(NamedTuple):
+    sign: ndarray
+    logabsdet: ndarray
+
+
+def _decompose(op: str, x: ndarray, count: int, full: bool = False) -> List[ndarray]:
+    """One instruction of ``count`` results, each an array of its own."""
+    if not isinstance(x, ndarray):
+        raise TypeError(f"linalg.{op} needs a resident array, not {type(x).__name__}")
+    metas: List[Any] = [None] * count
+    if x._node.meta is not None:  # NumPy's errors at the call
+        metas = _infer_shape.decomposition(op, x._node.meta, full)
+    return record_many(op, [x._node], x._node.session, pb.Instruction(full=full), metas)
 
 
 def _routine(op: str, *xs: ndarray) -> ndarray:
@@ -108,6 +140,113 @@ def svdvals(x: ndarray, /) -> ndarray:
     return _routine("svdvals", x)
 
 
+def qr(x: ndarray, /, *, mode: str = "reduced") -> Any:
+    """The QR factorisation of each matrix (..., M, N), K = min(M, N):
+    mode 'reduced' Q (..., M, K) and R (..., K, N), 'complete' Q (..., M, M)
+    and R (..., M, N), 'r' R alone, as numpy.linalg.qr (LAPACK's geqrf and
+    orgqr: R's diagonal may be negative)."""
+    if mode not in ("reduced", "complete", "r"):
+        raise ValueError(f"Unrecognized mode '{mode}'")
+    q, r = _decompose("qr", x, 2, full=mode == "complete")
+    return r if mode == "r" else QRResult(q, r)
+
+
+def svd(x: ndarray, /, *, full_matrices: bool = True, compute_uv: bool = True) -> Any:
+    """The singular value decomposition x = U @ diag(S) @ Vh of each matrix:
+    U (..., M, M), S (..., K) descending, Vh (..., N, N), or with
+    full_matrices=False U (..., M, K), Vh (..., K, N). compute_uv=False is
+    svdvals. The singular vectors' signs are the library's (as NumPy's,
+    they may differ between libraries)."""
+    if not compute_uv:
+        return svdvals(x)
+    u, sv, vh = _decompose("svd", x, 3, full=bool(full_matrices))
+    return SVDResult(u, sv, vh)
+
+
+def eigh(x: ndarray, /, UPLO: str = "L") -> EighResult:  # noqa: N803 (NumPy's name)
+    """The eigenvalues (ascending, real) and eigenvectors (columns) of each
+    Hermitian matrix, from its lower triangle (UPLO='U': the upper one)."""
+    if UPLO not in ("L", "U"):
+        raise ValueError("UPLO argument must be 'L' or 'U'")
+    if UPLO == "U" and isinstance(x, ndarray):
+        x = matrix_transpose(x)
+        x = _array.conj(x) if x.dtype.kind == "c" else x
+    w, v = _decompose("eigh", x, 2)
+    return EighResult(w, v)
+
+
+def slogdet(x: ndarray, /) -> SlogdetResult:
+    """The sign and natural log of |det| of each square matrix, from an LU
+    factorisation: sign 0 and logabsdet -inf for a singular one; complex
+    matrices give a complex sign of modulus 1."""
+    sign, logabs = _decompose("slogdet", x, 2)
+    return SlogdetResult(sign, logabs)
+
+
+def _cutoff_factor(x: ndarray, rtol: Any) -> Any:
+    if rtol is None:
+        real = np.dtype(x.dtype.char.lower()) if x.dtype.kind == "c" else (
+            x.dtype if x.dtype.kind == "f" else np.dtype(np.float64))
+        return max(x.shape[-2:]) * float(np.finfo(real).eps)
+    if isinstance(rtol, ndarray):
+        return expand_dims(rtol, axis=-1) if rtol.ndim > 0 else rtol
+    return rtol
+
+
+def pinv(x: ndarray, /, *, rtol: Any = None, rcond: Any = None,
+         hermitian: bool = False) -> ndarray:
+    """The Moore-Penrose pseudo-inverse of each matrix, from its SVD:
+    singular values at most rtol times the largest count as zero (rtol:
+    max(M, N) times eps by default, the Array API's; NumPy's ``rcond`` is
+    the same cutoff)."""
+    if x.ndim < 2:
+        raise ValueError("pinv needs an array of at least two dimensions")
+    u, sv, vh = svd(x, full_matrices=False)
+    factor = _cutoff_factor(x, rcond if rcond is not None else rtol)
+    if sv.shape[-1] == 0:
+        inv_s = sv
+    else:
+        top = _max(sv, axis=-1, keepdims=True)
+        inv_s = _array.where(_array.greater(sv, top * factor), 1 / sv, 0)
+    if x.dtype.kind == "c":
+        u, vh = _array.conj(u), _array.conj(vh)
+    scaled = expand_dims(inv_s, axis=-1).astype(u.dtype) * matrix_transpose(u)
+    return matmul(matrix_transpose(vh), scaled)
+
+
+def lstsq(a: ndarray, b: ndarray, rcond: Any = None) -> Tuple[ndarray, ndarray, int, ndarray]:
+    """numpy.linalg.lstsq: the least-squares solution x of a @ x = b (a 2-D,
+    b 1-D or 2-D), the residuals' sums of squares (empty unless a has full
+    column rank and more rows than columns), the rank and the singular
+    values; rcond as NumPy's (None: eps times max(M, N)). Reads the rank
+    back (one round trip)."""
+    if a.ndim != 2 or b.ndim not in (1, 2):
+        raise ValueError("lstsq needs a 2-D a and a 1-D or 2-D b")
+    m, n = a.shape
+    if b.shape[0] != m:
+        raise ValueError(f"lstsq: a has {m} rows, b {b.shape[0]}")
+    sv = svdvals(a)
+    factor = _cutoff_factor(a, rcond)
+    x = matmul(pinv(a, rcond=factor), b)
+    if sv.shape[0] == 0:
+        rank = 0
+    else:
+        rank = int(_sum(_array.greater(sv, _max(sv) * factor).astype(np.int64)))
+    if rank == n and m > n:
+        r = _array.absolute(b - matmul(a, x))
+        residuals = _sum(r * r, axis=0)
+        if b.ndim == 1:
+            residuals = residuals.reshape((1,))
+    else:
+        real = sv.dtype if sv.shape[0] else np.dtype(np.float64)
+        residuals = _shape_empty(a, real)
+    return x, residuals, rank, sv
+
+
+def _shape_empty(like: ndarray, dtype: Any) -> ndarray:
+    return _arange_on(like, 0, np.int64).astype(dtype)
+
+
 def matrix_rank(x: ndarray, /, *, rtol: Any = None) -> ndarray:
     """The number of singular values above rtol times the largest (rtol:
     max(M, N) times the dtype's epsilon by default, or a float or an array
@@ -119,7 +258,7 @@ def matrix_rank(x: ndarray, /, *, rtol: Any = None) -> ndarray:
         rtol = max(x.shape[-2:]) * float(np.finfo(s.dtype).eps)
     top = _max(s, axis=-1, keepdims=True) if s.shape[-1] > 0 else s
     if isinstance(rtol, ndarray):
-        rtol = _array.expand_dims(rtol, axis=-1) if rtol.ndim > 0 else rtol
+        rtol = expand_dims(rtol, axis=-1) if rtol.ndim > 0 else rtol
     big = _array.greater(s, top * rtol)
     return _sum(big.astype(np.int64), axis=-1)
 

@@ -1,0 +1,87 @@
+// LAPACKE's routines of each precision as one template, Lapack<T>, for the
+// CPU backend's linear algebra (linalg.cc, decompose.cc): row-major,
+// the lower triangle where a routine reads one, std::complex for the
+// complex types (lapack.h's own option).
+#ifndef RESIDENT_KERNELS_CPU_LAPACK_ROUTINES_H_
+#define RESIDENT_KERNELS_CPU_LAPACK_ROUTINES_H_
+
+#include <complex>
+
+#define lapack_complex_float std::complex<float>
+#define lapack_complex_double std::complex<double>
+#include <lapacke.h>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+
+namespace resident::cpu::lapack {
+
+using C64 = std::complex<float>;
+using C128 = std::complex<double>;
+
+template <typename T>
+struct Lapack;
+
+// p: the precision's letter; orgqr: orgqr or ungqr; syevd: syevd or heevd.
+#define RESIDENT_LAPACK_ROUTINES(T, R, p, orgqr, syevd)                                            \
+  using Real = R;                                                                                  \
+  static lapack_int Potrf(lapack_int n, T* a) {                                                    \
+    return LAPACKE_##p##potrf(LAPACK_ROW_MAJOR, 'L', n, a, n);                                     \
+  }                                                                                                \
+  static lapack_int Gesv(lapack_int n, lapack_int k, T* a, lapack_int* ipiv, T* b) {               \
+    return LAPACKE_##p##gesv(LAPACK_ROW_MAJOR, n, k, a, n, ipiv, b, k);                            \
+  }                                                                                                \
+  static lapack_int Getrf(lapack_int n, T* a, lapack_int* ipiv) {                                  \
+    return LAPACKE_##p##getrf(LAPACK_ROW_MAJOR, n, n, a, n, ipiv);                                 \
+  }                                                                                                \
+  /* jobz 'N': values only; 'S': U (m x k), Vt (k x n); 'A': U (m x m), Vt (n x n). */             \
+  static lapack_int Gesdd(char jobz, lapack_int m, lapack_int n, T* a, R* s, T* u, lapack_int ldu, \
+                          T* vt, lapack_int ldvt) {                                                \
+    return LAPACKE_##p##gesdd(LAPACK_ROW_MAJOR, jobz, m, n, a, n, s, u, ldu, vt, ldvt);            \
+  }                                                                                                \
+  static lapack_int Geqrf(lapack_int m, lapack_int n, T* a, T* tau) {                              \
+    return LAPACKE_##p##geqrf(LAPACK_ROW_MAJOR, m, n, a, n, tau);                                  \
+  }                                                                                                \
+  /* Q (m x n, n <= m, row-major) from k reflectors of geqrf. */                                   \
+  static lapack_int Orgqr(lapack_int m, lapack_int n, lapack_int k, T* q, const T* tau) {          \
+    return LAPACKE_##p##orgqr(LAPACK_ROW_MAJOR, m, n, k, q, n, tau);                               \
+  }                                                                                                \
+  /* jobz 'N': eigenvalues; 'V': and the eigenvectors, in a's columns. */                          \
+  static lapack_int Syevd(char jobz, lapack_int n, T* a, R* w) {                                   \
+    return LAPACKE_##p##syevd(LAPACK_ROW_MAJOR, jobz, 'L', n, a, n, w);                            \
+  }
+
+template <>
+struct Lapack<float> {
+  RESIDENT_LAPACK_ROUTINES(float, float, s, orgqr, syevd)
+};
+template <>
+struct Lapack<double> {
+  RESIDENT_LAPACK_ROUTINES(double, double, d, orgqr, syevd)
+};
+template <>
+struct Lapack<C64> {
+  RESIDENT_LAPACK_ROUTINES(C64, float, c, ungqr, heevd)
+};
+template <>
+struct Lapack<C128> {
+  RESIDENT_LAPACK_ROUTINES(C128, double, z, ungqr, heevd)
+};
+#undef RESIDENT_LAPACK_ROUTINES
+
+// LAPACKE checks its inputs for NaN and refuses them (info -k); NumPy calls
+// LAPACK itself, which factors them (singular, not converged or NaN
+// results). Turned off once, before the first routine, so ours agree.
+inline void UseLapackOnNan() {
+  static const bool done = (LAPACKE_set_nancheck(0), true);
+  (void)done;
+}
+
+// NumPy's LinAlgError, as the program layer reports it.
+inline absl::Status LinAlgError(const char* what) {
+  return absl::InvalidArgumentError(absl::StrCat("LinAlgError: ", what));
+}
+
+}  // namespace resident::cpu::lapack
+
+#endif  // RESIDENT_KERNELS_CPU_LAPACK_ROUTINES_H_
