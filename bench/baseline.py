@@ -271,9 +271,22 @@ def linalg(lib, quick, reps, m):
     cases = [("solve_f64", lambda: la.solve(xa, xb)), ("cholesky_f64", lambda: la.cholesky(xh)),
              ("inv_f64", lambda: la.inv(xa)), ("det_f64", lambda: la.det(xa)),
              ("eigvalsh_f64", lambda: la.eigvalsh(xh)),
+             ("qr_f64", lambda: la.qr(xa)), ("svd_f64", lambda: la.svd(xa, full_matrices=False)),
+             ("eigh_f64", lambda: la.eigh(xh)),
              ("solve_batched_f64", lambda: la.solve(xsa, xsb))]
     for name, fn in cases:
         time_synced(lib, m, f"linalg.{name}_ms", fn, reps)
+
+
+def random(lib, quick, reps, m):
+    """default_rng(0).random(2^28) float64 and float32 and integers(0,
+    1000, 2^26) int64 (quick: 2^20, 2^20, 2^18), one generator whose state
+    advances between repetitions, as resident-bench's random."""
+    n = 1 << 20 if quick else 1 << 28
+    g = lib.xp.random.default_rng(0)
+    time_synced(lib, m, "random.random_f64_ms", lambda: g.random(n), reps)
+    time_synced(lib, m, "random.random_f32_ms", lambda: g.random(n, dtype=numpy.float32), reps)
+    time_synced(lib, m, "random.integers_i64_ms", lambda: g.integers(0, 1000, n // 4), reps)
 
 
 def bench(lib, args):
@@ -289,6 +302,7 @@ def bench(lib, args):
              ("sort", lambda: sort(lib, args.quick, args.reps, m)),
              ("fft", lambda: fft(lib, args.quick, args.reps, m)),
              ("linalg", lambda: linalg(lib, args.quick, args.reps, m)),
+             ("random", lambda: random(lib, args.quick, args.reps, m)),
              ("transfer", lambda: transfer(lib, args.quick, args.reps, m)),
              ("first_result", lambda: first_result(lib, m))]
     for name, fn in steps:
@@ -306,6 +320,7 @@ def main():
     p.add_argument("--quick", action="store_true", help="smaller sizes")
     p.add_argument("--reps", type=int, default=0, help="0: 3, as the tutorial's median of 3")
     p.add_argument("--only", default="", help="comma-separated workloads")
+    p.add_argument("--cupy-only", action="store_true", help="leave NumPy out (a GPU host's run)")
     args = p.parse_args()
     args.reps = args.reps or 3
     cupy, why = load_cupy()
@@ -319,7 +334,8 @@ def main():
     else:
         out["cupy"]["reason"] = why
         print(f"cupy: n/a ({why})")
-    out["numpy"]["metrics"] = bench(Lib("numpy", numpy), args)
+    if not args.cupy_only:
+        out["numpy"]["metrics"] = bench(Lib("numpy", numpy), args)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(out, f, indent=2)

@@ -681,9 +681,54 @@ void Linalg(int reps, Results& r) {
   time_op("linalg.inv_f64", [&] { return rc::inv(a); });
   time_op("linalg.det_f64", [&] { return rc::det(a); });
   time_op("linalg.eigvalsh_f64", [&] { return rc::eigvalsh(h); });
+  // The routines of several results: every result is kept, as a script
+  // keeps them.
+  auto all_of = [](std::vector<Array> results) {
+    Array last = results.back();
+    for (Array& x : results) Ok(x.Evaluate(), "evaluate");
+    return last;
+  };
+  time_op("linalg.qr_f64", [&] { return all_of(rc::qr(a)); });
+  time_op("linalg.svd_f64", [&] { return all_of(rc::svd(a, false)); });
+  time_op("linalg.eigh_f64", [&] { return all_of(rc::eigh(h)); });
   const int64_t stack = quick ? 500 : 10000;
   Array sa = upload({stack, 32, 32}, false), sb = upload({stack, 32, 1}, false);
   time_op("linalg.solve_batched_f64", [&] { return rc::solve(sa, sb); });
+}
+
+// --- random: numpy.random.default_rng(0)'s streams, made on the server ------
+
+// default_rng(0).random(2^28) float64 and float32 and integers(0, 1000,
+// 2^26) int64 (quick: 2^20, 2^20, 2^18), from the state NumPy's SeedSequence
+// gives seed 0 (PCG64(0).state), uploaded once; each draw is one program
+// (the state advances between repetitions, as a script's draws do).
+void Random(int reps, Results& r) {
+  const bool quick = absl::GetFlag(FLAGS_quick);
+  auto c = Connect(true, false);
+  const uint64_t words[6] = {0x1aa1b5345996452dull,
+                             0x09585eb7a69561e3ull,
+                             0x418ddadb3af71a82ull,
+                             0x588133bc447873a9ull,
+                             0,
+                             0};
+  Array state =
+      Ok(c->Upload(DType::kUint64, {6}, std::string(reinterpret_cast<const char*>(words), 48)),
+         "upload");
+  namespace rc = resident::client;
+  auto draw = [&](std::vector<Array> results) {
+    state = results[1];
+    return results[0];
+  };
+  const int64_t n = quick ? int64_t{1} << 20 : int64_t{1} << 28;
+  TimeEvaluated(
+      "random.random_f64", "", reps, [&] { return draw(rc::random(state, DType::kFloat64, {n})); },
+      r);
+  TimeEvaluated(
+      "random.random_f32", "", reps, [&] { return draw(rc::random(state, DType::kFloat32, {n})); },
+      r);
+  TimeEvaluated(
+      "random.integers_i64", "", reps,
+      [&] { return draw(rc::random_integers(state, DType::kInt64, {n / 4}, 0, 999)); }, r);
 }
 
 // --- transfer: Upload / Download vs a loopback TCP copy ----------------------
@@ -853,9 +898,9 @@ int main(int argc, char** argv) {
   absl::ParseCommandLine(argc, argv);
   if (absl::GetFlag(FLAGS_first_result)) return FirstResultChild();
 
-  const std::vector<std::string> all = {"seed",   "roundtrip", "tiny_ops",    "chain",
-                                        "fused",  "dot",       "sort",        "fft",
-                                        "linalg", "transfer",  "first_result"};
+  const std::vector<std::string> all = {"seed",   "roundtrip", "tiny_ops", "chain",
+                                        "fused",  "dot",       "sort",     "fft",
+                                        "linalg", "random",    "transfer", "first_result"};
   std::set<std::string> only;
   for (absl::string_view w : absl::StrSplit(absl::GetFlag(FLAGS_only), ',', absl::SkipEmpty())) {
     if (std::find(all.begin(), all.end(), w) == all.end()) {
@@ -882,6 +927,7 @@ int main(int argc, char** argv) {
   if (want("sort")) Sort(reps, r);
   if (want("fft")) Fft(reps, r);
   if (want("linalg")) Linalg(reps, r);
+  if (want("random")) Random(reps, r);
   if (want("transfer")) Transfer(reps, r);
   if (want("first_result")) FirstResult(r);
   std::fflush(stdout);

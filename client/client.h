@@ -428,6 +428,15 @@ std::vector<Array> qr(const Array& a, bool complete = false);
 std::vector<Array> svd(const Array& a, bool full_matrices = true);
 std::vector<Array> eigh(const Array& a);
 std::vector<Array> slogdet(const Array& a);
+// numpy.random.Generator's draws from a PCG64 state array `state` (uint64
+// (6,), NumPy's state dict: state hi, lo, inc hi, lo, has_uint32,
+// uinteger): {values, the state after them}. float64 low + range * u,
+// float32 u (low and range unused); integers and bool: off + a bounded
+// draw of the inclusive span rng, NumPy's Lemire rejection.
+std::vector<Array> random(const Array& state, DType dtype, const Shape& shape, double low = 0.0,
+                          double range = 1.0);
+std::vector<Array> random_integers(const Array& state, DType dtype, const Shape& shape,
+                                   uint64_t off, uint64_t rng);
 Array extract(const Array& condition, const Array& arr, int64_t count);
 Array cumprod(const Array& a, std::optional<int64_t> axis = std::nullopt);
 

@@ -1,10 +1,14 @@
 // Reductions and shaping ops of the C++ client: each records one
 // instruction (see client.h).
+#include <cstdint>
+#include <functional>
 #include <utility>
+#include <vector>
 
 #include "client/client.h"
 #include "client/client_core.h"
 #include "client/program_builder.h"
+#include "core/proto/wire.h"
 
 namespace resident::client {
 namespace {
@@ -132,11 +136,12 @@ Array AlongAxis(const char* op, std::vector<const Array*> operands, std::optiona
   return core->Finish(std::move(n));
 }
 // One instruction of `count` results, each an Array of its own.
-std::vector<Array> Results(const char* op, const Array& a, int count, bool full) {
+std::vector<Array> Results(const char* op, const Array& a, int count,
+                           const std::function<void(v1::Instruction&)>& set) {
   auto core = NodeOf(a) ? NodeOf(a)->core : nullptr;
   if (core == nullptr) return std::vector<Array>(static_cast<size_t>(count));
   auto n = core->NewOp(op, {NodeOf(a)});
-  n->ins.set_full(full);
+  set(n->ins);
   n->num_outputs = count;
   std::vector<Array> outs;
   std::vector<std::shared_ptr<Node>> targets;
@@ -154,12 +159,37 @@ std::vector<Array> Results(const char* op, const Array& a, int count, bool full)
 }
 }  // namespace
 
-std::vector<Array> qr(const Array& a, bool complete) { return Results("qr", a, 2, complete); }
-std::vector<Array> svd(const Array& a, bool full_matrices) {
-  return Results("svd", a, 3, full_matrices);
+std::vector<Array> qr(const Array& a, bool complete) {
+  return Results("qr", a, 2, [&](v1::Instruction& ins) { ins.set_full(complete); });
 }
-std::vector<Array> eigh(const Array& a) { return Results("eigh", a, 2, false); }
-std::vector<Array> slogdet(const Array& a) { return Results("slogdet", a, 2, false); }
+std::vector<Array> svd(const Array& a, bool full_matrices) {
+  return Results("svd", a, 3, [&](v1::Instruction& ins) { ins.set_full(full_matrices); });
+}
+std::vector<Array> eigh(const Array& a) {
+  return Results("eigh", a, 2, [](v1::Instruction&) {});
+}
+std::vector<Array> slogdet(const Array& a) {
+  return Results("slogdet", a, 2, [](v1::Instruction&) {});
+}
+
+std::vector<Array> random(const Array& state, DType dtype, const Shape& shape, double low,
+                          double range) {
+  return Results("random", state, 2, [&](v1::Instruction& ins) {
+    ins.set_dtype(EncodeDType(dtype));
+    for (int64_t d : shape) ins.add_shape(d);
+    ins.mutable_start()->set_float_value(low);
+    ins.mutable_stop()->set_float_value(range);
+  });
+}
+std::vector<Array> random_integers(const Array& state, DType dtype, const Shape& shape,
+                                   uint64_t off, uint64_t rng) {
+  return Results("random", state, 2, [&](v1::Instruction& ins) {
+    ins.set_dtype(EncodeDType(dtype));
+    for (int64_t d : shape) ins.add_shape(d);
+    ins.mutable_start()->set_int_value(static_cast<int64_t>(off));
+    ins.mutable_stop()->set_int_value(static_cast<int64_t>(rng));
+  });
+}
 
 Array argsort(const Array& a, int64_t axis, bool descending) {
   return AlongAxis("argsort", {&a}, axis, descending);

@@ -103,14 +103,26 @@ RESIDENT_HD uint64_t Pcg64MulHi(uint64_t a, uint64_t b) {
 #endif
 }
 
+// The whole product a * b.
+RESIDENT_HD Pcg128 Pcg64MulWide(uint64_t a, uint64_t b) {
+#if !defined(__CUDA_ARCH__) && defined(__SIZEOF_INT128__)
+  __extension__ typedef unsigned __int128 U128;
+  const U128 m = static_cast<U128>(a) * b;  // one instruction on x86-64
+  return Pcg128{static_cast<uint64_t>(m >> 64), static_cast<uint64_t>(m)};
+#else
+  return Pcg128{Pcg64MulHi(a, b), a * b};
+#endif
+}
+
 RESIDENT_HD Pcg128 Pcg128Add(Pcg128 a, Pcg128 b) {
   const uint64_t lo = a.lo + b.lo;
   return Pcg128{a.hi + b.hi + (lo < b.lo ? 1u : 0u), lo};
 }
 
-// a * b mod 2^128.
+// a * b mod 2^128: three multiplications.
 RESIDENT_HD Pcg128 Pcg128Mul(Pcg128 a, Pcg128 b) {
-  return Pcg128{Pcg64MulHi(a.lo, b.lo) + a.hi * b.lo + a.lo * b.hi, a.lo * b.lo};
+  const Pcg128 low = Pcg64MulWide(a.lo, b.lo);
+  return Pcg128{low.hi + a.hi * b.lo + a.lo * b.hi, low.lo};
 }
 
 // NumPy's PCG_DEFAULT_MULTIPLIER_128.
@@ -394,8 +406,9 @@ RESIDENT_HD Pcg64Bounds Pcg64BoundsFor(int unit_bits, uint64_t rng) {
 template <int kBits>
 RESIDENT_HD bool Pcg64Lemire(uint64_t u, const Pcg64Bounds& b, uint64_t* value) {
   if constexpr (kBits == 64) {
-    *value = Pcg64MulHi(u, b.rng_excl);
-    return u * b.rng_excl >= b.threshold;
+    const Pcg128 m = Pcg64MulWide(u, b.rng_excl);
+    *value = m.hi;
+    return m.lo >= b.threshold;
   } else {
     const uint64_t m = u * b.rng_excl;  // < 2^(2 * kBits)
     *value = m >> kBits;

@@ -53,35 +53,42 @@ void FillUnits(const Pcg64& g, T* out, int64_t n, ThreadPool& pool, F f) {
   });
 }
 
-// Reads units from s until `limit` are read or `want` accepted; writes the
-// accepted values (off + value, wrapping in T) to dst. Returns how many
-// were accepted; *read = units read. Whole draws go at once while `want`
-// leaves room for all their units (a rejected unit's value is written and
-// then overwritten, so the loop has no branch on acceptance).
+// Reads units from `stream` until `limit` are read or `want` accepted;
+// writes the accepted values (off + value, wrapping in T) to dst. Returns
+// how many were accepted; *read = units read. Units go in batches of as
+// many as values are missing: none of them can be past the want-th
+// accepted one, so the inner loops have no exit, and a rejected unit's
+// value is written and then overwritten (no branch on acceptance).
 template <int kBits, typename T>
-int64_t Accept(Pcg64UnitStream<kBits>& s, const Pcg64Bounds& b, T off, int64_t limit, int64_t want,
-               T* dst, int64_t* read) {
+int64_t Accept(Pcg64UnitStream<kBits>& stream, const Pcg64Bounds& bounds, T off, int64_t limit,
+               int64_t want, T* dst, int64_t* read) {
   constexpr int kPer = 64 / kBits;
   constexpr uint64_t kMask = kBits == 64 ? ~0ull : (1ull << kBits) - 1;
+  // Copies in registers: dst may alias the caller's objects as far as the
+  // compiler knows.
+  Pcg64UnitStream<kBits> s = stream;
+  const Pcg64Bounds b = bounds;
   int64_t got = 0, r = 0;
   uint64_t v;
-  while (r < limit && got < want) {
-    if (s.AtDrawBoundary() && limit - r >= kPer && want - got >= kPer) {
-      uint64_t x = s.NextDraw();
-      for (int k = 0; k < kPer; ++k) {
-        const bool ok = Pcg64Lemire<kBits>(x & kMask, b, &v);
-        dst[got] = static_cast<T>(off + static_cast<T>(v));
-        got += ok ? 1 : 0;
-        if constexpr (kBits < 64) x >>= kBits;
-      }
-      r += kPer;
-      continue;
-    }
-    const bool ok = Pcg64Lemire<kBits>(s.Next(), b, &v);
-    ++r;
+  const auto take = [&](uint64_t unit) {
+    const bool ok = Pcg64Lemire<kBits>(unit, b, &v);
     dst[got] = static_cast<T>(off + static_cast<T>(v));
     got += ok ? 1 : 0;
+  };
+  while (r < limit && got < want) {
+    int64_t k = std::min(want - got, limit - r);
+    r += k;
+    for (; k > 0 && !s.AtDrawBoundary(); --k) take(s.Next());
+    for (; k >= kPer; k -= kPer) {
+      uint64_t x = s.NextDraw();
+      for (int i = 0; i < kPer; ++i) {
+        take(x & kMask);
+        if constexpr (kBits < 64) x >>= kBits;
+      }
+    }
+    for (; k > 0; --k) take(s.Next());
   }
+  stream = s;
   *read = r;
   return got;
 }

@@ -10,14 +10,18 @@
 // steps) and then walks with stride G, itself one LCG step with the
 // multiplier M^G and increment (1 + M + ... + M^(G-1)) * inc.
 //
-// Bounded integers (Lemire rejection): rounds. A round draws exactly as
-// many candidate units as values are still missing, writes each candidate
-// into its place in `out` with a flag of acceptance, compacts them in
-// place (cub::DeviceSelect::Flagged) and reads the count back; a round
-// that accepts all its candidates ends the fill. Since no round draws more
-// units than values missing, the units read are exactly NumPy's. Spans with
-// rejection odds of 2^-25 (integers(0, 1000)) take two rounds; the worst
-// spans (about half rejected) take about log2(n).
+// Bounded integers (Lemire rejection) read a variable number of units:
+// rounds of two passes over the same units, each block taking a run of
+// consecutive draws. The first pass counts each block's accepted units
+// (nothing written), a scan of those counts (cub::DeviceScan) gives every
+// block its output offset, and the second pass draws the units again and
+// writes the accepted values in place, ranked within each tile of 256
+// draws by a block scan. A round draws the units the missing values need
+// on average plus five standard deviations; the unit of the last value
+// needed is recorded, so the fill reads exactly NumPy's units and one round
+// nearly always suffices (its count is read back; when short, another
+// round draws for the rest). Scratch is fixed (RandomTempBytes), not
+// proportional to n.
 #ifndef RESIDENT_KERNELS_CUDA_RANDOM_H_
 #define RESIDENT_KERNELS_CUDA_RANDOM_H_
 
@@ -32,7 +36,7 @@
 namespace resident::cuda_kernels {
 
 // Device scratch bytes RandomFill needs for n elements of p: 0 unless p's
-// draws can reject.
+// draws can reject, then about 256 KiB whatever n.
 size_t RandomTempBytes(const RandomParams& p, int64_t n);
 
 // out (device, n elements of p.draw's type, RandomItemSize bytes each) =
@@ -40,8 +44,8 @@ size_t RandomTempBytes(const RandomParams& p, int64_t n);
 // (device, kPcg64StateWords words); state_out (device; may alias
 // state_in) = the state after. `temp` holds RandomTempBytes(p, n) bytes
 // until the work is done. Draws that reject synchronise ctx.stream once a
-// round to read the number accepted (cudaMemcpyAsync of 8 bytes); the rest
-// only queues work. Returns the first launch or CUDA error.
+// round to read back what it placed (two cudaMemcpyAsync of 8 bytes); the
+// rest only queues work. Returns the first launch or CUDA error.
 cudaError_t RandomFill(const LaunchContext& ctx, const RandomParams& p, const uint64_t* state_in,
                        uint64_t* state_out, void* out, int64_t n, void* temp, size_t temp_bytes);
 

@@ -73,6 +73,11 @@ void Collect(const LinalgOp& op, List& v) {
   if (op.out2 != nullptr) v.push_back({op.out2, "output 2"});
   if (op.out3 != nullptr) v.push_back({op.out3, "output 3"});
 }
+void Collect(const RandomOp& op, List& v) {
+  v.push_back({op.state, "state"});
+  v.push_back({op.out, "output"});
+  v.push_back({op.next_state, "next state"});
+}
 void Collect(const FusedLoopOp& op, List& v) {
   for (const DeviceArray& p : op.params) v.push_back({&p, "param"});
   for (const DeviceArray& o : op.outs) v.push_back({&o, "out"});
@@ -271,6 +276,9 @@ bool DefinedFor(DeviceOpKind kind, DType dtype) {
       return dtype == DType::kFloat32 || dtype == DType::kFloat64 || IsComplex(dtype);
     case DeviceOpKind::kArgsort:
       return !IsComplex(dtype);  // no complex order yet
+    case DeviceOpKind::kRandom:  // the drawn dtype
+      return dtype == DType::kFloat64 || dtype == DType::kFloat32 || dtype == DType::kBool ||
+             IsInteger(dtype);
     case DeviceOpKind::kScan:
       return !IsComplex(dtype) && dtype != DType::kBool;  // bool scans as int64
   }
@@ -282,7 +290,7 @@ constexpr const char* kDeviceOpNames[] = {
     "fill",        "arange",    "elementwise",     "cast",        "matmul",
     "reduce",      "transpose", "fused loop",      "reduce axes", "slice",
     "concatenate", "argsort",   "take_along_axis", "scan",        "extract",
-    "fft",         "linalg",
+    "fft",         "linalg",    "random",
 };
 static_assert(std::size(kDeviceOpNames) == kNumDeviceOpKinds);
 
@@ -432,6 +440,20 @@ absl::Status CheckLinalgOp(const LinalgOp& op) {
   return absl::InvalidArgumentError(
       "linalg: the operands and output do not fit the routine (stacks of float32, float64, "
       "complex64 or complex128 matrices, square but for svdvals)");
+}
+
+absl::Status CheckRandomOp(const RandomOp& op) {
+  const Shape state_shape{kRandomStateWords};
+  const bool ok = op.state->dtype == DType::kUint64 && op.state->shape == state_shape &&
+                  op.next_state->dtype == DType::kUint64 && op.next_state->shape == state_shape &&
+                  DefinedFor(DeviceOpKind::kRandom, op.out->dtype) &&
+                  op.next_state->buffer != op.state->buffer &&
+                  op.next_state->buffer != op.out->buffer && op.out->buffer != op.state->buffer;
+  if (ok) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      "random: needs a uint64 (", kRandomStateWords,
+      ",) state and next state and an output of float64, float32, an integer dtype or bool, "
+      "three distinct buffers"));
 }
 
 const char* OpLabel(const DeviceOp& op) {

@@ -366,9 +366,29 @@ int LinalgResults(LinalgKind kind);
 // Both backends check with it.
 absl::Status CheckLinalgOp(const LinalgOp& op);
 
+// numpy.random.Generator's draws over PCG64 (kernels/pcg64.h): out (any
+// shape; float64, float32, an integer dtype or bool, which picks the draw)
+// = NumPy's fill from the generator state `state` (uint64
+// (kRandomStateWords,): state hi, lo, inc hi, lo, has_uint32, uinteger,
+// NumPy's state dict), and next_state (the same type, another buffer) the
+// state after it. float64: low + range * next_double; float32:
+// next_float; integers and bool: off + a bounded draw of the inclusive
+// span rng (NumPy's Lemire rejection), wrapping in the dtype's width.
+inline constexpr int64_t kRandomStateWords = 6;
+struct RandomOp {
+  const DeviceArray* state = nullptr;
+  const DeviceArray* out = nullptr;
+  const DeviceArray* next_state = nullptr;
+  double low = 0.0, range = 1.0;
+  uint64_t off = 0, rng = 0;
+};
+
+// OK when a RandomOp's arrays fit as above; else INVALID_ARGUMENT.
+absl::Status CheckRandomOp(const RandomOp& op);
+
 using DeviceOp = std::variant<FillOp, ArangeOp, ElementwiseOp, CastOp, MatmulOp, ReduceOp,
                               TransposeOp, FusedLoopOp, ReduceAxesOp, SliceOp, ConcatOp, ArgsortOp,
-                              TakeAlongAxisOp, ScanOp, ExtractOp, FftOp, LinalgOp>;
+                              TakeAlongAxisOp, ScanOp, ExtractOp, FftOp, LinalgOp, RandomOp>;
 
 // The kind of a DeviceOp, for Backend::Supports: the variant's index.
 enum class DeviceOpKind : uint8_t {
@@ -389,8 +409,9 @@ enum class DeviceOpKind : uint8_t {
   kExtract,
   kFft,
   kLinalg,
+  kRandom,
 };
-inline constexpr int kNumDeviceOpKinds = 17;
+inline constexpr int kNumDeviceOpKinds = 18;
 
 namespace device_op_internal {
 template <DeviceOpKind K, typename Op>
@@ -415,6 +436,7 @@ static_assert(device_op_internal::kIs<DeviceOpKind::kScan, ScanOp>);
 static_assert(device_op_internal::kIs<DeviceOpKind::kExtract, ExtractOp>);
 static_assert(device_op_internal::kIs<DeviceOpKind::kFft, FftOp>);
 static_assert(device_op_internal::kIs<DeviceOpKind::kLinalg, LinalgOp>);
+static_assert(device_op_internal::kIs<DeviceOpKind::kRandom, RandomOp>);
 
 inline DeviceOpKind KindOf(const DeviceOp& op) { return static_cast<DeviceOpKind>(op.index()); }
 
@@ -425,7 +447,7 @@ bool DefinedFor(DeviceOpKind kind, DType dtype);
 
 // "fill", "arange", "elementwise", "cast", "matmul", "reduce", "transpose",
 // "fused loop", "reduce axes", "slice", "concatenate", "argsort",
-// "take_along_axis", "scan", "extract", "fft", "linalg".
+// "take_along_axis", "scan", "extract", "fft", "linalg", "random".
 const char* DeviceOpName(DeviceOpKind kind);
 // The op's name for messages: ElementwiseName for elementwise ops ("add"),
 // "sum" for a sum, ReduceKindName for a ReduceAxesOp, else DeviceOpName.

@@ -115,6 +115,9 @@ constexpr OpDef kOps[] = {
     Decomposition(OpKind::kSvd, "svd", 3),          // U, S, Vh
     Decomposition(OpKind::kEigh, "eigh", 2),        // eigenvalues, eigenvectors
     Decomposition(OpKind::kSlogdet, "slogdet", 2),  // sign, logabsdet
+    // The values and the state after them.
+    {OpKind::kRandom, "random", 1, false, false, ResultBuffer::kNew, std::nullopt, nullptr,
+     RandomBound, nullptr, InferRandom, RunRandom, 2},
 };
 
 constexpr bool InOpKindOrder() {
@@ -124,7 +127,7 @@ constexpr bool InOpKindOrder() {
   return true;
 }
 static_assert(InOpKindOrder(), "kOps rows must follow OpKind's order");
-static_assert(std::size(kOps) == static_cast<size_t>(OpKind::kSlogdet) + 1,
+static_assert(std::size(kOps) == static_cast<size_t>(OpKind::kRandom) + 1,
               "every OpKind needs a row");
 
 }  // namespace

@@ -145,6 +145,14 @@ absl::StatusOr<DeviceArray> RunLinalg(OpContext& ctx, const Instruction& ins,
                                       std::vector<DeviceArray> args, const ValueType& out);
 absl::StatusOr<std::vector<ValueType>> InferDecomposition(const Instruction& ins,
                                                           absl::Span<const ValueType> ops);
+// random_ops.cc
+absl::StatusOr<std::vector<ValueType>> InferRandom(const Instruction& ins,
+                                                   absl::Span<const ValueType> ops);
+int64_t RandomBound(const Instruction& ins, absl::Span<const ValueType> ops,
+                    const ValueType& result);
+absl::StatusOr<std::vector<DeviceArray>> RunRandom(OpContext& ctx, const Instruction& ins,
+                                                   std::vector<DeviceArray> args,
+                                                   absl::Span<const ValueType> outs);
 absl::StatusOr<std::vector<DeviceArray>> RunDecomposition(OpContext& ctx, const Instruction& ins,
                                                           std::vector<DeviceArray> args,
                                                           absl::Span<const ValueType> outs);

@@ -78,6 +78,8 @@ enum class OpKind {
   kSvd,
   kEigh,
   kSlogdet,
+  // numpy.random.Generator's draws from a PCG64 state (random_ops.cc).
+  kRandom,
 };
 
 // A wire op name: its OpKind and, for kElementwise, the table's row. Every

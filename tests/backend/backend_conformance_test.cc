@@ -18,6 +18,7 @@
 //  * Refused arguments: both backends return a non-OK status.
 #include <algorithm>
 #include <cmath>
+#include <complex>
 #include <cstdint>
 #include <cstring>
 #include <functional>
@@ -1161,6 +1162,257 @@ TEST_P(BackendConformanceTest, LinalgEveryRoutineAndDtype) {
   ASSERT_FALSE(got.ok());
   EXPECT_EQ(got.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(got.status().message(), "LinAlgError: Singular matrix");
+}
+
+// Element i of a float or complex array as a complex double.
+std::complex<double> Complex(const HostArray& h, int64_t i) {
+  if (!IsComplex(h.dtype)) return {h.value(i), 0.0};
+  if (h.dtype == DType::kComplex64) {
+    return {h.at<float>(2 * i), h.at<float>(2 * i + 1)};
+  }
+  return {h.at<double>(2 * i), h.at<double>(2 * i + 1)};
+}
+
+TEST_P(BackendConformanceTest, DecompositionsEveryRoutineAndDtype) {
+  // qr, svd, eigh and slogdet of well-conditioned stacks. What is unique
+  // (the singular values, the eigenvalues, slogdet, |R|) against the
+  // reference; Q, the singular vectors and the eigenvectors (unique up to
+  // signs or phases, which differ between libraries) by what defines them:
+  // A = Q R, A = U S Vh, A V = V diag(w), computed here in double.
+  for (DType d : {DType::kFloat32, DType::kFloat64, DType::kComplex64, DType::kComplex128}) {
+    const DType real = IsComplex(d) ? ComplexComponent(d) : d;
+    const double tol = real == DType::kFloat32 ? 5e-4 : 1e-10;
+    struct Case {
+      LinalgKind kind;
+      Shape a;
+      bool full;
+    };
+    const std::vector<Case> cases = {
+        {LinalgKind::kQr, {2, 5, 3}, false},      {LinalgKind::kQr, {2, 3, 5}, true},
+        {LinalgKind::kQr, {4, 4}, true},          {LinalgKind::kSvd, {2, 5, 3}, false},
+        {LinalgKind::kSvd, {2, 3, 5}, true},      {LinalgKind::kSvd, {6, 2}, true},
+        {LinalgKind::kEigh, {3, 4, 4}, false},    {LinalgKind::kSlogdet, {3, 4, 4}, false},
+        {LinalgKind::kSlogdet, {2, 0, 0}, false},
+    };
+    uint64_t seed = 90;
+    for (const Case& c : cases) {
+      SCOPED_TRACE(absl::StrCat(DTypeName(d), " routine ", static_cast<int>(c.kind), " ",
+                                Describe(d, c.a), c.full ? " full" : ""));
+      const size_t rank = c.a.size();
+      const int64_t m = c.a[rank - 2], n = c.a[rank - 1], k = std::min(m, n);
+      const Shape batch(c.a.begin(), c.a.end() - 2);
+      const int64_t count = NumElements(batch);
+      HostArray a = Random(d, c.a, seed++, /*specials=*/false);
+      if (c.kind == LinalgKind::kEigh) {  // Hermitian: a + a^H, from its lower triangle
+        HostArray h = a;
+        for (int64_t b = 0; b < count; ++b) {
+          for (int64_t i = 0; i < n; ++i) {
+            for (int64_t j = 0; j < n; ++j) {
+              const std::complex<double> v =
+                  Complex(a, b * n * n + i * n + j) + std::conj(Complex(a, b * n * n + j * n + i));
+              const int64_t e = b * n * n + i * n + j;
+              if (real == DType::kFloat32) {
+                const float parts[2] = {static_cast<float>(v.real()), static_cast<float>(v.imag())};
+                std::memcpy(&h.bytes[e * ItemSize(d)], parts, ItemSize(d));
+              } else {
+                const double parts[2] = {v.real(), v.imag()};
+                std::memcpy(&h.bytes[e * ItemSize(d)], parts, ItemSize(d));
+              }
+            }
+          }
+        }
+        a = h;
+      }
+      auto with = [&](Shape tail) {
+        Shape s = batch;
+        s.insert(s.end(), tail.begin(), tail.end());
+        return s;
+      };
+      std::vector<std::pair<DType, Shape>> outs;
+      switch (c.kind) {
+        case LinalgKind::kQr:
+          outs = {{d, with({m, c.full ? m : k})}, {d, with({c.full ? m : k, n})}};
+          break;
+        case LinalgKind::kSvd:
+          outs = {
+              {d, with({m, c.full ? m : k})}, {real, with({k})}, {d, with({c.full ? n : k, n})}};
+          break;
+        case LinalgKind::kEigh:
+          outs = {{real, with({n})}, {d, with({n, n})}};
+          break;
+        default:
+          outs = {{d, batch}, {real, batch}};
+          break;
+      }
+      auto run = [&](Side& side) -> absl::StatusOr<std::vector<HostArray>> {
+        absl::StatusOr<DeviceArray> in = side.Upload(a);
+        if (!in.ok()) return in.status();
+        std::vector<DeviceArray> o;
+        for (const auto& [dt, shape] : outs) {
+          absl::StatusOr<DeviceArray> x = side.Output(dt, shape);
+          if (!x.ok()) return x.status();
+          o.push_back(*x);
+        }
+        absl::Status st = side.backend->Run(
+            *side.stream,
+            LinalgOp{c.kind, &*in, nullptr, &o[0], &o[1], o.size() > 2 ? &o[2] : nullptr, c.full});
+        if (!st.ok()) return st;
+        std::vector<HostArray> h;
+        for (const DeviceArray& x : o) {
+          absl::StatusOr<HostArray> got = side.Download(x);
+          if (!got.ok()) return got.status();
+          h.push_back(*got);
+        }
+        return h;
+      };
+      absl::StatusOr<std::vector<HostArray>> want = run(ref_), got = run(test_);
+      ASSERT_TRUE(want.ok()) << want.status();
+      ASSERT_TRUE(got.ok()) << GetParam() << ": " << got.status();
+      const std::vector<HostArray>&w = *want, &g = *got;
+      // Errors scale with the matrix's size (its largest element times n).
+      double scale = 1.0;
+      for (int64_t i = 0; i < a.size(); ++i) scale = std::max(scale, std::abs(Complex(a, i)));
+      scale *= static_cast<double>(std::max<int64_t>(n, m));
+      auto near = [&](std::complex<double> x, std::complex<double> y, const char* what, int64_t i) {
+        ASSERT_LE(std::abs(x - y), tol * std::max(scale, std::abs(y)))
+            << GetParam() << " " << what << " at " << i << ": " << x << " vs " << y;
+      };
+      auto elem = [&](const HostArray& h, int64_t b, int64_t rows, int64_t cols, int64_t i,
+                      int64_t j) { return Complex(h, b * rows * cols + i * cols + j); };
+      for (int64_t b = 0; b < count; ++b) {
+        switch (c.kind) {
+          case LinalgKind::kQr: {
+            const int64_t qc = c.full ? m : k;
+            for (int64_t i = 0; i < qc; ++i) {
+              for (int64_t j = 0; j < n; ++j) {
+                const std::complex<double> r = elem(g[1], b, qc, n, i, j);
+                if (j < i) {
+                  ASSERT_EQ(r, std::complex<double>(0)) << "R below its diagonal";
+                }
+                near(std::abs(r), std::abs(elem(w[1], b, qc, n, i, j)), "|R|", i * n + j);
+              }
+            }
+            for (int64_t i = 0; i < m; ++i) {
+              for (int64_t j = 0; j < n; ++j) {
+                std::complex<double> sum = 0;
+                for (int64_t t = 0; t < qc; ++t) {
+                  sum += elem(g[0], b, m, qc, i, t) * elem(g[1], b, qc, n, t, j);
+                }
+                near(sum, elem(a, b, m, n, i, j), "Q R", i * n + j);
+              }
+            }
+            break;
+          }
+          case LinalgKind::kSvd: {
+            const int64_t uc = c.full ? m : k, vr = c.full ? n : k;
+            for (int64_t i = 0; i < k; ++i) {
+              near(g[1].value(b * k + i), w[1].value(b * k + i), "S", i);
+            }
+            for (int64_t i = 0; i < m; ++i) {
+              for (int64_t j = 0; j < n; ++j) {
+                std::complex<double> sum = 0;
+                for (int64_t t = 0; t < k; ++t) {
+                  sum += elem(g[0], b, m, uc, i, t) * g[1].value(b * k + t) *
+                         elem(g[2], b, vr, n, t, j);
+                }
+                near(sum, elem(a, b, m, n, i, j), "U S Vh", i * n + j);
+              }
+            }
+            break;
+          }
+          case LinalgKind::kEigh:
+            for (int64_t i = 0; i < n; ++i) {
+              near(g[0].value(b * n + i), w[0].value(b * n + i), "eigenvalue", i);
+              for (int64_t r = 0; r < n; ++r) {  // (A v_i)_r = w_i v_ri
+                std::complex<double> sum = 0;
+                for (int64_t t = 0; t < n; ++t) {
+                  sum += elem(a, b, n, n, r, t) * elem(g[1], b, n, n, t, i);
+                }
+                near(sum, g[0].value(b * n + i) * elem(g[1], b, n, n, r, i), "A v", r * n + i);
+              }
+            }
+            break;
+          default:
+            near(Complex(g[0], b), Complex(w[0], b), "sign", b);
+            near(g[1].value(b), w[1].value(b), "logabsdet", b);
+            break;
+        }
+      }
+    }
+  }
+}
+
+TEST_P(BackendConformanceTest, RandomFillsEqualTheReferenceBitForBit) {
+  // Every draw from the same PCG64 states (NumPy's state layout; both with
+  // and without a buffered 32-bit half): values and next states identical.
+  struct Case {
+    DType dtype;
+    double low, range;
+    uint64_t off, rng;
+  };
+  const std::vector<Case> cases = {
+      {DType::kFloat64, 0.0, 1.0, 0, 0},
+      {DType::kFloat64, -3.5, 7.25, 0, 0},
+      {DType::kFloat32, 0.0, 1.0, 0, 0},
+      {DType::kInt64, 0, 0, 0, 999},
+      {DType::kInt64, 0, 0, uint64_t{1} << 63, (uint64_t{1} << 62) + 12345},
+      {DType::kUint64, 0, 0, 0, ~uint64_t{0}},
+      {DType::kInt32, 0, 0, static_cast<uint64_t>(-5), 0x80000001ull},
+      {DType::kUint32, 0, 0, 0, 0xFFFFFFFFull},
+      {DType::kInt16, 0, 0, 3, 1000},
+      {DType::kUint8, 0, 0, 0, 200},
+      {DType::kInt8, 0, 0, static_cast<uint64_t>(-100), 130},
+      {DType::kBool, 0, 0, 0, 1},
+      {DType::kInt64, 0, 0, 42, 0},
+  };
+  const uint64_t states[2][6] = {
+      {0x1aa1b5345996452dull, 0x09585eb7a69561e3ull, 0x418ddadb3af71a82ull, 0x588133bc447873a9ull,
+       0, 0},
+      {0x0123456789abcdefull, 0xfedcba9876543210ull, 0x5851f42d4c957f2dull, 0x14057b7ef767814full,
+       1, 0xdeadbeefull},
+  };
+  for (const Case& c : cases) {
+    for (int64_t n : {int64_t{0}, int64_t{1}, int64_t{1000}, int64_t{100003}}) {
+      for (const auto& words : states) {
+        SCOPED_TRACE(absl::StrCat(DTypeName(c.dtype), " n ", n, " off ", c.off, " rng ", c.rng,
+                                  " has_uint32 ", words[4]));
+        HostArray state{DType::kUint64, {kRandomStateWords}, std::vector<uint8_t>(48)};
+        std::memcpy(state.bytes.data(), words, 48);
+        auto run = [&](Side& side) -> absl::StatusOr<std::pair<HostArray, HostArray>> {
+          absl::StatusOr<DeviceArray> in = side.Upload(state);
+          absl::StatusOr<DeviceArray> out = side.Output(c.dtype, {n});
+          absl::StatusOr<DeviceArray> next = side.Output(DType::kUint64, {kRandomStateWords});
+          if (!in.ok() || !out.ok() || !next.ok()) return absl::InternalError("allocation");
+          RandomOp op{&*in, &*out, &*next, c.low, c.range, c.off, c.rng};
+          absl::Status st = side.backend->Run(*side.stream, op);
+          if (!st.ok()) return st;
+          absl::StatusOr<HostArray> values = side.Download(*out), after = side.Download(*next);
+          if (!values.ok()) return values.status();
+          if (!after.ok()) return after.status();
+          return std::make_pair(*values, *after);
+        };
+        auto want = run(ref_);
+        auto got = run(test_);
+        ASSERT_TRUE(want.ok()) << want.status();
+        ASSERT_TRUE(got.ok()) << GetParam() << ": " << got.status();
+        ASSERT_EQ(want->second.bytes, got->second.bytes) << GetParam() << ": the next state";
+        const int64_t item = ItemSize(c.dtype);
+        for (int64_t i = 0; i < n; ++i) {
+          ASSERT_EQ(std::memcmp(&want->first.bytes[i * item], &got->first.bytes[i * item], item), 0)
+              << GetParam() << " at " << i << ": " << want->first.repr(i) << " vs "
+              << got->first.repr(i);
+        }
+      }
+    }
+  }
+  // A state of another shape is refused before anything runs.
+  HostArray bad{DType::kUint64, {5}, std::vector<uint8_t>(40)};
+  absl::StatusOr<DeviceArray> in = test_.Upload(bad);
+  absl::StatusOr<DeviceArray> out = test_.Output(DType::kFloat64, {4});
+  absl::StatusOr<DeviceArray> next = test_.Output(DType::kUint64, {5});
+  ASSERT_TRUE(in.ok() && out.ok() && next.ok());
+  absl::Status st = test_backend_->Run(*test_.stream, RandomOp{&*in, &*out, &*next});
+  EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument) << st;
 }
 
 TEST_P(BackendConformanceTest, TakeAlongAxisEveryDtype) {

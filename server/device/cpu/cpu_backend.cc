@@ -20,6 +20,7 @@
 #include "kernels/cpu/fft.h"
 #include "kernels/cpu/linalg.h"
 #include "kernels/cpu/matmul.h"
+#include "kernels/cpu/random.h"
 #include "kernels/cpu/reduce.h"
 #include "kernels/cpu/thread_pool.h"
 #include "kernels/cpu/transpose.h"
@@ -29,6 +30,7 @@
 #include "server/device/cpu/host_allocator.h"
 #include "server/device/cpu/views.h"
 #include "server/device/interrupt.h"
+#include "server/device/random_params.h"
 
 namespace resident {
 namespace {
@@ -210,6 +212,13 @@ class CpuBackend final : public Backend {
     const cpu::ConstView b = op.b != nullptr ? View(*op.b) : cpu::ConstView{};
     return cpu::Linalg(&pool_, static_cast<cpu::LinalgRoutine>(op.kind), View(*op.a),
                        op.kind == LinalgKind::kSolve ? &b : nullptr, MutableView(*op.out));
+  }
+  absl::Status Do(const RandomOp& op) {
+    RETURN_IF_ERROR(CheckRandomOp(op));
+    cpu::RandomFill(RandomParamsOf(op), static_cast<const uint64_t*>(op.state->data()),
+                    static_cast<uint64_t*>(op.next_state->data()), op.out->data(),
+                    op.out->num_elements(), pool_);
+    return absl::OkStatus();
   }
   absl::Status Do(const FftOp& op) {
     RETURN_IF_ERROR(CheckFftOp(op));

@@ -214,6 +214,7 @@ class CudaBackend final : public Backend {
   absl::Status Do(const StreamRef& s, const ExtractOp& op);        // cuda_sort_ops.cc
   absl::Status Do(const StreamRef& s, const FftOp& op);            // cuda_fft_ops.cc
   absl::Status Do(const StreamRef& s, const LinalgOp& op);         // cuda_linalg_ops.cc
+  absl::Status Do(const StreamRef& s, const RandomOp& op);         // cuda_random_ops.cc
   // qr, svd, eigh, slogdet (cuda_decompose.cc), for Do(LinalgOp).
   absl::Status Decompose(const StreamRef& s, const LinalgOp& op);
   absl::Status Binary(const StreamRef& s, ElementwiseKind kind, const DeviceArray& a,

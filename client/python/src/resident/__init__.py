@@ -38,7 +38,7 @@ from ._namespace import (Device, __array_api_version__, __array_namespace_info__
 from ._interchange import from_dlpack
 from ._numpy_extras import (allclose, argwhere, bincount, column_stack, copy, corrcoef, cov, diag,
                             histogram, hstack, isclose, median, outer, vstack)
-from . import fft, linalg
+from . import fft, linalg, random
 from ._errors import (Aborted, AlreadyExists, Cancelled, DataLoss, DeadlineExceeded,
                       FailedPrecondition, Internal, InvalidArgument, NotFound, OutOfRange,
                       PermissionDenied, ResidentError, ResourceExhausted, Unauthenticated,

@@ -1,0 +1,131 @@
+"""rs.random through the real server: default_rng(seed)'s random, uniform
+and integers equal numpy.random.default_rng(seed)'s values bit for bit, for
+many seeds, sizes, dtypes and call sequences (a call split in two, float32
+draws that use PCG64's buffered 32-bit half, integers' rejection), and the
+state advances as NumPy's; permutation, shuffle and choice have NumPy's
+distributions (checked statistically) and are recorded lazily."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import resident as rs
+
+INT_DTYPES = [np.int64, np.int32, np.int16, np.int8, np.uint64, np.uint32, np.uint16, np.uint8,
+              np.bool_]
+
+
+def same(got: rs.ndarray, want: np.ndarray) -> None:
+    g = got.get()
+    assert g.dtype == want.dtype and g.shape == want.shape
+    np.testing.assert_array_equal(g, want)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 12345, 2**63 + 7, [1, 2, 3]], ids=str)
+def test_random_and_uniform_match_numpy(client, seed):
+    g, n = rs.random.default_rng(seed, client=client), np.random.default_rng(seed)
+    for size in (0, 1, 7, (3, 5), 100_003):
+        same(g.random(size), n.random(size))
+    same(g.uniform(-2.5, 7.0, size=(4, 33)), n.uniform(-2.5, 7.0, size=(4, 33)))
+    same(g.random(1001, dtype=np.float32), n.random(1001, dtype=np.float32))  # odd: buffers
+    same(g.random(10), n.random(10))                          # 64-bit draws keep the buffer
+    same(g.random(4, dtype=np.float32), n.random(4, dtype=np.float32))  # the buffered half
+    assert g.state == n.bit_generator.state
+
+
+@pytest.mark.parametrize("dtype", INT_DTYPES, ids=str)
+def test_integers_match_numpy(client, dtype):
+    info = np.iinfo(dtype) if dtype != np.bool_ else None
+    spans = [(0, 2)] if dtype == np.bool_ else [
+        (0, 10), (int(info.min), int(info.max)), (int(info.min), int(info.max) + 1),
+        (0, 1), (5, 6), (0, int(info.max) // 2 + 2), (-3 if info.min < 0 else 3, 1000 % int(
+            info.max))]
+    for seed in (0, 7):
+        g, n = rs.random.default_rng(seed, client=client), np.random.default_rng(seed)
+        for lo, hi in spans:
+            if lo >= hi:
+                continue
+            for size in (1, 999, 20_001):
+                same(g.integers(lo, hi, size=size, dtype=dtype),
+                     n.integers(lo, hi, size=size, dtype=dtype))
+        if dtype != np.bool_:
+            same(g.integers(int(info.min), int(info.max), size=77, dtype=dtype, endpoint=True),
+                 n.integers(int(info.min), int(info.max), size=77, dtype=dtype, endpoint=True))
+        same(g.random(3), n.random(3))  # the stream continues where NumPy's does
+        assert g.state == n.bit_generator.state
+
+
+def test_split_calls_and_mixed_sequences(client):
+    g, n = rs.random.default_rng(42, client=client), np.random.default_rng(42)
+    whole = np.random.default_rng(42).random(50_000)
+    a, b = g.random(20_000), g.random(30_000)
+    np.testing.assert_array_equal(np.concatenate([a.get(), b.get()]), whole)
+    n.random(50_000)
+    for step in range(6):
+        if step % 3 == 0:
+            same(g.integers(0, 3 * step + 5, size=1000 + step), n.integers(0, 3 * step + 5,
+                                                                            size=1000 + step))
+        elif step % 3 == 1:
+            same(g.random(333, dtype=np.float32), n.random(333, dtype=np.float32))
+        else:
+            same(g.integers(0, 2**40 + step, size=517), n.integers(0, 2**40 + step, size=517))
+    assert g.state == n.bit_generator.state
+
+
+def test_lazy_draws_are_one_program(server):
+    with rs.connect(server.target, lazy=True) as c:
+        g, n = rs.random.default_rng(3, client=c), np.random.default_rng(3)
+        x = g.random((256, 256))
+        y = g.integers(0, 100, size=(256, 256))
+        z = (x * y).sum()  # draws and their use recorded together
+        want = (n.random((256, 256)) * n.integers(0, 100, size=(256, 256))).sum()
+        np.testing.assert_allclose(z.get(), want, rtol=1e-12)
+
+
+def test_permutation_shuffle_choice(client):
+    g = rs.random.default_rng(5, client=client)
+    p = g.permutation(1000).get()
+    assert sorted(p.tolist()) == list(range(1000))
+    rows = client.asarray(np.arange(12).reshape(6, 2))
+    q = g.permutation(rows).get()
+    assert sorted(q[:, 0].tolist()) == [0, 2, 4, 6, 8, 10] and np.all(q[:, 1] == q[:, 0] + 1)
+    x = client.asarray(np.arange(10))
+    g.shuffle(x)
+    assert sorted(x.get().tolist()) == list(range(10))
+    # Uniform positions: where element 0 lands over many permutations.
+    firsts = np.array([g.permutation(4).get()[0] for _ in range(400)])
+    counts = np.bincount(firsts, minlength=4)
+    assert counts.min() > 60, counts
+    # choice: with replacement uniform, with p the probabilities, without
+    # replacement distinct.
+    c = g.choice(5, size=20_000).get()
+    assert set(np.unique(c)) <= set(range(5)) and np.all(np.abs(np.bincount(c) / 20_000 - 0.2)
+                                                         < 0.02)
+    w = g.choice(3, size=30_000, p=[0.7, 0.2, 0.1]).get()
+    np.testing.assert_allclose(np.bincount(w, minlength=3) / 30_000, [0.7, 0.2, 0.1], atol=0.02)
+    d = g.choice(client.asarray(np.arange(100) * 3), size=50, replace=False).get()
+    assert len(set(d.tolist())) == 50 and np.all(d % 3 == 0)
+
+
+def test_bad_arguments(client):
+    g = rs.random.default_rng(0, client=client)
+    with pytest.raises(TypeError, match="Unsupported dtype"):
+        g.random(3, dtype=np.int32)
+    with pytest.raises(ValueError, match="low >= high"):
+        g.integers(5, 5)
+    with pytest.raises(ValueError, match="out of bounds"):
+        g.integers(-1, 10, dtype=np.uint8)
+    with pytest.raises(ValueError, match="out of bounds"):
+        g.integers(0, 257, dtype=np.uint8)
+    with pytest.raises(ValueError, match="negative"):
+        g.random((2, -1))
+    with pytest.raises(OverflowError):
+        g.uniform(-1e308, 1e308)
+    # A state that is not a generator's is refused by the server.
+    bad = client.asarray(np.zeros(5, dtype=np.uint64))
+    g._state = bad
+    with pytest.raises(rs.InvalidArgument, match="state"):
+        g.random(3).get()
+    # The stream of a fresh generator is unaffected.
+    same(rs.random.default_rng(0, client=client).random(3), np.random.default_rng(0).random(3))
