@@ -1,7 +1,6 @@
 #include "kernels/cuda/random.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <cub/block/block_reduce.cuh>
@@ -192,32 +191,9 @@ __device__ __forceinline__ Pcg128 StateAt(const Pcg64& g, const Pcg64Jump& start
   return s;
 }
 
-// The two 32-bit units of draw x when has_uint32 shifts them by one
-// element (units e and e + 1 of the output, e odd): a pair of elements
-// that an aligned wide store can take is this draw's high unit and the
-// next lane's low unit, so each lane stores that pair, the warp's first
-// lane also its low unit alone and the last lane its high unit alone.
-// All 32 lanes take part (the shuffle).
-template <typename T, typename Op>
-__device__ __forceinline__ void EmitShifted32(uint64_t x, int64_t e, int64_t count, const Op& op,
-                                              unsigned lane, T* out) {
-  T lo[1], pair[2];
-  op(x & 0xFFFFFFFFu, &lo[0]);
-  op(x >> 32, &pair[0]);
-  pair[1] = __shfl_down_sync(0xFFFFFFFFu, lo[0], 1);
-  if (lane == 0) StoreGroup(out, e, count, lo);
-  if (lane < 31) {
-    StoreGroup(out, e + 1, count, pair);
-  } else {
-    const T hi[1] = {pair[0]};
-    StoreGroup(out, e + 1, count, hi);
-  }
-}
-
 // Units [span.u0, span.u0 + span.count) of a fill that never rejects, from
 // state_in: thread t takes draws r_lo + t, r_lo + t + G, ...; the buffered
-// uinteger's units (has_uint32, narrow units) are thread 0's. A warp runs
-// while its first lane has draws left, so its lanes stay together.
+// uinteger's units (has_uint32, narrow units) are thread 0's.
 template <int kBits, typename T, typename Op>
 __global__ void __launch_bounds__(kBlockThreads)
     DrawKernel(const uint64_t* state_in, const __grid_constant__ Jumps jumps, UnitSpan span, Op op,
@@ -226,7 +202,6 @@ __global__ void __launch_bounds__(kBlockThreads)
   const int b = kBits < 64 && g.has_uint32 ? 1 : 0;
   const uint64_t prefix = b == 1 ? static_cast<uint64_t>(32 / kBits) : 0;
   const uint64_t tid = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x;
-  const unsigned lane = threadIdx.x & 31u;
   if constexpr (kBits < 64) {
     if (tid == 0) {
       constexpr uint64_t kMask = (1ull << kBits) - 1;
@@ -243,24 +218,15 @@ __global__ void __launch_bounds__(kBlockThreads)
   // (Selects, not indexing by b, which would copy the structs to local memory.)
   uint64_t r = (b == 1 ? span.r_lo[1] : span.r_lo[0]) + tid;
   const uint64_t r_end = b == 1 ? span.r_end[1] : span.r_end[0];
-  if (r - lane >= r_end) return;  // the whole warp
+  if (r >= r_end) return;
   Pcg128 s = StateAt(g, b == 1 ? jumps.start[1] : jumps.start[0], jumps.pow2, kThreadBits, tid);
   const Pcg128 mult = jumps.stride.mult;
   const Pcg128 inc = Pcg128Mul(jumps.stride.gsum, g.inc);
   const uint64_t stride = static_cast<uint64_t>(gridDim.x) * blockDim.x;
   constexpr uint64_t kPer = 64 / kBits;
-  // Lanes past r_end draw units past the span, which the stores skip.
-  for (; r - lane < r_end; r += stride) {
+  for (; r < r_end; r += stride) {
     const int64_t e = static_cast<int64_t>(prefix + r * kPer - span.u0);
-    if constexpr (kBits == 32) {
-      if (prefix == 1) {
-        EmitShifted32(Pcg64Output(s), e, span.count, op, lane, out);
-      } else {
-        EmitDraw<kBits>(Pcg64Output(s), e, span.count, op, out);
-      }
-    } else {
-      EmitDraw<kBits>(Pcg64Output(s), e, span.count, op, out);
-    }
+    EmitDraw<kBits>(Pcg64Output(s), e, span.count, op, out);
     s = Pcg128Add(Pcg128Mul(mult, s), inc);
   }
 }
@@ -275,16 +241,13 @@ struct RoundJumps {
   Pcg64Jump pow2[kJumpBits];
 };
 
-// What a round's kernels share: the units it draws, the draws of block B
-// ([r_lo + B * chunk, + chunk) clipped to r_end), the op, and how many
-// values it places at most (the units after the need-th accepted one are
-// drawn and counted, not read).
+// What a round's kernels share: the units, the draws of block B
+// ([r_lo + B * chunk, + chunk) clipped to r_end) and the op.
 template <int kBits, typename T>
 struct Round {
   UnitSpan span;
   uint64_t chunk;
   LemireOp<kBits, T> op;
-  int64_t need;
 };
 
 // Block B's draws and the generator state at this thread's first one.
@@ -311,20 +274,18 @@ struct RoundCursor {
     }
   }
 
-  // Draw r's units (this thread's current draw) into v, the first one's
-  // index into *u_first; returns the mask of those accepted and inside the
-  // round's span (static indices only, so v stays in registers).
-  __device__ __forceinline__ uint32_t Take(const Round<kBits, T>& rd, T (&v)[64 / kBits],
-                                           uint64_t* u_first) {
+  // Draw r's units (this thread's current draw) into v; returns the mask of
+  // those accepted and inside the round's span (static indices only, so v
+  // stays in registers).
+  __device__ __forceinline__ uint32_t Take(const Round<kBits, T>& rd, T (&v)[64 / kBits]) {
     constexpr int kPer = 64 / kBits;
     constexpr uint64_t kMask = kBits == 64 ? ~0ull : (1ull << kBits) - 1;
     const uint64_t x = Pcg64Output(s);
     s = Pcg128Add(Pcg128Mul(mult, s), inc);
-    *u_first = prefix + r * kPer;
     uint32_t mask = 0;
 #pragma unroll
     for (int k = 0; k < kPer; ++k) {
-      const uint64_t u = *u_first + k;
+      const uint64_t u = prefix + r * kPer + k;
       const bool ok = rd.op((x >> (k * kBits)) & kMask, &v[k]);
       if (ok && u >= rd.span.u0 && u < rd.span.u0 + rd.span.count) mask |= 1u << k;
     }
@@ -353,20 +314,13 @@ __device__ __forceinline__ uint32_t TakePrefix(const Pcg64& g, uint64_t prefix,
   return mask;
 }
 
-// The values v[k] of the k in mask (units u_first + k) are the round's
-// rank, rank + 1, ...: out[rank] = v[k] while rank < need, and the unit
-// of rank need - 1 sets *consumed to the units the fill has read.
+// Writes v[k] for the k in mask to out[0], out[1], ...
 template <int K, typename T>
-__device__ __forceinline__ void WriteRanked(uint32_t mask, const T (&v)[K], uint64_t u_first,
-                                            int64_t rank, int64_t need, T* out,
-                                            uint64_t* consumed) {
+__device__ __forceinline__ void WriteMasked(uint32_t mask, const T (&v)[K], T* out) {
+  int at = 0;
 #pragma unroll
   for (int k = 0; k < K; ++k) {
-    if ((mask >> k) & 1) {
-      if (rank < need) out[rank] = v[k];
-      if (rank == need - 1) *consumed = u_first + k + 1;
-      ++rank;
-    }
+    if ((mask >> k) & 1) out[at++] = v[k];
   }
 }
 
@@ -378,9 +332,8 @@ __global__ void __launch_bounds__(kBlockThreads)
   const Pcg64 g = Pcg64::FromWords(state_in);
   RoundCursor<kBits, T> cur(g, jumps, rd);
   T v[64 / kBits];
-  uint64_t u_first;
   int64_t c = 0;
-  while (cur.r < cur.stop) c += __popc(cur.Take(rd, v, &u_first));
+  while (cur.r < cur.stop) c += __popc(cur.Take(rd, v));
   if (blockIdx.x == 0 && threadIdx.x == 0) {
     T p[4];
     c += __popc(TakePrefix(g, cur.prefix, rd, p));
@@ -391,34 +344,31 @@ __global__ void __launch_bounds__(kBlockThreads)
   if (threadIdx.x == 0) counts[blockIdx.x] = total;
 }
 
-// Block B's accepted values to out[ends[B - 1], ends[B]) (those before
-// rd.need), in unit order: tile by tile, each thread's count scanned over
-// the block. The unit of the need-th value sets *consumed.
+// Block B's accepted values to out[ends[B - 1], ends[B]), in unit order:
+// tile by tile, each thread's count scanned over the block.
 template <int kBits, typename T>
 __global__ void __launch_bounds__(kBlockThreads)
     WriteKernel(const uint64_t* state_in, const __grid_constant__ RoundJumps jumps,
-                Round<kBits, T> rd, const int64_t* ends, T* out, uint64_t* consumed) {
-  int64_t base = blockIdx.x == 0 ? 0 : ends[blockIdx.x - 1];
-  if (base >= rd.need) return;  // the whole block
+                Round<kBits, T> rd, const int64_t* ends, T* out) {
   const Pcg64 g = Pcg64::FromWords(state_in);
   RoundCursor<kBits, T> cur(g, jumps, rd);
+  int64_t base = blockIdx.x == 0 ? 0 : ends[blockIdx.x - 1];
   if (blockIdx.x == 0) {
     T p[4];
     const uint32_t mask = TakePrefix(g, cur.prefix, rd, p);
-    if (threadIdx.x == 0) WriteRanked(mask, p, 0, 0, rd.need, out, consumed);
+    if (threadIdx.x == 0) WriteMasked(mask, p, out);
     base += __popc(mask);
   }
   using Scan = cub::BlockScan<int, kBlockThreads>;
   __shared__ typename Scan::TempStorage temp;
   // Every thread walks the block's tiles (the scan is collective).
   const uint64_t first = cur.r - threadIdx.x;
-  for (uint64_t tile = first; tile < cur.stop && base < rd.need; tile += kBlockThreads) {
+  for (uint64_t tile = first; tile < cur.stop; tile += kBlockThreads) {
     T v[64 / kBits];
-    uint64_t u_first = 0;
-    const uint32_t mask = cur.r < cur.stop ? cur.Take(rd, v, &u_first) : 0u;
+    const uint32_t mask = cur.r < cur.stop ? cur.Take(rd, v) : 0u;
     int offset, total;
     Scan(temp).ExclusiveSum(__popc(mask), offset, total);
-    WriteRanked(mask, v, u_first, base + offset, rd.need, out, consumed);
+    WriteMasked(mask, v, out + base + offset);
     base += total;
     __syncthreads();  // temp is reused by the next tile's scan
   }
@@ -467,10 +417,9 @@ cudaError_t LaunchConstant(const LaunchContext& ctx, void* out, int64_t n, T val
 
 size_t Align(size_t b) { return (b + 255) & ~size_t{255}; }
 
-// Scratch of the rounds: each block's count, their running sums, the
-// units read, CUB's.
+// Scratch of the rounds: each block's count, their running sums, CUB's.
 constexpr size_t kCountsBytes = kMaxRoundBlocks * sizeof(int64_t);
-constexpr size_t kFixedBytes = 2 * kCountsBytes + 256;
+constexpr size_t kFixedBytes = 2 * kCountsBytes;
 
 size_t ScanBytes() {
   size_t bytes = 0;
@@ -479,30 +428,17 @@ size_t ScanBytes() {
   return bytes;
 }
 
-// Units to draw for `need` values when a unit is accepted with odds
-// `accept`: the mean plus five standard deviations and a little, so one
-// round nearly always suffices (another follows when not).
-uint64_t UnitsFor(int64_t need, double accept) {
-  const double mean = static_cast<double>(need) / accept;
-  const double sd = std::sqrt(static_cast<double>(need) * (1.0 - accept)) / accept;
-  return static_cast<uint64_t>(std::ceil(mean + 5.0 * sd)) + 32;
-}
-
 // A Lemire fill in rounds (random.h); *units = the units it read.
 template <int kBits, typename T>
 cudaError_t LemireRounds(const LaunchContext& ctx, const uint64_t* state_in, const RandomParams& p,
                          T* out, int64_t n, void* temp, size_t temp_bytes, uint64_t* units) {
-  if (temp == nullptr || temp_bytes < kFixedBytes) return cudaErrorInvalidValue;
+  if (temp == nullptr || temp_bytes < 2 * kCountsBytes) return cudaErrorInvalidValue;
   char* base = static_cast<char*>(temp);
   int64_t* counts = reinterpret_cast<int64_t*>(base);
   int64_t* ends = reinterpret_cast<int64_t*>(base + kCountsBytes);
-  uint64_t* consumed = reinterpret_cast<uint64_t*>(base + 2 * kCountsBytes);
-  void* scan_temp = base + kFixedBytes;
+  void* scan_temp = base + 2 * kCountsBytes;
   Round<kBits, T> rd{};
-  const Pcg64Bounds bounds = Pcg64BoundsFor(kBits, p.rng);
-  rd.op = LemireOp<kBits, T>{bounds, static_cast<T>(p.off)};
-  // Odds of acceptance: 1 - threshold / 2^kBits.
-  const double accept = 1.0 - std::ldexp(static_cast<double>(bounds.threshold), -kBits);
+  rd.op = LemireOp<kBits, T>{Pcg64BoundsFor(kBits, p.rng), static_cast<T>(p.off)};
   RoundJumps j;
   j.tile = Pcg64JumpFor(uint64_t{kBlockThreads});
   j.pow2[0] = Pcg64JumpFor(uint64_t{1});
@@ -510,46 +446,33 @@ cudaError_t LemireRounds(const LaunchContext& ctx, const uint64_t* state_in, con
   int64_t placed = 0;
   uint64_t u = 0;
   while (placed < n) {
-    rd.need = n - placed;
-    const uint64_t count = UnitsFor(rd.need, accept);
-    if (count >= (uint64_t{1} << kJumpBits)) return cudaErrorInvalidValue;
-    rd.span = SpanFor(kBits, u, static_cast<int64_t>(count));
+    const int64_t need = n - placed;
+    rd.span = SpanFor(kBits, u, need);
     const uint64_t draws = std::max<uint64_t>(
         {rd.span.r_end[0] - rd.span.r_lo[0], rd.span.r_end[1] - rd.span.r_lo[1], 1});
+    if (draws >= (uint64_t{1} << kJumpBits)) return cudaErrorInvalidValue;
     unsigned blocks = std::min<unsigned>(
         GridFor(ctx, static_cast<int64_t>(draws), kBlockThreads, kBlocksPerSm), kMaxRoundBlocks);
-    // Whole tiles per block; then as few blocks as those chunks need.
     rd.chunk = (draws + blocks - 1) / blocks;
     rd.chunk = (rd.chunk + kBlockThreads - 1) / kBlockThreads * kBlockThreads;
     blocks = static_cast<unsigned>((draws + rd.chunk - 1) / rd.chunk);
     for (int b = 0; b < 2; ++b) j.start[b] = Pcg64JumpFor(rd.span.r_lo[b] + 1);
-
     CountKernel<<<blocks, kBlockThreads, 0, ctx.stream>>>(state_in, j, rd, counts);
     cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess) return e;
-    size_t scan_bytes = temp_bytes - kFixedBytes;
+    size_t scan_bytes = temp_bytes - 2 * kCountsBytes;
     e = cub::DeviceScan::InclusiveSum(scan_temp, scan_bytes, static_cast<const int64_t*>(counts),
                                       ends, static_cast<int64_t>(blocks), ctx.stream);
     if (e != cudaSuccess) return e;
-    WriteKernel<<<blocks, kBlockThreads, 0, ctx.stream>>>(state_in, j, rd, ends, out + placed,
-                                                          consumed);
+    WriteKernel<<<blocks, kBlockThreads, 0, ctx.stream>>>(state_in, j, rd, ends, out + placed);
     if ((e = cudaGetLastError()) != cudaSuccess) return e;
     int64_t got = 0;
-    uint64_t read = 0;
     e = cudaMemcpyAsync(&got, ends + blocks - 1, sizeof(got), cudaMemcpyDeviceToHost, ctx.stream);
     if (e != cudaSuccess) return e;
-    e = cudaMemcpyAsync(&read, consumed, sizeof(read), cudaMemcpyDeviceToHost, ctx.stream);
-    if (e != cudaSuccess) return e;
     if ((e = cudaStreamSynchronize(ctx.stream)) != cudaSuccess) return e;
-    if (got < 0) return cudaErrorUnknown;
-    if (got >= rd.need) {  // the need-th value's unit ends the fill
-      if (read <= u || read > u + count) return cudaErrorUnknown;
-      placed = n;
-      u = read;
-    } else {  // every unit drawn was read; draw again for the rest
-      placed += got;
-      u += count;
-    }
+    if (got < 0 || got > need) return cudaErrorUnknown;
+    placed += got;
+    u += static_cast<uint64_t>(need);
   }
   *units = u;
   return cudaSuccess;
