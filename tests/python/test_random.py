@@ -114,6 +114,12 @@ def test_bad_arguments(client):
         g.random(3, dtype=np.int32)
     with pytest.raises(ValueError, match="low >= high"):
         g.integers(5, 5)
+    with pytest.raises(ValueError, match="high <= 0"):
+        g.integers(0, 0)
+    with pytest.raises(ValueError, match="low > high"):
+        g.integers(3, 2, endpoint=True)
+    with pytest.raises(ValueError, match="high - low < 0"):
+        g.uniform(2.0, 1.0)
     with pytest.raises(ValueError, match="out of bounds"):
         g.integers(-1, 10, dtype=np.uint8)
     with pytest.raises(ValueError, match="out of bounds"):

@@ -109,6 +109,8 @@ class Generator:
         lo, span = float(low), float(high) - float(low)
         if not np.isfinite(span):
             raise OverflowError("Range exceeds valid bounds")
+        if span < 0:
+            raise ValueError("high - low < 0")
         return self._draw(np.dtype(np.float64), _shape(size), pb.Scalar(float_value=lo),
                           pb.Scalar(float_value=span))
 
@@ -132,7 +134,9 @@ class Generator:
             raise ValueError("low is out of bounds for " + dt.name)
         if top > hi_bound:
             raise ValueError("high is out of bounds for " + dt.name)
-        if low > top:
+        if low > top:  # NumPy's messages
+            if low == 0:
+                raise ValueError("high < 0" if endpoint else "high <= 0")
             raise ValueError("low > high" if endpoint else "low >= high")
         return self._draw(dt, _shape(size), pb.Scalar(int_value=_signed(low)),
                           pb.Scalar(int_value=_signed(top - low)))
