@@ -47,6 +47,9 @@ struct Node {
   // value}, in increasing position; inputs fill the other positions.
   std::vector<std::pair<int, v1::Scalar>> scalars;
   int num_outputs = 1;
+  // An op of several outputs (a loop, qr, random...): its output nodes,
+  // kept alongside whichever one a flush asks for (program_builder.cc).
+  std::vector<std::weak_ptr<Node>> outputs;
   // An elementwise op recorded by Elementwise with array operands only.
   bool plain_elementwise = false;
   // > 0: this node is `ins.op()` applied `chain` times to inputs[0], as

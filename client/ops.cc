@@ -246,6 +246,7 @@ std::vector<Array> Client::Loop(
     o->kind = Node::Kind::kLoopOutput;
     o->inputs = {loop};
     o->index = static_cast<int>(i);
+    loop->outputs.push_back(o);
     outputs.push_back(MakeArray(std::move(o)));
   }
   if (!core_->options.lazy && !outputs.empty()) {

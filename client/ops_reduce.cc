@@ -152,6 +152,7 @@ std::vector<Array> Results(const char* op, const Array& a, int count,
     o->inputs = {n};
     o->index = i;
     targets.push_back(o);
+    n->outputs.push_back(o);
     outs.push_back(MakeArray(std::move(o)));
   }
   if (!core->options.lazy) core->Flush(targets).IgnoreError();  // the error resurfaces on use

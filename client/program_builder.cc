@@ -82,6 +82,19 @@ absl::Status ScopeBuilder::Build(const std::vector<std::shared_ptr<Node>>& targe
       stack.pop_back();
     }
   }
+  // The other outputs of each op of several outputs emitted here, while
+  // something holds them: values of the same instruction, so they are kept
+  // too (else a held output stays pending and a later use runs the op again).
+  const size_t emitted = order_.size();
+  for (size_t i = 0; i < emitted; ++i) {
+    for (const std::weak_ptr<Node>& w : order_[i]->outputs) {
+      std::shared_ptr<Node> o = w.lock();
+      if (o && o->kind == Node::Kind::kLoopOutput && !visited.contains(o.get())) {
+        visited[o.get()] = true;
+        order_.push_back(std::move(o));
+      }
+    }
+  }
   for (const auto& n : order_) {
     if (!n->error.ok()) return n->error;
   }

@@ -135,3 +135,25 @@ def test_bad_arguments(client):
         g.random(3).get()
     # The stream of a fresh generator is unaffected.
     same(rs.random.default_rng(0, client=client).random(3), np.random.default_rng(0).random(3))
+
+
+def test_evaluating_one_result_keeps_the_others(server):
+    """Asking for one output of an op of several keeps the others that are
+    still held: the generator's next state is on the server after a draw is
+    read, so the next draw does not run the previous ones again; likewise
+    svd's U after reading S."""
+    from resident._graph import Kind
+    with rs.connect(server.target, lazy=True) as c:
+        g = rs.random.default_rng(11, client=c)
+        for _ in range(3):
+            g.random(5)[0].get()
+            assert g._state._node.kind is Kind.MATERIALIZED
+        u, s, vh = rs.linalg.svd(c.asarray(np.eye(3) * 2.0))
+        s.get()
+        assert u._node.kind is Kind.MATERIALIZED and vh._node.kind is Kind.MATERIALIZED
+        np.testing.assert_array_equal(g.random(4).get(), np.random.default_rng(11).random(19)[15:])
+        a, b = c.loop(3, [c.asarray(np.ones(2)), c.asarray(np.ones(2))],
+                      lambda vs: [vs[0] + 1, vs[1] * 2])
+        np.testing.assert_array_equal(a.get(), [4.0, 4.0])
+        assert b._node.kind is Kind.MATERIALIZED  # the loop's other carried value
+        np.testing.assert_array_equal(b.get(), [8.0, 8.0])

@@ -305,6 +305,7 @@ def record_many(op: str, inputs: Sequence[Node], session: Any, ins: "pb.Instruct
     node = Node(Kind.OP, session, None, ins, inputs, num_outputs=len(metas))
     outs = [ndarray._wrap(Node(Kind.LOOP_OUTPUT, session, meta, inputs=[node], index=i))
             for i, meta in enumerate(metas)]
+    node.outputs = tuple(weakref.ref(o._node) for o in outs)
     if not session.lazy and not session.recording_body:
         session.flush([o._node for o in outs])
     return outs

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import operator
 import os
+import weakref
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
@@ -268,6 +269,7 @@ class Client:
         for i, (a, y) in enumerate(zip(init, yields)):
             meta = a._node.meta if y.meta == a._node.meta else None
             outs.append(ndarray._wrap(Node(Kind.LOOP_OUTPUT, s, meta, inputs=[loop], index=i)))
+        loop.outputs = tuple(weakref.ref(o._node) for o in outs)
         if not s.lazy and not s.recording_body:
             s.flush([o._node for o in outs])
         if single:

@@ -36,7 +36,7 @@ class Node:
     """One array value, recorded or computed. Immutable once computed."""
 
     __slots__ = ("kind", "session", "handle", "meta", "ins", "inputs", "num_outputs",
-                 "scope", "index", "user", "borrowed", "scalar", "site", "__weakref__")
+                 "scope", "index", "user", "borrowed", "scalar", "site", "outputs", "__weakref__")
 
     def __init__(self, kind: Kind, session: "Session", meta: Optional[Meta] = None,
                  ins: Optional["pb.Instruction"] = None, inputs: Sequence["Node"] = (),
@@ -55,6 +55,10 @@ class Node:
         self.scalar: Optional["pb.Scalar"] = None  # SCALAR: the value on the wire
         # OP: the user's line that recorded it (file, line), named in errors.
         self.site: Optional[Tuple[str, int]] = call_site() if kind is Kind.OP else None
+        # OP of several outputs (a loop, qr, random...): its output nodes, so
+        # running it keeps every output still held, not only the one asked
+        # for (else a held output stays pending and a later use re-runs it).
+        self.outputs: Tuple[weakref.ref, ...] = ()
 
     def materialize(self, info: "pb.ArrayInfo", meta: Meta) -> None:
         self.kind = Kind.MATERIALIZED
@@ -167,6 +171,16 @@ class ScopeBuilder:
                 visited[id(n)] = True
                 self.order.append(n)
                 stack.pop()
+        # The other outputs of every op of several outputs emitted here: they
+        # are values of the same instruction, named (and kept) at no cost.
+        siblings = []
+        for n in self.order:
+            for ref in n.outputs:
+                o = ref()
+                if o is not None and o.kind is Kind.LOOP_OUTPUT and id(o) not in visited:
+                    visited[id(o)] = True
+                    siblings.append(o)
+        self.order.extend(siblings)
         # Number values: parameters (carried, then invariants), then outputs.
         next_value = self.num_carried + len(self.invariants)
         for n in self.order:
