@@ -4,7 +4,7 @@ _infer.py, a rule that raises leaves the metadata to the server."""
 
 from __future__ import annotations
 
-from typing import Dict, List, Sequence, Tuple
+from typing import Any, Dict, List, Sequence, Tuple
 
 import numpy as np
 
@@ -245,6 +245,23 @@ def transform(name: str):
     return rule
 
 
+def _linalg_types(name: str, a: Meta, dt: np.dtype, square: bool) -> Tuple[int, int, Any, Any]:
+    """numpy.linalg's checks of a stack of matrices and the dtypes it
+    computes in: (rows, columns, dtype, its real dtype); ints and bool
+    compute in float64, float16/bfloat16 are refused."""
+    if len(a.shape) < 2:
+        raise ValueError(f"linalg.{name}: {len(a.shape)}-dimensional array given. Array must "
+                         "be at least two-dimensional")
+    m, n = a.shape[-2:]
+    if square and m != n:
+        raise ValueError(f"linalg.{name}: Last 2 dimensions of the array must be square")
+    if dt.itemsize == 2 and dt.kind == "f" or dt.name == "bfloat16":
+        raise TypeError(f"linalg.{name}: array type {dt} is unsupported in linalg")
+    if dt.kind not in "fc":
+        dt = np.dtype(np.float64)
+    return m, n, dt, (np.dtype(dt.char.lower()) if dt.kind == "c" else dt)
+
+
 def factorisation(name: str):
     """numpy.linalg's routines of stacks of matrices (the last two axes):
     ints and bool compute in float64, float16/bfloat16 are refused;
@@ -252,18 +269,8 @@ def factorisation(name: str):
 
     def rule(ops: Sequence[Meta], ins: "pb.Instruction") -> Meta:
         a = ops[0]
-        if len(a.shape) < 2:
-            raise ValueError(f"linalg.{name}: {len(a.shape)}-dimensional array given. Array must "
-                             "be at least two-dimensional")
-        m, n = a.shape[-2:]
-        if name != "svdvals" and m != n:
-            raise ValueError(f"linalg.{name}: Last 2 dimensions of the array must be square")
         dt = np.result_type(a.dtype, ops[1].dtype) if name == "solve" else a.dtype
-        if dt.itemsize == 2 and dt.kind == "f" or dt.name == "bfloat16":
-            raise TypeError(f"linalg.{name}: array type {dt} is unsupported in linalg")
-        if dt.kind not in "fc":
-            dt = np.dtype(np.float64)
-        real = np.dtype(dt.char.lower()) if dt.kind == "c" else dt
+        m, n, dt, real = _linalg_types(name, a, dt, square=name != "svdvals")
         batch = tuple(a.shape[:-2])
         if name == "solve":
             b = ops[1]
@@ -284,18 +291,7 @@ def decomposition(name: str, a: Meta, full: bool) -> List[Meta]:
     """The results of qr (Q, R), svd (U, S, Vh), eigh (eigenvalues,
     eigenvectors) and slogdet (sign, logabsdet), as numpy.linalg's; ``full``
     is qr's mode='complete' and svd's full_matrices."""
-    if len(a.shape) < 2:
-        raise ValueError(f"linalg.{name}: {len(a.shape)}-dimensional array given. Array must "
-                         "be at least two-dimensional")
-    m, n = a.shape[-2:]
-    if name in ("eigh", "slogdet") and m != n:
-        raise ValueError(f"linalg.{name}: Last 2 dimensions of the array must be square")
-    dt = a.dtype
-    if dt.itemsize == 2 and dt.kind == "f" or dt.name == "bfloat16":
-        raise TypeError(f"linalg.{name}: array type {dt} is unsupported in linalg")
-    if dt.kind not in "fc":
-        dt = np.dtype(np.float64)
-    real = np.dtype(dt.char.lower()) if dt.kind == "c" else dt
+    m, n, dt, real = _linalg_types(name, a, a.dtype, square=name in ("eigh", "slogdet"))
     batch = tuple(a.shape[:-2])
     k = min(m, n)
     if name == "qr":
