@@ -3,10 +3,8 @@
 // time over the stack, matrices in parallel, as numpy.linalg computes them
 // (the same LAPACK routines).
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <limits>
-#include <mutex>
 #include <vector>
 
 #include "kernels/cpu/lapack_routines.h"
@@ -144,25 +142,14 @@ absl::Status Run(ThreadPool* pool, LinalgRoutine routine, bool full, const Const
     out_bytes[r] = batch == 0 ? 0 : outs[r].size() / batch * ItemSize(outs[r].dtype);
   }
   const auto* src = static_cast<const T*>(a.data);
-  std::atomic<bool> failed{false};
-  absl::Status first;
-  std::mutex mu;
-  ParallelFor(pool, batch, 1, [&](int64_t begin, int64_t end) {
-    std::vector<T> scratch;
-    std::vector<lapack_int> ipiv;
-    void* parts[3] = {nullptr, nullptr, nullptr};
-    for (int64_t i = begin; i < end && !failed.load(std::memory_order_relaxed); ++i) {
-      for (size_t r = 0; r < outs.size(); ++r) {
-        parts[r] = static_cast<char*>(outs[r].data) + i * out_bytes[r];
-      }
-      absl::Status s = OneMatrix<T>(routine, full, src + i * m * n, m, n, scratch, ipiv, parts);
-      if (!s.ok()) {
-        std::lock_guard<std::mutex> lock(mu);
-        if (!failed.exchange(true)) first = s;
-      }
-    }
-  });
-  return failed.load() ? first : absl::OkStatus();
+  return lapack::ForEachMatrix<T>(
+      pool, batch, [&](int64_t i, std::vector<T>& scratch, std::vector<lapack_int>& ipiv) {
+        void* parts[3] = {nullptr, nullptr, nullptr};
+        for (size_t r = 0; r < outs.size(); ++r) {
+          parts[r] = static_cast<char*>(outs[r].data) + i * out_bytes[r];
+        }
+        return OneMatrix<T>(routine, full, src + i * m * n, m, n, scratch, ipiv, parts);
+      });
 }
 
 }  // namespace

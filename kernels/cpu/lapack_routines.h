@@ -5,7 +5,11 @@
 #ifndef RESIDENT_KERNELS_CPU_LAPACK_ROUTINES_H_
 #define RESIDENT_KERNELS_CPU_LAPACK_ROUTINES_H_
 
+#include <atomic>
 #include <complex>
+#include <cstdint>
+#include <mutex>
+#include <vector>
 
 #define lapack_complex_float std::complex<float>
 #define lapack_complex_double std::complex<double>
@@ -13,6 +17,8 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "kernels/cpu/array_view.h"
+#include "kernels/cpu/thread_pool.h"
 
 namespace resident::cpu::lapack {
 
@@ -75,6 +81,28 @@ struct Lapack<C128> {
 inline void UseLapackOnNan() {
   static const bool done = (LAPACKE_set_nancheck(0), true);
   (void)done;
+}
+
+// Runs matrix(i, scratch, ipiv) for i in [0, batch), matrices in parallel
+// over the pool, each thread with its own scratch and pivots; stops at the
+// first error and returns it (OK if none).
+template <typename T, typename F>
+absl::Status ForEachMatrix(ThreadPool* pool, int64_t batch, F&& matrix) {
+  std::atomic<bool> failed{false};
+  absl::Status first;
+  std::mutex mu;
+  ParallelFor(pool, batch, 1, [&](int64_t begin, int64_t end) {
+    std::vector<T> scratch;
+    std::vector<lapack_int> ipiv;
+    for (int64_t i = begin; i < end && !failed.load(std::memory_order_relaxed); ++i) {
+      absl::Status s = matrix(i, scratch, ipiv);
+      if (!s.ok()) {
+        std::lock_guard<std::mutex> lock(mu);
+        if (!failed.exchange(true)) first = s;
+      }
+    }
+  });
+  return failed.load() ? first : absl::OkStatus();
 }
 
 // NumPy's LinAlgError, as the program layer reports it.

@@ -1,10 +1,8 @@
 #include "kernels/cpu/linalg.h"
 
 #include <algorithm>
-#include <atomic>
 #include <complex>
 #include <cstring>
-#include <mutex>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -102,23 +100,12 @@ absl::Status Run(ThreadPool* pool, LinalgRoutine routine, const ConstView& a, co
   const auto* src = static_cast<const T*>(a.data);
   const auto* rhs = b != nullptr ? static_cast<const T*>(b->data) : nullptr;
   const size_t out_item = ItemSize(out.dtype);
-  std::atomic<bool> failed{false};
-  absl::Status first;
-  std::mutex mu;
-  ParallelFor(pool, batch, 1, [&](int64_t begin, int64_t end) {
-    std::vector<T> scratch;
-    std::vector<lapack_int> ipiv;
-    for (int64_t i = begin; i < end && !failed.load(std::memory_order_relaxed); ++i) {
-      absl::Status s =
-          OneMatrix<T>(routine, src + i * m * n, rhs != nullptr ? rhs + i * n * k : nullptr, m, n,
-                       k, scratch, ipiv, static_cast<char*>(out.data) + i * out_each * out_item);
-      if (!s.ok()) {
-        std::lock_guard<std::mutex> lock(mu);
-        if (!failed.exchange(true)) first = s;
-      }
-    }
-  });
-  return failed.load() ? first : absl::OkStatus();
+  return lapack::ForEachMatrix<T>(
+      pool, batch, [&](int64_t i, std::vector<T>& scratch, std::vector<lapack_int>& ipiv) {
+        return OneMatrix<T>(routine, src + i * m * n, rhs != nullptr ? rhs + i * n * k : nullptr, m,
+                            n, k, scratch, ipiv,
+                            static_cast<char*>(out.data) + i * out_each * out_item);
+      });
 }
 
 }  // namespace

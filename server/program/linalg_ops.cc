@@ -21,29 +21,22 @@
 namespace resident {
 namespace {
 
+// The linalg OpKinds run kCholesky..kSlogdet in LinalgKind's order.
+constexpr bool SameOrder(OpKind op, LinalgKind kind) {
+  return static_cast<int>(op) - static_cast<int>(OpKind::kCholesky) == static_cast<int>(kind);
+}
+static_assert(SameOrder(OpKind::kSolve, LinalgKind::kSolve) &&
+              SameOrder(OpKind::kInv, LinalgKind::kInv) &&
+              SameOrder(OpKind::kDet, LinalgKind::kDet) &&
+              SameOrder(OpKind::kEigvalsh, LinalgKind::kEigvalsh) &&
+              SameOrder(OpKind::kSvdvals, LinalgKind::kSvdvals) &&
+              SameOrder(OpKind::kQr, LinalgKind::kQr) &&
+              SameOrder(OpKind::kSvd, LinalgKind::kSvd) &&
+              SameOrder(OpKind::kEigh, LinalgKind::kEigh) &&
+              SameOrder(OpKind::kSlogdet, LinalgKind::kSlogdet));
+
 LinalgKind KindOf(OpKind op) {
-  switch (op) {
-    case OpKind::kSolve:
-      return LinalgKind::kSolve;
-    case OpKind::kInv:
-      return LinalgKind::kInv;
-    case OpKind::kDet:
-      return LinalgKind::kDet;
-    case OpKind::kEigvalsh:
-      return LinalgKind::kEigvalsh;
-    case OpKind::kSvdvals:
-      return LinalgKind::kSvdvals;
-    case OpKind::kQr:
-      return LinalgKind::kQr;
-    case OpKind::kSvd:
-      return LinalgKind::kSvd;
-    case OpKind::kEigh:
-      return LinalgKind::kEigh;
-    case OpKind::kSlogdet:
-      return LinalgKind::kSlogdet;
-    default:
-      return LinalgKind::kCholesky;
-  }
+  return static_cast<LinalgKind>(static_cast<int>(op) - static_cast<int>(OpKind::kCholesky));
 }
 
 // The dtype a routine computes in for operands of dtype d.
