@@ -128,6 +128,14 @@ def test_bad_arguments(client):
         g.random((2, -1))
     with pytest.raises(OverflowError):
         g.uniform(-1e308, 1e308)
+    with pytest.raises(ValueError, match="too big"):
+        g.integers(0, 10, size=(2**31, 2**31))
+    # None of the refused calls advanced the stream.
+    same(g.random(2), np.random.default_rng(0).random(2))
+    # More than the server's memory: RESOURCE_EXHAUSTED, the server serving.
+    big = rs.random.default_rng(0, client=client)
+    with pytest.raises(rs.ResourceExhausted):
+        big.random(2**40).get()
     # A state that is not a generator's is refused by the server.
     bad = client.asarray(np.zeros(5, dtype=np.uint64))
     g._state = bad

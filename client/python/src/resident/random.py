@@ -73,6 +73,12 @@ class Generator:
 
     def _draw(self, dtype: np.dtype, shape: Tuple[int, ...], start: Optional[pb.Scalar],
               stop: Optional[pb.Scalar]) -> ndarray:
+        count = 1
+        for d in shape:
+            count *= d
+        if count * dtype.itemsize > (1 << 63) - 1:  # NumPy's check, before anything is recorded
+            raise ValueError("array is too big; `arr.size * arr.dtype.itemsize` is larger than "
+                             "the maximum possible size.")
         ins = pb.Instruction(dtype=_dtypes.to_wire(dtype), shape=shape)
         if start is not None:
             ins.start.CopyFrom(start)
