@@ -51,27 +51,37 @@ absl::StatusOr<DType> LinalgType(const Instruction& ins, DType d) {
 
 DType RealOf(DType d) { return IsComplex(d) ? ComplexComponent(d) : d; }
 
-}  // namespace
-
-absl::StatusOr<ValueType> InferLinalg(const Instruction& ins, absl::Span<const ValueType> ops) {
-  if (LinalgResults(KindOf(ins.op)) > 1) {
-    return absl::InternalError("linalg: a routine of several results");
-  }
+// NumPy's checks of a stack of matrices: at least two dimensions, and
+// square ones but for svdvals, qr and svd.
+absl::Status CheckMatrices(const Instruction& ins, const ValueType& a) {
   const char* name = OpName(ins.op);
-  const ValueType& a = ops[0];
   const size_t rank = a.shape.size();
   if (rank < 2) {
     return absl::InvalidArgumentError(absl::StrCat("linalg.", name, ": ", rank,
                                                    "-dimensional array given. Array must be at "
                                                    "least two-dimensional"));
   }
-  const int64_t m = a.shape[rank - 2], n = a.shape[rank - 1];
   const LinalgKind kind = KindOf(ins.op);
-  if (kind != LinalgKind::kSvdvals && kind != LinalgKind::kQr && kind != LinalgKind::kSvd &&
-      m != n) {
+  const bool any_shape =
+      kind == LinalgKind::kSvdvals || kind == LinalgKind::kQr || kind == LinalgKind::kSvd;
+  if (!any_shape && a.shape[rank - 2] != a.shape[rank - 1]) {
     return absl::InvalidArgumentError(
         absl::StrCat("linalg.", name, ": Last 2 dimensions of the array must be square"));
   }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<ValueType> InferLinalg(const Instruction& ins, absl::Span<const ValueType> ops) {
+  if (LinalgResults(KindOf(ins.op)) > 1) {
+    return absl::InternalError("linalg: a routine of several results");
+  }
+  const ValueType& a = ops[0];
+  RETURN_IF_ERROR(CheckMatrices(ins, a));
+  const size_t rank = a.shape.size();
+  const int64_t m = a.shape[rank - 2], n = a.shape[rank - 1];
+  const LinalgKind kind = KindOf(ins.op);
   DType dt = a.dtype;
   if (kind == LinalgKind::kSolve) dt = PromoteTypes(a.dtype, ops[1].dtype);
   ASSIGN_OR_RETURN(dt, LinalgType(ins, dt));
@@ -109,20 +119,11 @@ absl::StatusOr<ValueType> InferLinalg(const Instruction& ins, absl::Span<const V
 // svd's full_matrices.
 absl::StatusOr<std::vector<ValueType>> InferDecomposition(const Instruction& ins,
                                                           absl::Span<const ValueType> ops) {
-  const char* name = OpName(ins.op);
   const ValueType& a = ops[0];
+  RETURN_IF_ERROR(CheckMatrices(ins, a));
   const size_t rank = a.shape.size();
-  if (rank < 2) {
-    return absl::InvalidArgumentError(absl::StrCat("linalg.", name, ": ", rank,
-                                                   "-dimensional array given. Array must be at "
-                                                   "least two-dimensional"));
-  }
   const int64_t m = a.shape[rank - 2], n = a.shape[rank - 1], k = std::min(m, n);
   const LinalgKind kind = KindOf(ins.op);
-  if ((kind == LinalgKind::kEigh || kind == LinalgKind::kSlogdet) && m != n) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("linalg.", name, ": Last 2 dimensions of the array must be square"));
-  }
   ASSIGN_OR_RETURN(const DType dt, LinalgType(ins, a.dtype));
   const Shape batch(a.shape.begin(), a.shape.end() - 2);
   auto of = [&](DType d, std::initializer_list<int64_t> tail) {
