@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <mutex>
 
 namespace resident::cpu {
 
@@ -25,6 +26,31 @@ void ReexecWithBetterBlasCore(char** argv) {
   if (core == nullptr || setenv("OPENBLAS_CORETYPE", core, 1) != 0) return;
   execv("/proc/self/exe", argv);
   unsetenv("OPENBLAS_CORETYPE");  // exec failed: carry on as we were
+}
+
+namespace {
+
+std::mutex single_thread_mu;
+int single_thread_scopes = 0;  // guarded by single_thread_mu
+int saved_blas_threads = 1;    // guarded by single_thread_mu
+
+}  // namespace
+
+SingleThreadedBlas::SingleThreadedBlas(bool active) : active_(active) {
+  if (!active_) return;
+  std::lock_guard<std::mutex> lock(single_thread_mu);
+  if (single_thread_scopes++ == 0) {
+    saved_blas_threads = openblas_get_num_threads();
+    if (saved_blas_threads > 1) openblas_set_num_threads(1);
+  }
+}
+
+SingleThreadedBlas::~SingleThreadedBlas() {
+  if (!active_) return;
+  std::lock_guard<std::mutex> lock(single_thread_mu);
+  if (--single_thread_scopes == 0 && saved_blas_threads > 1) {
+    openblas_set_num_threads(saved_blas_threads);
+  }
 }
 
 }  // namespace resident::cpu

@@ -20,6 +20,23 @@ const char* BetterBlasCore();
 // starts). Returns only when nothing changed or the exec failed.
 void ReexecWithBetterBlasCore(char** argv);
 
+// While one is active, OpenBLAS runs each call on its caller's thread. For
+// stacks of matrices spread over our pool: OpenBLAS's getrs has no size
+// threshold, so its threads woke for every 32x32 solve and fought ours for
+// the cores (10,000 stacked 32^2 solves: 470-740 ms on 2 cores, 40 ms
+// without). Scopes nest and overlap across threads; the last one to end
+// restores OpenBLAS's thread count.
+class SingleThreadedBlas {
+ public:
+  explicit SingleThreadedBlas(bool active);
+  ~SingleThreadedBlas();
+  SingleThreadedBlas(const SingleThreadedBlas&) = delete;
+  SingleThreadedBlas& operator=(const SingleThreadedBlas&) = delete;
+
+ private:
+  bool active_;
+};
+
 }  // namespace resident::cpu
 
 #endif  // RESIDENT_KERNELS_CPU_BLAS_CORE_H_

@@ -18,6 +18,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "kernels/cpu/array_view.h"
+#include "kernels/cpu/blas_core.h"
 #include "kernels/cpu/thread_pool.h"
 
 namespace resident::cpu::lapack {
@@ -85,9 +86,11 @@ inline void UseLapackOnNan() {
 
 // Runs matrix(i, scratch, ipiv) for i in [0, batch), matrices in parallel
 // over the pool, each thread with its own scratch and pivots; stops at the
-// first error and returns it (OK if none).
+// first error and returns it (OK if none). A stack runs OpenBLAS on one
+// thread per matrix; one matrix gets OpenBLAS's threads.
 template <typename T, typename F>
 absl::Status ForEachMatrix(ThreadPool* pool, int64_t batch, F&& matrix) {
+  SingleThreadedBlas one_thread_each(batch > 1);
   std::atomic<bool> failed{false};
   absl::Status first;
   std::mutex mu;

@@ -165,6 +165,33 @@ cudaError_t ByType(DType t, F&& f) {
   }
 }
 
+// The batched routines' argument arrays: one pointer per matrix.
+__global__ void Pointers(char* base, int64_t stride, int64_t batch, void** out) {
+  for (int64_t b = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; b < batch;
+       b += int64_t{gridDim.x} * blockDim.x) {
+    out[b] = base + b * stride;
+  }
+}
+
+__global__ void Widen(const int* in, int64_t count, int64_t* out) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < count;
+       i += int64_t{gridDim.x} * blockDim.x) {
+    out[i] = in[i];
+  }
+}
+
+// One thread per output element; the matrices are small, so the strided
+// reads stay in cache.
+template <typename T>
+__global__ void TransposeEach(const T* in, int64_t total, int64_t rows, int64_t cols, T* out) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total;
+       i += int64_t{gridDim.x} * blockDim.x) {
+    const int64_t within = i % (rows * cols), base = i - within;
+    const int64_t r = within / rows, c = within % rows;  // out is cols x rows
+    out[i] = in[base + c * cols + r];
+  }
+}
+
 }  // namespace
 
 cudaError_t ZeroAboveDiagonal(const LaunchContext& ctx, DType t, void* a, int64_t batch,
@@ -221,6 +248,32 @@ cudaError_t UpperTriangleToRowMajor(const LaunchContext& ctx, DType t, const voi
     using T = decltype(zero);
     UpperRowMajor<T><<<GridFor(ctx, total, kThreads), kThreads, 0, ctx.stream>>>(
         static_cast<const T*>(factor), total, m, n, rows, static_cast<T*>(out));
+    return cudaGetLastError();
+  });
+}
+
+cudaError_t MatrixPointers(const LaunchContext& ctx, void* base, int64_t stride_bytes,
+                           int64_t batch, void** out) {
+  if (batch == 0) return cudaSuccess;
+  Pointers<<<GridFor(ctx, batch, kThreads), kThreads, 0, ctx.stream>>>(static_cast<char*>(base),
+                                                                       stride_bytes, batch, out);
+  return cudaGetLastError();
+}
+
+cudaError_t WidenPivots(const LaunchContext& ctx, const int* in, int64_t count, int64_t* out) {
+  if (count == 0) return cudaSuccess;
+  Widen<<<GridFor(ctx, count, kThreads), kThreads, 0, ctx.stream>>>(in, count, out);
+  return cudaGetLastError();
+}
+
+cudaError_t TransposeMatrices(const LaunchContext& ctx, DType t, const void* in, int64_t batch,
+                              int64_t rows, int64_t cols, void* out) {
+  const int64_t total = batch * rows * cols;
+  if (total == 0) return cudaSuccess;
+  return ByType(t, [&](auto zero) {
+    using T = decltype(zero);
+    TransposeEach<T><<<GridFor(ctx, total, kThreads), kThreads, 0, ctx.stream>>>(
+        static_cast<const T*>(in), total, rows, cols, static_cast<T*>(out));
     return cudaGetLastError();
   });
 }

@@ -39,6 +39,19 @@ cudaError_t SlogdetFromLu(const LaunchContext& ctx, DType t, const void* lu, con
 cudaError_t UpperTriangleToRowMajor(const LaunchContext& ctx, DType t, const void* factor,
                                     int64_t batch, int64_t m, int64_t n, int64_t rows, void* out);
 
+// out[b] = base + b * stride_bytes: the pointer arrays of cuBLAS's and
+// cuSOLVER's batched routines.
+cudaError_t MatrixPointers(const LaunchContext& ctx, void* base, int64_t stride_bytes,
+                           int64_t batch, void** out);
+
+// out[i] = in[i]: cuBLAS's 32-bit pivots as the 64-bit ones of DetFromLu.
+cudaError_t WidenPivots(const LaunchContext& ctx, const int* in, int64_t count, int64_t* out);
+
+// Each of `batch` row-major rows x cols matrices of `in`, transposed into
+// out (cols x rows each); t is any of the four linalg dtypes.
+cudaError_t TransposeMatrices(const LaunchContext& ctx, DType t, const void* in, int64_t batch,
+                              int64_t rows, int64_t cols, void* out);
+
 }  // namespace resident::cuda_kernels
 
 #endif  // RESIDENT_KERNELS_CUDA_LINALG_H_

@@ -1121,6 +1121,13 @@ TEST_P(BackendConformanceTest, LinalgEveryRoutineAndDtype) {
         {LinalgKind::kEigvalsh, {3, 4, 4}, {3, 4}, real},
         {LinalgKind::kSvdvals, {2, 3, 5}, {2, 3}, real},
         {LinalgKind::kSvdvals, {2, 5, 3}, {2, 3}, real},
+        // Stacks of small matrices take the batched routines on CUDA; one
+        // matrix, or matrices past their order, one call per matrix.
+        {LinalgKind::kSolve, {5, 32, 32}, {5, 32, 7}, d, {5, 32, 7}},
+        {LinalgKind::kSolve, {4, 4}, {4, 2}, d, {4, 2}},
+        {LinalgKind::kInv, {2, 130, 130}, {2, 130, 130}, d},
+        {LinalgKind::kCholesky, {2, 130, 130}, {2, 130, 130}, d},
+        {LinalgKind::kDet, {1, 6, 6}, {1}, d},
     };
     uint64_t seed = 50;
     for (const Case& c : cases) {
@@ -1152,16 +1159,25 @@ TEST_P(BackendConformanceTest, LinalgEveryRoutineAndDtype) {
       }
     }
   }
-  // A singular matrix is NumPy's LinAlgError on every backend.
-  HostArray zeros{DType::kFloat64, {1, 2, 2}, std::vector<uint8_t>(32, 0)};
-  absl::StatusOr<HostArray> got =
-      RunOn(test_, {zeros}, DType::kFloat64, {1, 2, 2},
-            [](Backend& b, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
-              return b.Run(s, LinalgOp{LinalgKind::kInv, &in[0], nullptr, &o});
-            });
-  ASSERT_FALSE(got.ok());
-  EXPECT_EQ(got.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(got.status().message(), "LinAlgError: Singular matrix");
+  // A singular matrix is NumPy's LinAlgError on every backend, alone or in
+  // a stack; its determinant is 0.
+  for (int64_t batch : {1, 3}) {
+    HostArray zeros{DType::kFloat64, {batch, 2, 2}, std::vector<uint8_t>(batch * 32, 0)};
+    absl::StatusOr<HostArray> got =
+        RunOn(test_, {zeros}, DType::kFloat64, {batch, 2, 2},
+              [](Backend& b, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
+                return b.Run(s, LinalgOp{LinalgKind::kInv, &in[0], nullptr, &o});
+              });
+    ASSERT_FALSE(got.ok());
+    EXPECT_EQ(got.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_EQ(got.status().message(), "LinAlgError: Singular matrix");
+    got = RunOn(test_, {zeros}, DType::kFloat64, {batch},
+                [](Backend& b, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
+                  return b.Run(s, LinalgOp{LinalgKind::kDet, &in[0], nullptr, &o});
+                });
+    ASSERT_TRUE(got.ok()) << got.status();
+    for (int64_t i = 0; i < batch; ++i) EXPECT_EQ(got->value(i), 0.0);
+  }
 }
 
 // Element i of a float or complex array as a complex double.
@@ -1192,7 +1208,7 @@ TEST_P(BackendConformanceTest, DecompositionsEveryRoutineAndDtype) {
         {LinalgKind::kQr, {4, 4}, true},          {LinalgKind::kSvd, {2, 5, 3}, false},
         {LinalgKind::kSvd, {2, 3, 5}, true},      {LinalgKind::kSvd, {6, 2}, true},
         {LinalgKind::kEigh, {3, 4, 4}, false},    {LinalgKind::kSlogdet, {3, 4, 4}, false},
-        {LinalgKind::kSlogdet, {2, 0, 0}, false},
+        {LinalgKind::kSlogdet, {2, 0, 0}, false}, {LinalgKind::kSlogdet, {6, 6}, false},
     };
     uint64_t seed = 90;
     for (const Case& c : cases) {

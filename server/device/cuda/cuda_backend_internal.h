@@ -27,6 +27,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -217,6 +218,17 @@ class CudaBackend final : public Backend {
   absl::Status Do(const StreamRef& s, const RandomOp& op);         // cuda_random_ops.cc
   // qr, svd, eigh, slogdet (cuda_decompose.cc), for Do(LinalgOp).
   absl::Status Decompose(const StreamRef& s, const LinalgOp& op);
+  // A stack of small matrices (BatchesSmallMatrices) in one batched call
+  // (cuda_linalg_batched.cc): `base` holds the column-major working copies,
+  // `info` one int each; det and slogdet get 64-bit `pivots`; solve with
+  // several right-hand sides uses `rhs` (op.b's bytes) as scratch.
+  absl::Status LinalgBatched(const StreamRef& s, const LinalgOp& op, void* base, int* info,
+                             int64_t* pivots, void* rhs);
+  // Copies the `batch` infos back (synchronising the stream) and maps each
+  // positive one through `error` (OK accepts it); a negative info, an
+  // argument cuSOLVER refused, is INTERNAL (cuda_linalg_ops.cc).
+  absl::Status ReadBackInfos(const StreamRef& s, const int* info, int64_t batch,
+                             const std::function<absl::Status(int)>& error);
   absl::Status Binary(const StreamRef& s, ElementwiseKind kind, const DeviceArray& a,
                       const DeviceArray& b, const DeviceArray& out);
   absl::Status Negative(const StreamRef& s, const DeviceArray& a, const DeviceArray& out);

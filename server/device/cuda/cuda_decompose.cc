@@ -253,7 +253,11 @@ absl::Status CudaBackend::Decompose(const StreamRef& s, const LinalgOp& op) {
     }
     case LinalgKind::kSlogdet: {
       ASSIGN_OR_RETURN(std::shared_ptr<CudaBuffer> pivots, AllocateOn(s, batch * n * 8));
-      for (int64_t b = 0; b < batch; ++b) {
+      if (BatchesSmallMatrices(op.kind, batch, n)) {
+        RETURN_IF_ERROR(LinalgBatched(s, op, work_a->data(), info,
+                                      static_cast<int64_t*>(pivots->data()), nullptr));
+      }
+      for (int64_t b = 0; !BatchesSmallMatrices(op.kind, batch, n) && b < batch; ++b) {
         char* mat = static_cast<char*>(work_a->data()) + b * n * n * item;
         auto* ipiv = static_cast<int64_t*>(pivots->data()) + b * n;
         size_t d = 0, h = 0;
@@ -275,19 +279,13 @@ absl::Status CudaBackend::Decompose(const StreamRef& s, const LinalgOp& op) {
     default:
       return absl::InternalError("linalg: a routine of one result");
   }
-  std::vector<int> host_info(static_cast<size_t>(batch));
-  RETURN_IF_ERROR(
-      Check(cudaMemcpyAsync(host_info.data(), info, batch * 4, cudaMemcpyDeviceToHost, stream),
-            "cudaMemcpyAsync"));
-  RETURN_IF_ERROR(Check(cudaStreamSynchronize(stream), "cudaStreamSynchronize"));
-  for (int v : host_info) {
-    if (v < 0) return absl::InternalError(absl::StrCat("linalg: cuSOLVER refused argument ", -v));
-    if (v == 0 || op.kind == LinalgKind::kSlogdet || op.kind == LinalgKind::kQr) continue;
+  // slogdet's singular matrices and qr's infos are no error.
+  return ReadBackInfos(s, info, batch, [&](int) -> absl::Status {
+    if (op.kind == LinalgKind::kSlogdet || op.kind == LinalgKind::kQr) return absl::OkStatus();
     return absl::InvalidArgumentError(op.kind == LinalgKind::kEigh
                                           ? "LinAlgError: Eigenvalues did not converge"
                                           : "LinAlgError: SVD did not converge");
-  }
-  return absl::OkStatus();
+  });
 }
 
 }  // namespace resident::cuda_internal

@@ -1,6 +1,6 @@
 // What the CUDA backend's linear algebra files share (cuda_linalg_ops.cc,
-// cuda_decompose.cc): cuSOLVER's status as ours, our dtypes as CUDA's, and
-// cuBLAS's geam as a transpose.
+// cuda_decompose.cc, cuda_linalg_batched.cc): cuSOLVER's status as ours, our
+// dtypes as CUDA's, and cuBLAS's geam as a transpose.
 #ifndef RESIDENT_SERVER_DEVICE_CUDA_CUDA_LINALG_COMMON_H_
 #define RESIDENT_SERVER_DEVICE_CUDA_CUDA_LINALG_COMMON_H_
 
@@ -12,6 +12,7 @@
 
 #include "absl/status/status.h"
 #include "core/dtype.h"
+#include "server/device/device_op.h"
 
 namespace resident::cuda_internal {
 
@@ -28,6 +29,10 @@ cudaDataType CudaType(DType t);
 // column-major results into row-major ones.
 absl::Status Transpose(cublasHandle_t h, DType t, const void* in, int64_t rows, int64_t cols,
                        void* out, bool conjugate);
+
+// Whether CudaBackend::LinalgBatched takes `kind` on `batch` n x n
+// matrices (solve, inv, det, slogdet, cholesky of n <= 128, two or more).
+bool BatchesSmallMatrices(LinalgKind kind, int64_t batch, int64_t n);
 
 }  // namespace resident::cuda_internal
 

@@ -166,7 +166,13 @@ absl::Status CudaBackend::Do(const StreamRef& s, const LinalgOp& op) {
     return absl::OkStatus();
   };
   std::shared_ptr<CudaBuffer> svd_copy;  // A (m x n column-major) when m > n
-  for (int64_t b = 0; b < batch; ++b) {
+  const bool batched = BatchesSmallMatrices(op.kind, batch, n);
+  if (batched) {
+    RETURN_IF_ERROR(LinalgBatched(s, op, base, info,
+                                  pivots ? static_cast<int64_t*>(pivots->data()) : nullptr,
+                                  rhs ? rhs->data() : nullptr));
+  }
+  for (int64_t b = 0; !batched && b < batch; ++b) {
     char* am = static_cast<char*>(base) + b * m * n * item;
     int* inf = info + b;
     size_t d = 0, h = 0;
@@ -287,15 +293,10 @@ absl::Status CudaBackend::Do(const StreamRef& s, const LinalgOp& op) {
                            n, out.data()),
               "linalg"));
   }
-  std::vector<int> host_info(static_cast<size_t>(batch));
-  RETURN_IF_ERROR(
-      Check(cudaMemcpyAsync(host_info.data(), info, batch * 4, cudaMemcpyDeviceToHost, stream),
-            "cudaMemcpyAsync"));
-  RETURN_IF_ERROR(Check(cudaStreamSynchronize(stream), "cudaStreamSynchronize"));
-  for (int v : host_info) {
-    if (v < 0) return absl::InternalError(absl::StrCat("linalg: cuSOLVER refused argument ", -v));
-    if (v == 0 || op.kind == LinalgKind::kDet) continue;  // a zero pivot: det 0
+  return ReadBackInfos(s, info, batch, [&](int) -> absl::Status {
     switch (op.kind) {
+      case LinalgKind::kDet:
+        return absl::OkStatus();  // a zero pivot: det 0
       case LinalgKind::kCholesky:
         return absl::InvalidArgumentError("LinAlgError: Matrix is not positive definite");
       case LinalgKind::kSolve:
@@ -306,6 +307,19 @@ absl::Status CudaBackend::Do(const StreamRef& s, const LinalgOp& op) {
       default:
         return absl::InvalidArgumentError("LinAlgError: SVD did not converge");
     }
+  });
+}
+
+absl::Status CudaBackend::ReadBackInfos(const StreamRef& s, const int* info, int64_t batch,
+                                        const std::function<absl::Status(int)>& error) {
+  std::vector<int> host_info(static_cast<size_t>(batch));
+  RETURN_IF_ERROR(
+      Check(cudaMemcpyAsync(host_info.data(), info, batch * 4, cudaMemcpyDeviceToHost, s->stream()),
+            "cudaMemcpyAsync"));
+  RETURN_IF_ERROR(Check(cudaStreamSynchronize(s->stream()), "cudaStreamSynchronize"));
+  for (int v : host_info) {
+    if (v < 0) return absl::InternalError(absl::StrCat("linalg: cuSOLVER refused argument ", -v));
+    if (v > 0) RETURN_IF_ERROR(error(v));
   }
   return absl::OkStatus();
 }
