@@ -546,14 +546,22 @@ void Dot(int reps, Results& r) {
 // a warm-up), prints key and `label`, and records key_ms.
 void TimeEvaluated(const std::string& key, const std::string& label, int reps,
                    const std::function<Array()>& op, Results& r) {
+  PhaseSampler phases;  // where the server spends each Run (with --metrics_port)
   const Stats s = Repeat(std::max(reps, 5), [&] {
+    phases.Begin();
     const auto t0 = Clock::now();
-    Array out = op();
-    Ok(out.Evaluate(), key);
-    return Since(t0);
+    double ms;
+    {
+      Array out = op();
+      Ok(out.Evaluate(), key);
+      ms = Since(t0);
+    }
+    phases.End();
+    return ms;
   });
   std::printf("%s%s: median %.2f ms  min %.2f ms\n", key.c_str(), label.c_str(), s.median, s.min);
   r.AddStats(key + "_ms", s);
+  ReportPhases(phases.sum(), key, r);
 }
 
 // Uniform random values of `dt` (float32 or int64), the same stream as

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "core/complex.h"
 #include "core/elementwise_expr.h"
 #include "hwy/contrib/sort/vqsort.h"
 #include "kernels/cpu/radix_sort.h"
@@ -201,11 +202,69 @@ void CompareArgsortRow(const T* row, int64_t n, bool descending, int64_t* o) {
   }
 }
 
+// NumPy's complex order (its CLT): NaN-free numbers lexicographically, then
+// R + nanj by R, nan + Rj by R, and nan + nanj, as (class, k1, k2) tuples
+// (kernels/cuda/sort.h's ComplexSortKeys). -0.0 equals 0.0, so ties stay.
+template <typename C>
+void ComplexArgsortRow(const C* row, int64_t n, bool descending, int64_t* o) {
+  using F = decltype(C{}.re);
+  struct Key {
+    int cls;
+    F k1, k2;
+  };
+  std::vector<Key> keys(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    const C z = row[i];
+    const bool nr = std::isnan(z.re), ni = std::isnan(z.im);
+    keys[i] = {2 * nr + ni, !nr ? z.re : !ni ? z.im : F(0), !nr && !ni ? z.im : F(0)};
+  }
+  auto less = [&keys](int64_t i, int64_t j) {
+    const Key &a = keys[i], &b = keys[j];
+    return a.cls != b.cls ? a.cls < b.cls : a.k1 != b.k1 ? a.k1 < b.k1 : a.k2 < b.k2;
+  };
+  std::iota(o, o + n, int64_t{0});
+  if (descending) {
+    std::stable_sort(o, o + n, [&less](int64_t i, int64_t j) { return less(j, i); });
+  } else {
+    std::stable_sort(o, o + n, less);
+  }
+}
+
+// ComplexArgsortRow over every row; with `values`, out gets the elements
+// themselves in that order.
+absl::Status ComplexSortRows(ThreadPool* pool, const ConstView& a, bool descending, bool values,
+                             const MutView& out) {
+  const int64_t n = LastDim(a.shape), rows = RowsOf(a.shape, n);
+  return DispatchAnyDType(a.dtype, [&](auto zero) {
+    using C = decltype(zero);
+    if constexpr (kIsComplexStorage<C>) {
+      const C* data = static_cast<const C*>(a.data);
+      ParallelFor(pool, rows, 1, [&](int64_t begin, int64_t end) {
+        std::vector<int64_t> order(values ? static_cast<size_t>(n) : 0);
+        for (int64_t r = begin; r < end; ++r) {
+          const C* row = data + r * n;
+          if (!values) {
+            ComplexArgsortRow(row, n, descending, static_cast<int64_t*>(out.data) + r * n);
+            continue;
+          }
+          ComplexArgsortRow(row, n, descending, order.data());
+          C* o = static_cast<C*>(out.data) + r * n;
+          for (int64_t i = 0; i < n; ++i) o[i] = row[order[i]];
+        }
+      });
+      return absl::OkStatus();
+    } else {
+      return absl::InternalError("ComplexSortRows of a real dtype");
+    }
+  });
+}
+
 }  // namespace
 
 absl::Status ArgsortRows(ThreadPool* pool, const ConstView& a, bool descending,
                          const MutView& out) {
   if (out.dtype != DType::kInt64 || out.shape != a.shape) return Mismatch("argsort");
+  if (IsComplex(a.dtype)) return ComplexSortRows(pool, a, descending, false, out);
   const int64_t n = LastDim(a.shape), rows = RowsOf(a.shape, n);
   auto* idx = static_cast<int64_t*>(out.data);
   return DispatchDType(a.dtype, [&](auto zero) {
@@ -236,6 +295,7 @@ absl::Status ArgsortRows(ThreadPool* pool, const ConstView& a, bool descending,
 
 absl::Status SortRows(ThreadPool* pool, const ConstView& a, bool descending, const MutView& out) {
   if (out.dtype != a.dtype || out.shape != a.shape) return Mismatch("sort");
+  if (IsComplex(a.dtype)) return ComplexSortRows(pool, a, descending, true, out);
   const int64_t n = LastDim(a.shape), rows = RowsOf(a.shape, n);
   return DispatchDType(a.dtype, [&](auto zero) {
     using T = decltype(zero);
@@ -311,7 +371,7 @@ absl::Status ScanRows(ThreadPool* pool, ReduceKind kind, const ConstView& a, con
   }
   const int64_t n = LastDim(a.shape), rows = RowsOf(a.shape, n);
   const bool prod = kind == ReduceKind::kProd;
-  return DispatchDType(a.dtype, [&](auto zero) {
+  return DispatchAnyDType(a.dtype, [&](auto zero) {
     using T = decltype(zero);
     const T* src = static_cast<const T*>(a.data);
     T* dst = static_cast<T*>(out.data);
@@ -329,6 +389,14 @@ absl::Status ScanRows(ThreadPool* pool, ReduceKind kind, const ConstView& a, con
                         const float v = resident_load(x[j]);
                         y[j] = resident_store<T>(prod ? acc * v : acc + v);
                         acc = resident_load(y[j]);
+                      }
+                    } else if constexpr (kIsComplexStorage<T>) {
+                      // NumPy's complex add and multiply, left to right.
+                      T acc = x[0];
+                      y[0] = acc;
+                      for (int64_t j = 1; j < n; ++j) {
+                        acc = prod ? resident_cx_mul(acc, x[j]) : resident_cx_add(acc, x[j]);
+                        y[j] = acc;
                       }
                     } else if constexpr (!kIsBoolStorage<T>) {  // bool refused above
                       T acc = x[0];

@@ -18,9 +18,11 @@ namespace resident::cpu {
 // order: ascending, NaNs last (any sign or payload), -0.0 equal to +0.0,
 // equal elements in their order (std::stable_sort). descending sorts as
 // the Array API's descending=True: the reverse order, equal elements still
-// in their order, NaNs first. Real dtypes. A stable LSD radix sort of
-// ordered keys (radix_sort.h; short rows by comparisons): many rows in
-// parallel, or one long row's passes split over the threads.
+// in their order, NaNs first. A stable LSD radix sort of ordered keys
+// (radix_sort.h; short rows by comparisons): many rows in parallel, or one
+// long row's passes split over the threads. Complex rows sort by
+// comparisons in NumPy's lexicographic order: NaN-free numbers first, then
+// R + nanj, nan + Rj and nan + nanj.
 absl::Status ArgsortRows(ThreadPool* pool, const ConstView& a, bool descending, const MutView& out);
 
 // out (a's dtype and shape) = each row of a in ArgsortRows' order, each
@@ -37,6 +39,7 @@ absl::Status TakeAlongRows(ThreadPool* pool, const ConstView& a, const ConstView
 // out's dtype (NumPy's: SumResultType of a's), accumulated left to right
 // as numpy.cumsum does, so float results are NumPy's bit for bit; integers
 // wrap. float16/bfloat16 accumulate in float32 and round each element.
+// Complex adds and multiplies as NumPy's complex loops.
 absl::Status ScanRows(ThreadPool* pool, ReduceKind kind, const ConstView& a, const MutView& out);
 
 // out (1-D) = the elements of *values (cond's element count) where cond

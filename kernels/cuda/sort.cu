@@ -253,11 +253,23 @@ struct ScanOp {
   __device__ __forceinline__ C operator()(C a, C b) const {
     if constexpr (std::is_floating_point_v<C>) {
       return kProd ? a * b : a + b;
+    } else if constexpr (kIsComplexStorage<C>) {
+      return kProd ? resident_cx_mul(a, b) : resident_cx_add(a, b);
     } else {
       return kProd ? resident_ew_multiply(a, b) : resident_ew_add(a, b);
     }
   }
 };
+
+// The scan's padding value: 1 for products, 0 for sums.
+template <typename C, bool kProd>
+__device__ __forceinline__ C ScanIdentity() {
+  if constexpr (kIsComplexStorage<C>) {
+    return resident_cx_make<C>(kProd ? 1 : 0, 0);
+  } else {
+    return static_cast<C>(kProd ? 1 : 0);
+  }
+}
 
 constexpr int kScanThreads = 256;
 // Rows at least this long, too few to fill the GPU a block each, are split
@@ -285,7 +297,7 @@ __global__ void ScanChunksKernel(const T* in, int64_t rows, int64_t n, int64_t c
     T* y = out + r * n;
     for (int64_t base = lo; base < hi; base += kScanThreads) {
       const int64_t j = base + threadIdx.x;
-      C v = j < hi ? static_cast<C>(resident_load(x[j])) : static_cast<C>(kProd ? 1 : 0);
+      C v = j < hi ? static_cast<C>(resident_load(x[j])) : ScanIdentity<C, kProd>();
       C total;
       BlockScan(temp).InclusiveScan(v, v, op, total);
       if (base > lo) v = op(carry, v);
@@ -350,7 +362,7 @@ constexpr bool kCubScans = !kIsHalfStorage<T> && !kIsBoolStorage<T>;
 template <typename T, bool kProd>
 cudaError_t CubScan(void* temp, size_t& bytes, const T* in, T* out, int64_t n,
                     cudaStream_t stream) {
-  if constexpr (kProd) {
+  if constexpr (kProd || kIsComplexStorage<T>) {  // complex has no operator+
     return cub::DeviceScan::InclusiveScan(temp, bytes, in, out, ScanOp<T, kProd>{}, n, stream);
   } else {
     return cub::DeviceScan::InclusiveSum(temp, bytes, in, out, n, stream);
@@ -437,6 +449,21 @@ size_t KeysOnlyBytes(int64_t n) {
   cub::DeviceRadixSort::SortKeys(nullptr, bytes, static_cast<const T*>(nullptr),
                                  static_cast<T*>(nullptr), n);
   return bytes;
+}
+
+// NumPy's complex order as three keys (see sort.h's ComplexSortKeys).
+template <typename C>
+__global__ void ComplexKeys(const C* in, int64_t count, decltype(C{}.re) * cls,
+                            decltype(C{}.re) * k1, decltype(C{}.re) * k2) {
+  using F = decltype(C{}.re);
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < count;
+       i += int64_t{gridDim.x} * blockDim.x) {
+    const C z = in[i];
+    const bool nr = z.re != z.re, ni = z.im != z.im;
+    cls[i] = F(2 * nr + ni);
+    k1[i] = !nr ? z.re : !ni ? z.im : F(0);
+    k2[i] = !nr && !ni ? z.im : F(0);
+  }
 }
 
 }  // namespace
@@ -601,7 +628,7 @@ cudaError_t TakeAlongRows(const LaunchContext& ctx, DType t, const void* in, int
 
 size_t ScanTempBytes(const LaunchContext& ctx, DType t, int64_t rows, int64_t n) {
   if (rows == 1 && ChunksFor(ctx, rows, n) > 1) {
-    const size_t cub = VisitDType(
+    const size_t cub = VisitAnyDType(
         t,
         [&](auto zero) -> size_t {
           using T = decltype(zero);
@@ -627,7 +654,7 @@ cudaError_t ScanRows(const LaunchContext& ctx, ReduceKind kind, DType t, const v
                      int64_t rows, int64_t n, void* out, void* temp) {
   if (rows == 0 || n == 0) return cudaSuccess;
   if (kind != ReduceKind::kSum && kind != ReduceKind::kProd) return cudaErrorInvalidValue;
-  return DispatchType(t, [&](auto zero) -> cudaError_t {
+  return DispatchAnyType(t, [&](auto zero) -> cudaError_t {
     using T = decltype(zero);
     if constexpr (kIsBoolStorage<T>) {
       return cudaErrorInvalidValue;  // the caller scans bool as int64, NumPy's dtype
@@ -639,6 +666,24 @@ cudaError_t ScanRows(const LaunchContext& ctx, ReduceKind kind, DType t, const v
                                  static_cast<char*>(temp));
     }
   });
+}
+
+cudaError_t ComplexSortKeys(const LaunchContext& ctx, DType t, const void* in, int64_t count,
+                            void* cls, void* k1, void* k2) {
+  if (count == 0) return cudaSuccess;
+  const unsigned grid = GridFor(ctx, count, kThreads);
+  if (t == DType::kComplex64) {
+    ComplexKeys<<<grid, kThreads, 0, ctx.stream>>>(
+        static_cast<const ResidentComplex64*>(in), count, static_cast<float*>(cls),
+        static_cast<float*>(k1), static_cast<float*>(k2));
+  } else if (t == DType::kComplex128) {
+    ComplexKeys<<<grid, kThreads, 0, ctx.stream>>>(
+        static_cast<const ResidentComplex128*>(in), count, static_cast<double*>(cls),
+        static_cast<double*>(k1), static_cast<double*>(k2));
+  } else {
+    return cudaErrorInvalidValue;
+  }
+  return cudaGetLastError();
 }
 
 }  // namespace resident::cuda_kernels

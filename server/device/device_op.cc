@@ -275,12 +275,12 @@ bool DefinedFor(DeviceOpKind kind, DType dtype) {
     case DeviceOpKind::kLinalg:
       return dtype == DType::kFloat32 || dtype == DType::kFloat64 || IsComplex(dtype);
     case DeviceOpKind::kArgsort:
-      return !IsComplex(dtype);  // no complex order yet
+      return true;               // complex: NumPy's lexicographic order
     case DeviceOpKind::kRandom:  // the drawn dtype
       return dtype == DType::kFloat64 || dtype == DType::kFloat32 || dtype == DType::kBool ||
              IsInteger(dtype);
     case DeviceOpKind::kScan:
-      return !IsComplex(dtype) && dtype != DType::kBool;  // bool scans as int64
+      return dtype != DType::kBool;  // bool scans as int64
   }
   return false;
 }

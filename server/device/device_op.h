@@ -252,7 +252,9 @@ absl::StatusOr<Shape> CheckFusedLoopOp(const FusedLoopOp& op);
 // rows of its last dimension), NumPy's order: ascending, NaNs last (any sign
 // or payload), -0.0 equal to +0.0, equal elements in their order; with
 // descending, the Array API's order (the reverse, equal elements still in
-// their order, NaNs first). A real dtype; out shares no buffer with in.
+// their order, NaNs first). Complex rows take NumPy's lexicographic order
+// (NaN-free numbers first, then R + nanj, nan + Rj, nan + nanj). out
+// shares no buffer with in.
 // With `values`, out (in's dtype) receives the sorted elements themselves
 // (numpy.sort): each element's bits in the argsort's order, NaN payloads and
 // the order of -0.0 among +0.0 included.
@@ -275,7 +277,7 @@ struct TakeAlongAxisOp {
 };
 
 // out = the running sums (kSum) or products (kProd) along each row of in's
-// last dimension, in and out of one real dtype other than bool (the program
+// last dimension, in and out of one dtype other than bool (the program
 // layer converts to NumPy's accumulation dtype first). Integers wrap. The
 // CPU adds left to right, as numpy.cumsum does (floats bit for bit, halves
 // rounded each step as NumPy's stored running value); CUDA scans blocks of

@@ -61,10 +61,11 @@ absl::StatusOr<ValueType> InferReduction(const Instruction& ins, absl::Span<cons
   }
   const ValueType& a = ops[0];
   if (IsComplex(a.dtype) && *kind != ReduceKind::kSum && *kind != ReduceKind::kProd &&
-      *kind != ReduceKind::kMean && *kind != ReduceKind::kAny && *kind != ReduceKind::kAll) {
+      *kind != ReduceKind::kMean && *kind != ReduceKind::kAny && *kind != ReduceKind::kAll &&
+      *kind != ReduceKind::kMax && *kind != ReduceKind::kMin) {
     return Invalid(absl::StrCat(OpName(ins.op), " of ", DTypeName(a.dtype),
                                 " is not supported by Resident yet (NumPy computes it; complex "
-                                "supports sum, prod, mean, any and all)"));
+                                "supports sum, prod, mean, max, min, any and all)"));
   }
   const int rank = static_cast<int>(a.shape.size());
   ASSIGN_OR_RETURN(std::vector<int> axes, ReductionAxes(ins, rank));
@@ -105,7 +106,9 @@ int64_t ReductionBound(const Instruction& ins, absl::Span<const ValueType> ops,
       // A complex operand is cast to bool first (ops_shape.cc).
       return SaturatingAdd(out, ops[0].num_elements());
     case ReduceKind::kProd:
-      // A complex product's transposed copy and halving rows (ops_shape.cc).
+    case ReduceKind::kMax:
+    case ReduceKind::kMin:
+      // A complex tree's transposed copy and halving rows (ops_shape.cc).
       return SaturatingAdd(out, SaturatingMul(ops[0].nbytes(), 3));
     default:
       return out;

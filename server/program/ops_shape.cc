@@ -19,14 +19,17 @@ absl::StatusOr<DeviceArray> Join(OpContext& ctx, const std::vector<DeviceArray>&
   return r;
 }
 
-// prod of a complex array: its reduced axes moved last and merged (one
-// transpose copy), then the two halves of the row multiplied until one
-// column is left (NumPy's complex multiply each step, but in a tree rather
-// than NumPy's left-to-right order, so the product agrees within the
-// reduction bounds, not bit for bit). At most three times a's bytes live at
-// once (infer.cc's AllocationBound).
-absl::StatusOr<DeviceArray> ComplexProd(OpContext& ctx, const DeviceArray& a,
-                                        absl::Span<const int> axes, const ValueType& out) {
+// prod, max and min of a complex array: its reduced axes moved last and
+// merged (one transpose copy), then the two halves of the row combined by
+// `op` (NumPy's complex multiply, maximum or minimum) until one column is
+// left. The tree's order is not NumPy's left to right: a product agrees
+// within the reduction bounds, not bit for bit, and where several elements
+// hold a NaN (or tie but for a zero's sign) max and min may return another
+// of them than NumPy's first. At most three times a's bytes live at once
+// (infer_reduce.cc's ReductionBound).
+absl::StatusOr<DeviceArray> ComplexTree(OpContext& ctx, const DeviceArray& a,
+                                        absl::Span<const int> axes, const ValueType& out,
+                                        ElementwiseKind op) {
   Backend& be = ctx.device.backend();
   const int rank = static_cast<int>(a.shape.size());
   std::vector<int> perm;
@@ -41,7 +44,7 @@ absl::StatusOr<DeviceArray> ComplexProd(OpContext& ctx, const DeviceArray& a,
     perm.push_back(ax);
     m *= a.shape[ax];
   }
-  if (m == 0 || outer == 0) {  // the empty product is 1
+  if (m == 0 || outer == 0) {  // the empty product is 1 (max and min refuse it)
     ASSIGN_OR_RETURN(DeviceArray r, Allocate(ctx, out.dtype, out.shape));
     RETURN_IF_ERROR(be.Run(ctx.stream, FillOp{Scalar::Int(1), &r}));
     return r;
@@ -63,7 +66,7 @@ absl::StatusOr<DeviceArray> ComplexProd(OpContext& ctx, const DeviceArray& a,
     RETURN_IF_ERROR(be.Run(ctx.stream, SliceOp{low, &cur, &x}));
     ASSIGN_OR_RETURN(DeviceArray y, Allocate(ctx, a.dtype, {outer, h}));
     RETURN_IF_ERROR(be.Run(ctx.stream, SliceOp{high, &cur, &y}));
-    RETURN_IF_ERROR(be.Run(ctx.stream, ElementwiseOp{ElementwiseKind::kMultiply, {&x, &y}, &x}));
+    RETURN_IF_ERROR(be.Run(ctx.stream, ElementwiseOp{op, {&x, &y}, &x}));
     if (m % 2 == 0) {
       cur = std::move(x);
       m = h;
@@ -93,7 +96,18 @@ absl::StatusOr<DeviceArray> RunReduction(OpContext& ctx, const Instruction& ins,
     ASSIGN_OR_RETURN(args[0], Convert(ctx, std::move(args[0]), DType::kBool));
   }
   const DeviceArray& a = args[0];
-  if (IsComplex(a.dtype) && kind == ReduceKind::kProd) return ComplexProd(ctx, a, axes, out);
+  if (IsComplex(a.dtype)) {
+    switch (kind) {
+      case ReduceKind::kProd:
+        return ComplexTree(ctx, a, axes, out, ElementwiseKind::kMultiply);
+      case ReduceKind::kMax:
+        return ComplexTree(ctx, a, axes, out, ElementwiseKind::kMaximum);
+      case ReduceKind::kMin:
+        return ComplexTree(ctx, a, axes, out, ElementwiseKind::kMinimum);
+      default:
+        break;
+    }
+  }
   Shape reduced;  // the result without keepdims' 1s
   for (int d = 0, j = 0; d < rank; ++d) {
     if (j < static_cast<int>(axes.size()) && axes[j] == d) {
@@ -105,8 +119,8 @@ absl::StatusOr<DeviceArray> RunReduction(OpContext& ctx, const Instruction& ins,
   ASSIGN_OR_RETURN(DeviceArray r, Allocate(ctx, out.dtype, std::move(reduced)));
   Backend& be = ctx.device.backend();
   if (IsComplex(a.dtype)) {
-    // sum and mean (prod is above; the program layer refuses the other
-    // complex reductions) reduce each part: the same buffers read as their parts'
+    // sum and mean (prod, max and min are above; the program layer refuses
+    // the other complex reductions) reduce each part: the same buffers read as their parts'
     // float with a trailing axis of 2, which is not reduced.
     const DType part = ComplexComponent(a.dtype);
     Shape in_shape = a.shape, out_shape = r.shape;

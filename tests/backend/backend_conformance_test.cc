@@ -912,6 +912,75 @@ TEST_P(BackendConformanceTest, SortValuesEveryDtype) {
   }
 }
 
+TEST_P(BackendConformanceTest, ComplexSortsAndScans) {
+  // NumPy's complex order: parts drawn from a few values (ties, signed
+  // zeros, infinities and NaNs in either part), argsort and sort in both
+  // orders, one long row and many short ones. Running sums and products
+  // within the running sum (product) of |terms|: CUDA combines in a tree.
+  const double pool[] = {kNaN, -kInf, -1.0, -0.0, 0.0, 1.0, 2.5, kInf};
+  for (DType d : {DType::kComplex64, DType::kComplex128}) {
+    auto make = [d](const Shape& shape, uint64_t seed, const std::function<double(uint64_t)>& f) {
+      HostArray a{d, shape, {}};
+      a.bytes.resize(a.size() * ItemSize(d));
+      std::mt19937_64 rng(seed);
+      for (int64_t i = 0; i < 2 * a.size(); ++i) {
+        const double v = f(rng());
+        if (d == DType::kComplex64) {
+          const float x = static_cast<float>(v);
+          std::memcpy(&a.bytes[i * 4], &x, 4);
+        } else {
+          std::memcpy(&a.bytes[i * 8], &v, 8);
+        }
+      }
+      return a;
+    };
+    for (const Shape& shape : std::vector<Shape>{{1}, {37}, {5, 64}, {300, 3}, {4097}, {0, 4}}) {
+      const HostArray a =
+          make(shape, 47, [&pool](uint64_t r) { return pool[r % std::size(pool)]; });
+      for (bool descending : {false, true}) {
+        const std::string order = descending ? " descending " : " ";
+        Check("argsort" + order + Describe(d, shape), {a}, DType::kInt64, shape,
+              [descending](Backend& b, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
+                return b.Run(s, ArgsortOp{in.data(), &o, descending});
+              });
+        Check("sort" + order + Describe(d, shape), {a}, d, shape,
+              [descending](Backend& b, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
+                return b.Run(s, ArgsortOp{in.data(), &o, descending, /*values=*/true});
+              });
+      }
+      // Parts in [-1.2, 1.2]: products of 64 terms stay in range.
+      const HostArray z = make(shape, 48, [](uint64_t r) {
+        return (static_cast<double>(r >> 11) / 9007199254740992.0 - 0.5) * 2.4;
+      });
+      const int64_t n = shape.back(), rows = n == 0 ? 0 : z.size() / n;
+      for (ReduceKind kind : {ReduceKind::kSum, ReduceKind::kProd}) {
+        if (kind == ReduceKind::kProd && n > 64) continue;
+        const HostArray parts{ComplexComponent(d), {z.size(), 2}, z.bytes};
+        ScaleFn scale = [parts, n, rows, kind] {
+          std::vector<double> out(static_cast<size_t>(rows * n));
+          for (int64_t r = 0; r < rows; ++r) {
+            double acc = kind == ReduceKind::kSum ? 0.0 : 1.0;
+            for (int64_t j = 0; j < n; ++j) {
+              const int64_t e = r * n + j;
+              const double x = std::hypot(parts.value(2 * e), parts.value(2 * e + 1));
+              acc = kind == ReduceKind::kSum ? acc + x : acc * x * 2;
+              out[r * n + j] = acc;
+            }
+          }
+          return out;
+        };
+        Check(
+            std::string(kind == ReduceKind::kSum ? "cumsum " : "cumprod ") + Describe(d, shape),
+            {z}, d, shape,
+            [kind](Backend& b, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
+              return b.Run(s, ScanOp{kind, in.data(), &o});
+            },
+            scale);
+      }
+    }
+  }
+}
+
 TEST_P(BackendConformanceTest, SortValuesKeepNaNBitsAndSignedZerosInOrder) {
   // One row of floats whose NaNs are of one positive pattern (CUDA sorts
   // them as plain keys), of several patterns or signs (the pairs' fallback),

@@ -32,11 +32,9 @@ absl::Status RunArgsort(cpu::ThreadPool* pool, const ArgsortOp& op) {
   const DeviceArray &in = *op.in, &out = *op.out;
   RETURN_IF_ERROR(NoOverlap("argsort", in, out));
   const DType want = op.values ? in.dtype : DType::kInt64;
-  RETURN_IF_ERROR(
-      Check(!in.shape.empty() && out.shape == in.shape && out.dtype == want && !IsComplex(in.dtype),
-            "argsort",
-            "needs a real array of rank >= 1 and an output of its shape (int64 "
-            "indices, or its dtype for the values)"));
+  RETURN_IF_ERROR(Check(!in.shape.empty() && out.shape == in.shape && out.dtype == want, "argsort",
+                        "needs an array of rank >= 1 and an output of its shape (int64 "
+                        "indices, or its dtype for the values)"));
   if (!op.values) return cpu::ArgsortRows(pool, View(in), op.descending, MutableView(out));
   return cpu::SortRows(pool, View(in), op.descending, MutableView(out));
 }
@@ -66,7 +64,7 @@ absl::Status RunScan(cpu::ThreadPool* pool, const ScanOp& op) {
   RETURN_IF_ERROR(NoOverlap("scan", in, out));
   RETURN_IF_ERROR(Check(!in.shape.empty() && out.shape == in.shape && out.dtype == in.dtype &&
                             DefinedFor(DeviceOpKind::kScan, in.dtype),
-                        "scan", "needs a real, non-bool array of rank >= 1 and an output like it"));
+                        "scan", "needs a non-bool array of rank >= 1 and an output like it"));
   return cpu::ScanRows(pool, op.kind, View(in), MutableView(out));
 }
 

@@ -205,11 +205,13 @@ class CudaBackend final : public Backend {
   absl::Status Do(const StreamRef& s, const MatmulOp& op);
   absl::Status Do(const StreamRef& s, const ReduceOp& op);
   absl::Status Do(const StreamRef& s, const TransposeOp& op);
-  absl::Status Do(const StreamRef& s, const FusedLoopOp& op);      // fused_loop.cc
-  absl::Status Do(const StreamRef& s, const ReduceAxesOp& op);     // cuda_shape_ops.cc
-  absl::Status Do(const StreamRef& s, const SliceOp& op);          // cuda_shape_ops.cc
-  absl::Status Do(const StreamRef& s, const ConcatOp& op);         // cuda_shape_ops.cc
-  absl::Status Do(const StreamRef& s, const ArgsortOp& op);        // cuda_sort_ops.cc
+  absl::Status Do(const StreamRef& s, const FusedLoopOp& op);   // fused_loop.cc
+  absl::Status Do(const StreamRef& s, const ReduceAxesOp& op);  // cuda_shape_ops.cc
+  absl::Status Do(const StreamRef& s, const SliceOp& op);       // cuda_shape_ops.cc
+  absl::Status Do(const StreamRef& s, const ConcatOp& op);      // cuda_shape_ops.cc
+  absl::Status Do(const StreamRef& s, const ArgsortOp& op);     // cuda_sort_ops.cc
+  // Do(ArgsortOp) of a complex array (cuda_sort_ops.cc).
+  absl::Status ComplexArgsort(const StreamRef& s, const ArgsortOp& op);
   absl::Status Do(const StreamRef& s, const TakeAlongAxisOp& op);  // cuda_sort_ops.cc
   absl::Status Do(const StreamRef& s, const ScanOp& op);           // cuda_sort_ops.cc
   absl::Status Do(const StreamRef& s, const ExtractOp& op);        // cuda_sort_ops.cc

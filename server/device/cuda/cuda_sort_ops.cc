@@ -8,7 +8,9 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -38,16 +40,63 @@ bool SameRows(const Shape& a, const Shape& b) {
 
 }  // namespace
 
+// NumPy's complex order: three stable radix argsorts over the keys of
+// k::ComplexSortKeys, least significant first, each of the next key
+// gathered into the order so far (an LSD sort of the (cls, k1, k2) tuples).
+absl::Status CudaBackend::ComplexArgsort(const StreamRef& s, const ArgsortOp& op) {
+  const DeviceArray &in = *op.in, &out = *op.out;
+  const k::LaunchContext ctx = Launch(*s);
+  const DType f = ComplexComponent(in.dtype);
+  const int64_t n = LastDim(in.shape), rows = Rows(in.shape), count = rows * n;
+  const int64_t fb = count * ItemSize(f);
+  ASSIGN_OR_RETURN(std::shared_ptr<CudaBuffer> keys, AllocateOn(s, 4 * fb));
+  ASSIGN_OR_RETURN(std::shared_ptr<CudaBuffer> orders, AllocateOn(s, 3 * count * 8 + 8));
+  const size_t temp_bytes = k::ArgsortTempBytes(rows, n);
+  ASSIGN_OR_RETURN(std::shared_ptr<CudaBuffer> temp,
+                   AllocateOn(s, static_cast<int64_t>(temp_bytes)));
+  char* kb = static_cast<char*>(keys->data());
+  void *cls = kb, *k1 = kb + fb, *k2 = kb + 2 * fb, *gathered = kb + 3 * fb;
+  auto* order = static_cast<int64_t*>(orders->data());
+  int64_t* pass = order + count;
+  int64_t* next = pass + count;
+  // Every index is in range; TakeAlongRows still wants its flag set.
+  auto* bad = reinterpret_cast<unsigned long long*>(next + count);
+  RETURN_IF_ERROR(Check(cudaMemsetAsync(bad, 0xff, 8, s->stream()), "cudaMemsetAsync"));
+  RETURN_IF_ERROR(
+      Check(k::ComplexSortKeys(ctx, in.dtype, in.data(), count, cls, k1, k2), "argsort"));
+  RETURN_IF_ERROR(
+      Check(k::ArgsortRows(ctx, f, k2, rows, n, op.descending, order, temp->data(), temp_bytes),
+            "argsort"));
+  for (void* key : {k1, cls}) {
+    RETURN_IF_ERROR(
+        Check(k::TakeAlongRows(ctx, f, key, n, order, rows, n, gathered, bad), "argsort"));
+    RETURN_IF_ERROR(Check(
+        k::ArgsortRows(ctx, f, gathered, rows, n, op.descending, pass, temp->data(), temp_bytes),
+        "argsort"));
+    RETURN_IF_ERROR(
+        Check(k::TakeAlongRows(ctx, DType::kInt64, order, n, pass, rows, n, next, bad), "argsort"));
+    std::swap(order, next);
+  }
+  if (op.values) {
+    return Check(k::TakeAlongRows(ctx, in.dtype, in.data(), n, order, rows, n, out.data(), bad),
+                 "sort");
+  }
+  return Check(cudaMemcpyAsync(out.data(), order, static_cast<size_t>(count * 8),
+                               cudaMemcpyDeviceToDevice, s->stream()),
+               "cudaMemcpyAsync");
+}
+
 absl::Status CudaBackend::Do(const StreamRef& s, const ArgsortOp& op) {
   const DeviceArray &in = *op.in, &out = *op.out;
   const DType want = op.values ? in.dtype : DType::kInt64;
-  RETURN_IF_ERROR(Require(!in.shape.empty() && out.shape == in.shape && out.dtype == want &&
-                              !IsComplex(in.dtype) && in.buffer != out.buffer,
-                          "argsort",
-                          "needs a real array of rank >= 1 and a new output (int64 indices, or "
-                          "its dtype for the values)"));
+  RETURN_IF_ERROR(Require(
+      !in.shape.empty() && out.shape == in.shape && out.dtype == want && in.buffer != out.buffer,
+      "argsort",
+      "needs an array of rank >= 1 and a new output (int64 indices, or "
+      "its dtype for the values)"));
   const int64_t n = LastDim(in.shape), rows = Rows(in.shape);
   if (rows * n == 0) return absl::OkStatus();
+  if (IsComplex(in.dtype)) return ComplexArgsort(s, op);
   if (op.values && k::SortKeysOnlyFits(in.dtype, rows)) {
     // One row sorted as plain keys, when that is NumPy's order: for floats,
     // the NaNs' bits read back first (a synchronisation, as take's).
@@ -134,8 +183,7 @@ absl::Status CudaBackend::Do(const StreamRef& s, const ScanOp& op) {
   const DeviceArray &in = *op.in, &out = *op.out;
   RETURN_IF_ERROR(Require(!in.shape.empty() && out.shape == in.shape && out.dtype == in.dtype &&
                               DefinedFor(DeviceOpKind::kScan, in.dtype),
-                          "scan",
-                          "needs a real, non-bool array of rank >= 1 and an output like it"));
+                          "scan", "needs a non-bool array of rank >= 1 and an output like it"));
   const k::LaunchContext ctx = Launch(*s);
   const int64_t rows = Rows(in.shape), n = LastDim(in.shape);
   const size_t temp_bytes = k::ScanTempBytes(ctx, in.dtype, rows, n);

@@ -168,21 +168,14 @@ def _one_axis(ins: "pb.Instruction", rank: int, op: str) -> int:
     return a % rank
 
 
-def _no_complex(op: str, dtype: np.dtype) -> None:
-    if dtype.kind == "c":
-        raise TypeError(f"{op} of {dtype} is not supported by Resident yet")
-
-
 def argsort(ops: Sequence[Meta], ins: "pb.Instruction") -> Meta:
     (a,) = ops
-    _no_complex("argsort", a.dtype)
     _one_axis(ins, len(a.shape), "argsort")
     return Meta(np.dtype(np.int64), a.shape)
 
 
 def sort(ops: Sequence[Meta], ins: "pb.Instruction") -> Meta:
     (a,) = ops
-    _no_complex("sort", a.dtype)
     _one_axis(ins, len(a.shape), "sort")
     return Meta(a.dtype, a.shape)
 
@@ -311,7 +304,6 @@ def cumulative(name: str):
 
     def rule(ops: Sequence[Meta], ins: "pb.Instruction") -> Meta:
         (a,) = ops
-        _no_complex(name, a.dtype)
         dt = _reduce_dtype(numpy_name, a.dtype)
         if not ins.has_axis:
             return Meta(dt, (int(np.prod(a.shape)),))

@@ -65,10 +65,11 @@ _FUNCTIONS: Dict[Any, Callable[..., Any]] = {
     np.tril: _manipulation.tril, np.triu: _manipulation.triu,
     np.tile: _manipulation.tile, np.repeat: _manipulation.repeat,
     # NumPy's signatures (axis positional, kind/order/stable accepted: every
-    # sort here is stable) over the standard's.
-    np.sort: lambda a, axis=-1, kind=None, order=None, stable=None: _sorting.sort(a, axis=axis),
+    # sort here is stable) over the standard's; axis=None sorts the flattened array.
+    np.sort: lambda a, axis=-1, kind=None, order=None, stable=None: _sorting.sort(
+        a.reshape(-1) if axis is None else a, axis=-1 if axis is None else axis),
     np.argsort: lambda a, axis=-1, kind=None, order=None, stable=None: _sorting.argsort(
-        a, axis=axis),
+        a.reshape(-1) if axis is None else a, axis=-1 if axis is None else axis),
     np.take_along_axis: lambda arr, indices, axis=-1: _sorting.take_along_axis(
         arr, indices, axis=axis),
     np.take: lambda a, indices, axis=None: _sorting.take(a, indices, axis=axis),
