@@ -409,6 +409,12 @@ Array fft(const Array& a, int64_t axis = -1);
 Array ifft(const Array& a, int64_t axis = -1);
 Array rfft(const Array& a, int64_t axis = -1);
 Array irfft(const Array& a, int64_t n, int64_t axis = -1);
+// numpy.fft.fftn / ifftn / rfftn over 1 to 3 axes (rfftn halves the last
+// of them) as one multi-dimensional transform; the inverse divides by the
+// points transformed.
+Array fftn(const Array& a, const std::vector<int64_t>& axes);
+Array ifftn(const Array& a, const std::vector<int64_t>& axes);
+Array rfftn(const Array& a, const std::vector<int64_t>& axes);
 // numpy.linalg's routines of stacks of matrices (the last two axes): the
 // lower Cholesky factor, the solution of a x = b (b: (..., n, k), a's
 // batch), the inverse, the determinant, eigvalsh (ascending) and svdvals

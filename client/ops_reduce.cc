@@ -223,6 +223,20 @@ Array flatnonzero(const Array& a, int64_t count) { return Select("flatnonzero", 
 Array fft(const Array& a, int64_t axis) { return AlongAxis("fft", {&a}, axis, false); }
 Array ifft(const Array& a, int64_t axis) { return AlongAxis("ifft", {&a}, axis, false); }
 Array rfft(const Array& a, int64_t axis) { return AlongAxis("rfft", {&a}, axis, false); }
+namespace {
+// One transform over `axes` (1 to 3).
+Array OverAxes(const char* op, const Array& a, const std::vector<int64_t>& axes) {
+  auto core = NodeOf(a) ? NodeOf(a)->core : nullptr;
+  if (core == nullptr) return Array();
+  auto n = core->NewOp(op, {NodeOf(a)});
+  n->ins.set_has_axes(true);
+  for (int64_t ax : axes) n->ins.add_axes(ax);
+  return core->Finish(std::move(n));
+}
+}  // namespace
+Array fftn(const Array& a, const std::vector<int64_t>& axes) { return OverAxes("fft", a, axes); }
+Array ifftn(const Array& a, const std::vector<int64_t>& axes) { return OverAxes("ifft", a, axes); }
+Array rfftn(const Array& a, const std::vector<int64_t>& axes) { return OverAxes("rfft", a, axes); }
 Array cholesky(const Array& a) { return AlongAxis("cholesky", {&a}, std::nullopt, false); }
 Array solve(const Array& a, const Array& b) {
   return AlongAxis("solve", {&a, &b}, std::nullopt, false);

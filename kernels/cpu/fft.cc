@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "absl/strings/str_cat.h"
+#include "absl/types/span.h"
 
 namespace resident::cpu {
 namespace {
@@ -35,21 +36,26 @@ struct Fftw<true> {
     static const bool ready = fftwf_init_threads() != 0;
     if (ready) fftwf_plan_with_nthreads(k);
   }
-  static Plan Many(int n, int howmany, FftDirection dir, void* in, void* out) {
+  // `rank` dimensions `dims` (the real side's for r2c and c2r), `howmany`
+  // of them back to back.
+  static Plan Many(int rank, const int* dims, int howmany, FftDirection dir, void* in, void* out) {
     const unsigned flags = FFTW_ESTIMATE | FFTW_UNALIGNED | FFTW_PRESERVE_INPUT;
-    const int c = n / 2 + 1;
+    int n = 1;
+    for (int d = 0; d < rank; ++d) n *= dims[d];
+    const int c = n / dims[rank - 1] * (dims[rank - 1] / 2 + 1);
     switch (dir) {
       case FftDirection::kForward:
       case FftDirection::kInverse:
-        return fftwf_plan_many_dft(
-            1, &n, howmany, static_cast<Complex*>(in), nullptr, 1, n, static_cast<Complex*>(out),
-            nullptr, 1, n, dir == FftDirection::kForward ? FFTW_FORWARD : FFTW_BACKWARD, flags);
+        return fftwf_plan_many_dft(rank, dims, howmany, static_cast<Complex*>(in), nullptr, 1, n,
+                                   static_cast<Complex*>(out), nullptr, 1, n,
+                                   dir == FftDirection::kForward ? FFTW_FORWARD : FFTW_BACKWARD,
+                                   flags);
       case FftDirection::kRealForward:
-        return fftwf_plan_many_dft_r2c(1, &n, howmany, static_cast<Real*>(in), nullptr, 1, n,
+        return fftwf_plan_many_dft_r2c(rank, dims, howmany, static_cast<Real*>(in), nullptr, 1, n,
                                        static_cast<Complex*>(out), nullptr, 1, c, flags);
       case FftDirection::kRealInverse:
-        return fftwf_plan_many_dft_c2r(1, &n, howmany, static_cast<Complex*>(in), nullptr, 1, c,
-                                       static_cast<Real*>(out), nullptr, 1, n, flags);
+        return fftwf_plan_many_dft_c2r(rank, dims, howmany, static_cast<Complex*>(in), nullptr, 1,
+                                       c, static_cast<Real*>(out), nullptr, 1, n, flags);
     }
     return nullptr;
   }
@@ -75,20 +81,25 @@ struct Fftw<false> {
     static const bool ready = fftw_init_threads() != 0;
     if (ready) fftw_plan_with_nthreads(k);
   }
-  static Plan Many(int n, int howmany, FftDirection dir, void* in, void* out) {
+  // `rank` dimensions `dims` (the real side's for r2c and c2r), `howmany`
+  // of them back to back.
+  static Plan Many(int rank, const int* dims, int howmany, FftDirection dir, void* in, void* out) {
     const unsigned flags = FFTW_ESTIMATE | FFTW_UNALIGNED | FFTW_PRESERVE_INPUT;
-    const int c = n / 2 + 1;
+    int n = 1;
+    for (int d = 0; d < rank; ++d) n *= dims[d];
+    const int c = n / dims[rank - 1] * (dims[rank - 1] / 2 + 1);
     switch (dir) {
       case FftDirection::kForward:
       case FftDirection::kInverse:
-        return fftw_plan_many_dft(
-            1, &n, howmany, static_cast<Complex*>(in), nullptr, 1, n, static_cast<Complex*>(out),
-            nullptr, 1, n, dir == FftDirection::kForward ? FFTW_FORWARD : FFTW_BACKWARD, flags);
+        return fftw_plan_many_dft(rank, dims, howmany, static_cast<Complex*>(in), nullptr, 1, n,
+                                  static_cast<Complex*>(out), nullptr, 1, n,
+                                  dir == FftDirection::kForward ? FFTW_FORWARD : FFTW_BACKWARD,
+                                  flags);
       case FftDirection::kRealForward:
-        return fftw_plan_many_dft_r2c(1, &n, howmany, static_cast<Real*>(in), nullptr, 1, n,
+        return fftw_plan_many_dft_r2c(rank, dims, howmany, static_cast<Real*>(in), nullptr, 1, n,
                                       static_cast<Complex*>(out), nullptr, 1, c, flags);
       case FftDirection::kRealInverse:
-        return fftw_plan_many_dft_c2r(1, &n, howmany, static_cast<Complex*>(in), nullptr, 1, c,
+        return fftw_plan_many_dft_c2r(rank, dims, howmany, static_cast<Complex*>(in), nullptr, 1, c,
                                       static_cast<Real*>(out), nullptr, 1, n, flags);
     }
     return nullptr;
@@ -109,12 +120,24 @@ struct Fftw<false> {
 
 template <bool kF32>
 absl::Status Run(ThreadPool* pool, FftDirection dir, const void* in, void* out, int64_t rows,
-                 int64_t n) {
+                 absl::Span<const int64_t> dims) {
   using F = Fftw<kF32>;
   using R = typename F::Real;
-  if (n <= 0 || n > INT_MAX) return absl::InvalidArgumentError(absl::StrCat("fft: length ", n));
-  // Elements a row on each side, in R units.
-  const int64_t c = n / 2 + 1;
+  // FFTW's sizes are ints: each dimension and a transform's elements.
+  int64_t n = 1;
+  int idims[3];
+  const int rank = static_cast<int>(dims.size());
+  if (rank < 1 || rank > 3) return absl::InvalidArgumentError("fft: 1 to 3 dimensions");
+  for (int d = 0; d < rank; ++d) {
+    if (dims[d] <= 0 || dims[d] > INT_MAX) {
+      return absl::InvalidArgumentError(absl::StrCat("fft: length ", dims[d]));
+    }
+    idims[d] = static_cast<int>(dims[d]);
+    n *= dims[d];
+    if (n > INT_MAX) return absl::InvalidArgumentError(absl::StrCat("fft: ", n, " points"));
+  }
+  // Elements a transform on each side, in R units.
+  const int64_t c = n / dims.back() * (dims.back() / 2 + 1);
   const int64_t in_row = dir == FftDirection::kRealForward   ? n
                          : dir == FftDirection::kRealInverse ? 2 * c
                                                              : 2 * n;
@@ -133,9 +156,9 @@ absl::Status Run(ThreadPool* pool, FftDirection dir, const void* in, void* out, 
   {
     std::lock_guard<std::mutex> lock(PlannerMutex());
     F::Threads(TransformThreads(pool, parts, n));
-    full = F::Many(static_cast<int>(n), static_cast<int>(per), dir, src, dst);
+    full = F::Many(rank, idims, static_cast<int>(per), dir, src, dst);
     if (tail_rows != per) {
-      tail = F::Many(static_cast<int>(n), static_cast<int>(tail_rows), dir, src, dst);
+      tail = F::Many(rank, idims, static_cast<int>(tail_rows), dir, src, dst);
     }
   }
   if (full == nullptr || (tail_rows != per && tail == nullptr)) {
@@ -160,9 +183,10 @@ absl::Status Run(ThreadPool* pool, FftDirection dir, const void* in, void* out, 
 }  // namespace
 
 absl::Status Fft(ThreadPool* pool, FftDirection dir, bool f32, const void* in, void* out,
-                 int64_t rows, int64_t n) {
+                 int64_t rows, absl::Span<const int64_t> dims) {
   if (rows <= 0) return absl::OkStatus();
-  return f32 ? Run<true>(pool, dir, in, out, rows, n) : Run<false>(pool, dir, in, out, rows, n);
+  return f32 ? Run<true>(pool, dir, in, out, rows, dims)
+             : Run<false>(pool, dir, in, out, rows, dims);
 }
 
 }  // namespace resident::cpu

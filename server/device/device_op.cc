@@ -308,9 +308,12 @@ absl::Status CheckFftOp(const FftOp& op) {
   const DType real = f32 ? DType::kFloat32 : DType::kFloat64;
   bool ok = IsComplex(complex) && in.dtype == (real_in ? real : complex) &&
             out.dtype == (real_out ? real : complex) && !in.shape.empty() &&
-            in.shape.size() == out.shape.size() && in.buffer != out.buffer;
+            in.shape.size() == out.shape.size() && in.buffer != out.buffer && op.axes >= 1 &&
+            op.axes <= kMaxFftAxes && static_cast<int>(in.shape.size()) >= op.axes &&
+            (op.axes == 1 || op.kind != FftKind::kRealInverse);
   if (ok) {
     for (size_t d = 0; d + 1 < in.shape.size(); ++d) ok &= in.shape[d] == out.shape[d];
+    for (size_t d = in.shape.size() - op.axes; d + 1 < in.shape.size(); ++d) ok &= in.shape[d] > 0;
     const int64_t n_in = in.shape.back(), n_out = out.shape.back();
     switch (op.kind) {
       case FftKind::kForward:
@@ -328,7 +331,8 @@ absl::Status CheckFftOp(const FftOp& op) {
   if (ok) return absl::OkStatus();
   return absl::InvalidArgumentError(
       "fft: input and output do not fit the transform (dtypes of one precision, equal rows, "
-      "last dimensions n and n, or n and n/2 + 1 for real transforms)");
+      "last dimensions n and n, or n and n/2 + 1 for real transforms, 1 to 3 axes, one for "
+      "irfft)");
 }
 
 int LinalgResults(LinalgKind kind) {

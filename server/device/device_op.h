@@ -301,19 +301,24 @@ struct ExtractOp {
   const DeviceArray* out = nullptr;
 };
 
-// Discrete Fourier transforms along the last axis, unnormalised (the
-// program layer scales): kForward/kInverse complex to complex (sign -1 /
-// +1) of one complex dtype, n = the last dimension of both; kRealForward
-// real (float32/float64) n to complex (complex64/complex128) n/2 + 1;
-// kRealInverse complex n/2 + 1 to real n, n = out's last dimension (the
-// imaginary parts of the first and, for even n, the last element are
-// ignored, as NumPy's irfft). Leading dimensions are rows, equal in both.
+// Discrete Fourier transforms over the last `axes` dimensions (1 to 3; one
+// multi-dimensional transform, as cuFFT's and FFTW's plans of that rank),
+// unnormalised (the program layer scales): kForward/kInverse complex to
+// complex (sign -1 / +1) of one complex dtype, the transformed dimensions
+// equal in both; kRealForward real (float32/float64) to complex
+// (complex64/complex128), the last dimension n becoming n/2 + 1 (numpy's
+// rfftn); kRealInverse (one axis only) complex n/2 + 1 to real n, n = out's
+// last dimension (the imaginary parts of the first and, for even n, the
+// last element are ignored, as NumPy's irfft). The other leading
+// dimensions are rows, equal in both.
 enum class FftKind : uint8_t { kForward, kInverse, kRealForward, kRealInverse };
 struct FftOp {
   FftKind kind = FftKind::kForward;
   const DeviceArray* in = nullptr;
   const DeviceArray* out = nullptr;
+  int axes = 1;
 };
+inline constexpr int kMaxFftAxes = 3;
 
 // OK when an FftOp's arrays fit its kind: the dtypes (one precision for
 // both), the rows and the last dimensions; else INVALID_ARGUMENT. Both

@@ -60,7 +60,7 @@ class Executor {
     if (o.is_handle) return plan_.inputs.at(o.handle);
     return values[o.value];
   }
-  absl::Status RunLoop(const Instruction& ins, const PlannedScope& body,
+  absl::Status RunLoop(const Instruction& ins, const PlannedScope& body, const FusedLoopPlan* fused,
                        std::vector<DeviceArray> args, std::vector<DeviceArray>& values,
                        int first_output);
   // Runs `region` as one fused op and frees what died in it; false (nothing
@@ -98,7 +98,8 @@ absl::Status Executor::RunScope(const PlannedScope& scope, std::vector<DeviceArr
     }
     const int first = scope.first_output[i];
     if (ins.op == OpKind::kLoop) {
-      RETURN_IF_ERROR(RunLoop(ins, *scope.bodies[i], std::move(args), values, first));
+      RETURN_IF_ERROR(RunLoop(ins, *scope.bodies[i], scope.fused_loop_at[i].get(), std::move(args),
+                              values, first));
     } else {
       const int end = i + 1 < scope.first_output.size() ? scope.first_output[i + 1]
                                                         : static_cast<int>(scope.types.size());
@@ -129,18 +130,13 @@ absl::Status Executor::RunScope(const PlannedScope& scope, std::vector<DeviceArr
 }
 
 absl::Status Executor::RunLoop(const Instruction& ins, const PlannedScope& body,
-                               std::vector<DeviceArray> args, std::vector<DeviceArray>& values,
-                               int first_output) {
+                               const FusedLoopPlan* fused, std::vector<DeviceArray> args,
+                               std::vector<DeviceArray>& values, int first_output) {
   const Program& prog = *ins.body;
   const size_t carried = prog.yields.size();
   Backend& backend = ctx_.device.backend();
-  // A cheap first look before planning.
-  if (!args.empty() && backend.Supports(DeviceOpKind::kFusedLoop, args[0].dtype)) {
-    std::vector<ValueType> types;
-    types.reserve(args.size());
-    for (const DeviceArray& a : args) types.push_back({a.dtype, a.shape});
-    std::optional<FusedLoopPlan> fused = PlanFusedLoop(ins, body, types, plan_.inputs);
-    if (fused && ShouldFuse(backend, fused->spec)) {
+  if (fused != nullptr && backend.Supports(DeviceOpKind::kFusedLoop, args[0].dtype)) {
+    if (ShouldFuse(backend, fused->spec)) {
       if (options_.check_continue) RETURN_IF_ERROR(options_.check_continue());
       for (const HandleId& h : fused->handle_params) args.push_back(plan_.inputs.at(h));
       RETURN_IF_ERROR(FillScalars(fused->scalar_params, args));

@@ -1,10 +1,11 @@
 // The FFT family's registry functions: fft, ifft (complex to complex), rfft
-// (real to complex) and irfft (complex to real), each along one axis with
-// NumPy's default "backward" scaling (the inverses divide by n); the client
-// composes the rest (n, norm, fftn, hfft) from these. The operand converts
-// to the transform's dtype (NumPy 2's: single precision for float16,
-// float32 and complex64, double otherwise), its axis moves last, an
-// FftOp transforms the rows, and the axis moves back.
+// (real to complex) and irfft (complex to real), along one axis or (with
+// `axes`; irfft excepted) one transform over up to three, with NumPy's
+// default "backward" scaling (the inverses divide by the points); the
+// client composes the rest (n, norm, hfft, more axes) from these. The
+// operand converts to the transform's dtype (NumPy 2's: single precision
+// for float16, float32 and complex64, double otherwise), its axes move
+// last, one FftOp transforms them, and they move back.
 #include <algorithm>
 #include <string>
 #include <utility>
@@ -58,13 +59,50 @@ FftTypes TypesOf(FftKind kind, DType d) {
   return {complex, complex};
 }
 
+// The transformed axes, normalised: `axes` when given (1 to 3 distinct
+// ones, in order; the last is rfft's halved one; irfft takes one), else
+// the one axis (default -1).
+absl::StatusOr<std::vector<int>> FftAxes(const Instruction& ins, const Shape& shape) {
+  if (!ins.has_axes) {
+    ASSIGN_OR_RETURN(const int axis, AxisOf(ins, shape));
+    return std::vector<int>{axis};
+  }
+  const char* name = OpName(ins.op);
+  const int rank = static_cast<int>(shape.size());
+  const int most = KindOf(ins.op) == FftKind::kRealInverse ? 1 : kMaxFftAxes;
+  if (ins.axes.empty() || static_cast<int>(ins.axes.size()) > most) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, ": axes must name 1 to ", most, " axes, not ", ins.axes.size()));
+  }
+  std::vector<int> axes;
+  for (int64_t a : ins.axes) {
+    if (a < -rank || a >= rank) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(name, ": axis ", a, " is out of bounds for array of dimension ", rank));
+    }
+    const int ax = static_cast<int>(a < 0 ? a + rank : a);
+    if (std::find(axes.begin(), axes.end(), ax) != axes.end()) {
+      return absl::InvalidArgumentError(absl::StrCat(name, ": repeated axis ", ax));
+    }
+    axes.push_back(ax);
+  }
+  return axes;
+}
+
 }  // namespace
 
 absl::StatusOr<ValueType> InferFft(const Instruction& ins, absl::Span<const ValueType> ops) {
   const char* name = OpName(ins.op);
   const ValueType& a = ops[0];
   if (a.shape.empty()) return absl::InvalidArgumentError(absl::StrCat(name, ": a 0-d array"));
-  ASSIGN_OR_RETURN(const int axis, AxisOf(ins, a.shape));
+  ASSIGN_OR_RETURN(const std::vector<int> axes, FftAxes(ins, a.shape));
+  for (int ax : axes) {
+    if (a.shape[ax] < 1 && KindOf(ins.op) != FftKind::kRealInverse) {
+      return absl::InvalidArgumentError(absl::StrCat(name, ": invalid number of data points (",
+                                                     a.shape[ax], ") along axis ", ax));
+    }
+  }
+  const int axis = axes.back();
   const FftKind kind = KindOf(ins.op);
   if (kind == FftKind::kRealForward && IsComplex(a.dtype)) {
     return absl::InvalidArgumentError(
@@ -105,22 +143,32 @@ int64_t FftBound(const Instruction& ins, absl::Span<const ValueType> ops, const 
 absl::StatusOr<DeviceArray> RunFft(OpContext& ctx, const Instruction& ins,
                                    std::vector<DeviceArray> args, const ValueType& out) {
   const FftKind kind = KindOf(ins.op);
-  ASSIGN_OR_RETURN(const int axis, AxisOf(ins, args[0].shape));
+  ASSIGN_OR_RETURN(const std::vector<int> axes, FftAxes(ins, args[0].shape));
   ASSIGN_OR_RETURN(DeviceArray a,
                    Convert(ctx, std::move(args[0]), TypesOf(kind, args[0].dtype).in));
   args.clear();
-  const std::vector<int> perm = ToLast(static_cast<int>(a.shape.size()), axis);
+  // The other axes in order, then the transformed ones in theirs: one
+  // transform of the trailing axes (no copy when they already are).
+  const int rank = static_cast<int>(a.shape.size());
+  std::vector<int> perm;
+  for (int d = 0; d < rank; ++d) {
+    if (std::find(axes.begin(), axes.end(), d) == axes.end()) perm.push_back(d);
+  }
+  perm.insert(perm.end(), axes.begin(), axes.end());
   ASSIGN_OR_RETURN(DeviceArray rows, Permuted(ctx, std::move(a), perm));
-  Shape shape = rows.shape;
-  shape.back() = out.shape[axis];
+  Shape shape;
+  for (int p : perm) shape.push_back(out.shape[p]);
   ASSIGN_OR_RETURN(DeviceArray r, Allocate(ctx, out.dtype, std::move(shape)));
   if (r.num_elements() == 0) return Permuted(ctx, std::move(r), Inverse(perm));
   Backend& be = ctx.device.backend();
-  RETURN_IF_ERROR(be.Run(ctx.stream, FftOp{kind, &rows, &r}));
+  const int k = static_cast<int>(axes.size());
+  RETURN_IF_ERROR(be.Run(ctx.stream, FftOp{kind, &rows, &r, k}));
   if (kind == FftKind::kInverse || kind == FftKind::kRealInverse) {
-    // NumPy's "backward" normalisation: the inverse divides by n, the
-    // output's length (either kind).
-    const double f = 1.0 / static_cast<double>(r.shape.back());
+    // NumPy's "backward" normalisation: the inverse divides by the points
+    // transformed, the output's lengths along the axes (either kind).
+    double points = 1;
+    for (int ax : axes) points *= static_cast<double>(out.shape[ax]);
+    const double f = 1.0 / points;
     ASSIGN_OR_RETURN(DeviceArray scale, Allocate(ctx, out.dtype, {}));
     RETURN_IF_ERROR(
         be.Run(ctx.stream,

@@ -80,6 +80,7 @@ absl::Status Planner::PlanScope(const Program& program, std::vector<ValueType> p
   }
   scope.first_output.resize(n);
   scope.bodies.resize(n);
+  scope.fused_loop_at.resize(n);
   scope.dies_after.resize(n);
   std::vector<int64_t> last_use;  // per value: last instruction that reads it
   std::vector<int64_t> owned;     // per value: bytes it allocates itself
@@ -196,6 +197,12 @@ absl::Status Planner::PlanScope(const Program& program, std::vector<ValueType> p
     // (nested, they would spin ~2^60 times) stay under max_executed_ops.
     ops = SaturatingAdd(
         ops, SaturatingAdd(1, SaturatingMul(ins.trip_count, std::max<int64_t>(body_ops, 1))));
+    // Decided here, once, so the executor only executes (loops inside
+    // loops too).
+    if (std::optional<FusedLoopPlan> fused =
+            PlanFusedLoop(ins, *body, operand_types, plan_.inputs)) {
+      scope.fused_loop_at[i] = std::make_shared<const FusedLoopPlan>(*std::move(fused));
+    }
     scope.bodies[i] = std::move(body);
   }
 

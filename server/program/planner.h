@@ -30,7 +30,8 @@ struct ProgramLimits {
   int64_t max_inline_bytes = 4 << 20;  // per program, returned inline
 };
 
-struct FusedRegion;  // server/program/fusion.h
+struct FusedRegion;    // server/program/fusion.h
+struct FusedLoopPlan;  // server/program/fusion.h
 
 // A scope (the program or a loop body) with its inferred types.
 struct PlannedScope {
@@ -45,6 +46,10 @@ struct PlannedScope {
   // The executor runs a region as one op where the backend takes it, else
   // its instructions one by one.
   std::vector<std::shared_ptr<const FusedRegion>> region_at;
+  // Per instruction: a loop's fused form (fusion.h's PlanFusedLoop), or null
+  // when its body does not fuse. The executor runs it as one op where the
+  // backend takes it, else trip by trip.
+  std::vector<std::shared_ptr<const FusedLoopPlan>> fused_loop_at;
   int64_t peak_bytes = 0;  // bound on bytes allocated in the scope
 };
 

@@ -28,6 +28,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -1122,6 +1123,65 @@ TEST_P(BackendConformanceTest, FftEveryKindAndPrecision) {
             });
   ASSERT_FALSE(got.ok());
   EXPECT_EQ(got.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST_P(BackendConformanceTest, FftOverSeveralAxes) {
+  // One transform over the last 2 or 3 axes (cuFFT's and FFTW's plans of
+  // that rank), complex both ways and real to complex, one transform and
+  // several; within 50 x the sum of every |term| times the dtype's rtol.
+  struct Case {
+    Shape in;
+    int axes;
+  };
+  const std::vector<Case> cases = {
+      {{2, 8, 6}, 2}, {{3, 4, 5}, 3}, {{5, 16, 16}, 2}, {{1, 6, 10}, 2}, {{2, 3, 4, 8}, 3}};
+  for (bool f32 : {true, false}) {
+    const DType complex = f32 ? DType::kComplex64 : DType::kComplex128;
+    const DType real = f32 ? DType::kFloat32 : DType::kFloat64;
+    for (FftKind kind : {FftKind::kForward, FftKind::kInverse, FftKind::kRealForward}) {
+      for (const Case& c : cases) {
+        Shape out_shape = c.in;
+        if (kind == FftKind::kRealForward) out_shape.back() = c.in.back() / 2 + 1;
+        const DType in_dtype = kind == FftKind::kRealForward ? real : complex;
+        const HostArray a = Random(in_dtype, c.in, 42, /*specials=*/false);
+        ScaleFn scale = [a, out_shape] {
+          HostArray parts = a;
+          if (IsComplex(a.dtype)) {
+            parts.dtype = ComplexComponent(a.dtype);
+            parts.shape.push_back(2);
+          }
+          double sum = 0;
+          for (int64_t j = 0; j < parts.size(); ++j) sum += std::fabs(parts.value(j));
+          return std::vector<double>(static_cast<size_t>(NumElements(out_shape)), 50.0 * sum);
+        };
+        const int axes = c.axes;
+        Check(
+            absl::StrCat("fft kind ", static_cast<int>(kind), " over ", axes, " axes ",
+                         Describe(in_dtype, c.in)),
+            {a}, complex, out_shape,
+            [kind, axes](Backend& b, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
+              return b.Run(s, FftOp{kind, in.data(), &o, axes});
+            },
+            scale);
+      }
+    }
+  }
+  // irfft takes one axis; four axes, or more than the array has, are refused.
+  for (auto [kind, axes, in_dtype, shape] :
+       {std::tuple{FftKind::kRealInverse, 2, DType::kComplex64, Shape{2, 8, 5}},
+        std::tuple{FftKind::kForward, 4, DType::kComplex64, Shape{2, 2, 2, 8}},
+        std::tuple{FftKind::kForward, 3, DType::kComplex64, Shape{2, 8}}}) {
+    const DType out_dtype = kind == FftKind::kRealInverse ? DType::kFloat32 : in_dtype;
+    Shape out_shape = shape;
+    if (kind == FftKind::kRealInverse) out_shape.back() = 8;
+    absl::StatusOr<HostArray> got =
+        RunOn(test_, {Random(in_dtype, shape, 43)}, out_dtype, out_shape,
+              [kind, axes](Backend& b, Stream& s, std::vector<DeviceArray>& in, DeviceArray& o) {
+                return b.Run(s, FftOp{kind, in.data(), &o, axes});
+              });
+    ASSERT_FALSE(got.ok());
+    EXPECT_EQ(got.status().code(), absl::StatusCode::kInvalidArgument);
+  }
 }
 
 TEST_P(BackendConformanceTest, LinalgEveryRoutineAndDtype) {

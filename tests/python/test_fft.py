@@ -83,3 +83,18 @@ def test_errors(client):
         rs.fft.fftn(x, s=(2,), axes=(0, 1))
     with pytest.raises(ValueError, match="Invalid number of FFT data points"):
         rs.fft.irfft(client.asarray(np.ones(1, np.complex128)))  # n = 2 * (1 - 1) = 0
+
+
+def test_transforms_over_many_axes(client):
+    # fftn over up to three axes is one server transform, more in groups of
+    # three; any axis order; NumPy's values within the transform's rounding.
+    z = (sample(np.float64, (3, 4, 5, 6), 54) + 1j * sample(np.float64, (3, 4, 5, 6), 55))
+    a = sample(np.float32, (3, 4, 5, 6), 56)
+    y, x = client.asarray(z), client.asarray(a)
+    close(rs.fft.fftn(y), np.fft.fftn(z))                       # four axes: 3 + 1
+    close(rs.fft.ifftn(y, axes=(2, 0, 3)), np.fft.ifftn(z, axes=(2, 0, 3)))
+    close(rs.fft.fftn(y, axes=(-1, 1)), np.fft.fftn(z, axes=(-1, 1)))
+    close(rs.fft.rfftn(x), np.fft.rfftn(a))
+    close(rs.fft.rfftn(x, axes=(3, 1), norm="forward"), np.fft.rfftn(a, axes=(3, 1), norm="forward"))
+    close(rs.fft.fftn(y, s=(2, 7), axes=(0, 2)), np.fft.fftn(z, s=(2, 7), axes=(0, 2)))
+    assert rs.fft.fftn(x, axes=()).dtype == np.float32  # no axis, no transform

@@ -224,11 +224,16 @@ class CpuBackend final : public Backend {
     RETURN_IF_ERROR(CheckFftOp(op));
     const DeviceArray &in = *op.in, &out = *op.out;
     const bool f32 = in.dtype == DType::kComplex64 || in.dtype == DType::kFloat32;
-    const int64_t n = op.kind == FftKind::kRealInverse ? out.shape.back() : in.shape.back();
+    // The transformed dimensions, the real side's.
+    const Shape& logical = op.kind == FftKind::kRealInverse ? out.shape : in.shape;
+    const absl::Span<const int64_t> dims =
+        absl::MakeConstSpan(logical).subspan(logical.size() - op.axes);
+    int64_t points = 1;
+    for (int64_t d : dims) points *= d;
     static_assert(static_cast<int>(cpu::FftDirection::kRealInverse) ==
                   static_cast<int>(FftKind::kRealInverse));
     return cpu::Fft(&pool_, static_cast<cpu::FftDirection>(op.kind), f32, in.data(), out.data(),
-                    in.num_elements() / in.shape.back(), n);
+                    points == 0 ? 0 : NumElements(logical) / points, dims);
   }
   absl::Status Do(const ScanOp& op) { return RunScan(&pool_, op); }
   absl::Status Do(const TransposeOp& op) {

@@ -1,6 +1,7 @@
-// The CUDA backend's FFTs: cuFFT plans of the stream (fft_plans.h), a work
-// area from the stream's budgeted allocator each run, and for complex to
-// real transforms a copy of the input first (cuFFT may overwrite it).
+// The CUDA backend's FFTs over 1 to 3 trailing axes: cuFFT plans of the
+// stream (fft_plans.h), a work area from the stream's budgeted allocator
+// each run, and for complex to real transforms a copy of the input first
+// (cuFFT may overwrite it).
 #include <cuda_runtime_api.h>
 #include <cufft.h>
 
@@ -16,8 +17,13 @@ absl::Status CudaBackend::Do(const StreamRef& s, const FftOp& op) {
   RETURN_IF_ERROR(CheckFftOp(op));
   const DeviceArray &in = *op.in, &out = *op.out;
   const bool f32 = in.dtype == DType::kComplex64 || in.dtype == DType::kFloat32;
-  const int64_t n = op.kind == FftKind::kRealInverse ? out.shape.back() : in.shape.back();
-  const int64_t rows = in.num_elements() / in.shape.back();
+  // The transformed dimensions, the real side's.
+  const Shape& logical = op.kind == FftKind::kRealInverse ? out.shape : in.shape;
+  const absl::Span<const int64_t> dims =
+      absl::MakeConstSpan(logical).subspan(logical.size() - op.axes);
+  int64_t points = 1;
+  for (int64_t d : dims) points *= d;
+  const int64_t rows = NumElements(logical) / points;
   if (rows == 0) return absl::OkStatus();
   void* src = in.data();
   std::shared_ptr<CudaBuffer> copy;
@@ -29,7 +35,7 @@ absl::Status CudaBackend::Do(const StreamRef& s, const FftOp& op) {
     src = copy->data();
   }
   void* dst = out.data();
-  return s->fft_plans().Run(op.kind, f32, n, rows, [&](const FftPlans::Plan& plan) {
+  return s->fft_plans().Run(op.kind, f32, dims, rows, [&](const FftPlans::Plan& plan) {
     std::shared_ptr<CudaBuffer> work;
     if (plan.work_bytes > 0) {
       ASSIGN_OR_RETURN(work, AllocateOn(s, static_cast<int64_t>(plan.work_bytes)));

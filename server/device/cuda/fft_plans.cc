@@ -32,17 +32,18 @@ void FftPlans::Destroy(cufftHandle handle) {
   (void)cufftDestroy(handle);
 }
 
-absl::Status FftPlans::Run(FftKind kind, bool f32, int64_t n, int64_t rows,
+absl::Status FftPlans::Run(FftKind kind, bool f32, absl::Span<const int64_t> dims, int64_t rows,
                            const std::function<absl::Status(const Plan&)>& run) {
   std::lock_guard<std::mutex> lock(mu_);
-  absl::StatusOr<Plan> plan = Get(kind, f32, n, rows);
+  absl::StatusOr<Plan> plan = Get(kind, f32, Dims(dims.begin(), dims.end()), rows);
   if (!plan.ok()) return plan.status();
   return run(*plan);
 }
 
-absl::StatusOr<FftPlans::Plan> FftPlans::Get(FftKind kind, bool f32, int64_t n, int64_t rows) {
+absl::StatusOr<FftPlans::Plan> FftPlans::Get(FftKind kind, bool f32, const Dims& dims,
+                                             int64_t rows) {
   for (auto it = lru_.begin(); it != lru_.end(); ++it) {
-    if (it->kind == kind && it->f32 == f32 && it->n == n && it->rows == rows) {
+    if (it->kind == kind && it->f32 == f32 && it->dims == dims && it->rows == rows) {
       lru_.splice(lru_.begin(), lru_, it);
       return lru_.front().plan;
     }
@@ -62,11 +63,14 @@ absl::StatusOr<FftPlans::Plan> FftPlans::Get(FftKind kind, bool f32, int64_t n, 
   }
   Plan plan;
   if (absl::Status s = CufftStatus(cufftCreate(&plan.handle), "cufftCreate"); !s.ok()) return s;
-  long long len = n;  // NOLINT(runtime/int): cuFFT's type
+  long long lens[3] = {1, 1, 1};  // NOLINT(runtime/int): cuFFT's type
+  for (size_t d = 0; d < dims.size() && d < 3; ++d) lens[d] = dims[d];
   absl::Status s = CufftStatus(cufftSetAutoAllocation(plan.handle, 0), "cufftSetAutoAllocation");
   if (s.ok()) {
-    s = CufftStatus(cufftMakePlanMany64(plan.handle, 1, &len, nullptr, 1, 0, nullptr, 1, 0, type,
-                                        rows, &plan.work_bytes),
+    // Null embeds: the transforms lie back to back, the complex side of a
+    // real one n/2 + 1 in the last dimension (numpy.fft.rfftn's layout).
+    s = CufftStatus(cufftMakePlanMany64(plan.handle, static_cast<int>(dims.size()), lens, nullptr,
+                                        1, 0, nullptr, 1, 0, type, rows, &plan.work_bytes),
                     "cufftMakePlanMany64");
   }
   if (s.ok()) s = CufftStatus(cufftSetStream(plan.handle, stream_), "cufftSetStream");
@@ -78,7 +82,7 @@ absl::StatusOr<FftPlans::Plan> FftPlans::Get(FftKind kind, bool f32, int64_t n, 
     Destroy(lru_.back().plan.handle);
     lru_.pop_back();
   }
-  lru_.push_front(Entry{kind, f32, n, rows, plan});
+  lru_.push_front(Entry{kind, f32, dims, rows, plan});
   return plan;
 }
 

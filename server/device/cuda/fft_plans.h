@@ -15,8 +15,10 @@
 #include <functional>
 #include <list>
 #include <mutex>
+#include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "server/device/device_op.h"
 
 namespace resident::cuda_internal {
@@ -35,15 +37,17 @@ class FftPlans {
   FftPlans(const FftPlans&) = delete;
   FftPlans& operator=(const FftPlans&) = delete;
 
-  // Calls run(plan) with the plan for `rows` transforms of logical length
-  // n (FftOp's), made on first use, holding this stream's plans while it
-  // sets the plan's work area and launches. Errors are cuFFT's, as
-  // INVALID_ARGUMENT (sizes it refuses), RESOURCE_EXHAUSTED or INTERNAL.
-  absl::Status Run(FftKind kind, bool f32, int64_t n, int64_t rows,
+  // Calls run(plan) with the plan for `rows` transforms of the logical
+  // dimensions `dims` (1 to 3, FftOp's), made on first use, holding this
+  // stream's plans while it sets the plan's work area and launches. Errors
+  // are cuFFT's, as INVALID_ARGUMENT (sizes it refuses), RESOURCE_EXHAUSTED
+  // or INTERNAL.
+  absl::Status Run(FftKind kind, bool f32, absl::Span<const int64_t> dims, int64_t rows,
                    const std::function<absl::Status(const Plan&)>& run);
 
  private:
-  absl::StatusOr<Plan> Get(FftKind kind, bool f32, int64_t n, int64_t rows);
+  using Dims = std::vector<int64_t>;
+  absl::StatusOr<Plan> Get(FftKind kind, bool f32, const Dims& dims, int64_t rows);
   // Waits for the stream's work, then destroys the plan (its kernels may
   // still be running, reading its tables).
   void Destroy(cufftHandle handle);
@@ -51,7 +55,8 @@ class FftPlans {
   struct Entry {
     FftKind kind;
     bool f32;
-    int64_t n, rows;
+    Dims dims;
+    int64_t rows;
     Plan plan;
   };
   cudaStream_t stream_;

@@ -212,13 +212,32 @@ def extract(name: str):
 
 
 def transform(name: str):
-    """fft, ifft, rfft, irfft along one axis: NumPy 2's dtypes (single
+    """fft, ifft, rfft, irfft along one axis (or, with ``axes``, one
+    transform over up to three; irfft one): NumPy 2's dtypes (single
     precision from float16/float32/complex64, double otherwise); rfft halves
-    the axis to n // 2 + 1, irfft makes it ins.shape[0] (its n)."""
+    the (last) axis to n // 2 + 1, irfft makes it ins.shape[0] (its n)."""
 
     def rule(ops: Sequence[Meta], ins: "pb.Instruction") -> Meta:
         (a,) = ops
-        axis = _one_axis(ins, len(a.shape), name)
+        if ins.has_axes:
+            rank = len(a.shape)
+            most = 1 if name == "irfft" else 3
+            if not 1 <= len(ins.axes) <= most:
+                raise ValueError(f"{name}: axes must name 1 to {most} axes")
+            axes = []
+            for x in ins.axes:
+                if not -rank <= x < rank:
+                    raise np.exceptions.AxisError(
+                        f"axis {x} is out of bounds for array of dimension {rank}")
+                axes.append(x % rank)
+            if len(set(axes)) != len(axes):
+                raise ValueError(f"{name}: repeated axis")
+            for x in axes[:-1]:
+                if a.shape[x] < 1:
+                    raise ValueError(f"Invalid number of FFT data points ({a.shape[x]}) specified.")
+            axis = axes[-1]
+        else:
+            axis = _one_axis(ins, len(a.shape), name)
         single = a.dtype in (np.float16, np.float32, np.complex64)
         complex_dt = np.dtype(np.complex64 if single else np.complex128)
         real_dt = np.dtype(np.float32 if single else np.float64)

@@ -4,12 +4,15 @@
 ``n``/``s``, ``axis``/``axes`` and ``norm``, recorded into the same lazy
 program.
 
-The server transforms along one axis (cuFFT on CUDA, FFTW on the CPU), in
-NumPy 2's dtypes (complex64 from float32/complex64, complex128 otherwise),
-with NumPy's default "backward" scaling. Here ``n`` pads with zeros or
-truncates first, other norms are one scaling multiply, the n-dimensional
-transforms are one transform per axis (as NumPy computes them) and
-``hfft``/``ihfft`` are irfft/rfft of the conjugate, as in NumPy.
+The server transforms along one axis, or over up to three in one
+multi-dimensional transform (cuFFT on CUDA, FFTW on the CPU), in NumPy 2's
+dtypes (complex64 from float32/complex64, complex128 otherwise), with
+NumPy's default "backward" scaling. Here ``n``/``s`` pad with zeros or
+truncate first, other norms are one scaling multiply, ``fftn``/``ifftn``/
+``rfftn`` are one transform per three axes (NumPy's one-axis passes give
+the same values within rounding), ``irfftn`` is ``ifftn`` over all axes but
+the last, then ``irfft``, as NumPy computes it, and ``hfft``/``ihfft`` are
+irfft/rfft of the conjugate, as in NumPy.
 
     import resident as rs
     y = rs.fft.rfft(x)                         # x float32: complex64
@@ -166,12 +169,38 @@ def _nd_args(x: ndarray, s: Optional[Sequence[int]],
     return axes, lengths
 
 
-def _nd(op: str, x: ndarray, s: Any, axes: Any, norm: Optional[str]) -> ndarray:
+def _many(op: str, x: ndarray, axes: "list[int]") -> ndarray:
+    """One server transform over up to three axes (unscaled but for the
+    inverses' "backward" 1 / points)."""
+    if len(axes) == 1:
+        return _transform(op, x, axes[0])
+    ins = pb.Instruction(has_axes=True, axes=axes)
+    return record(op, [x._node], x._node.session, ins)
+
+
+def _nd(op: str, x: ndarray, s: Any, axes: Any, norm: Optional[str],
+        real_last: bool = False) -> ndarray:
+    """fft/ifft over several axes: each axis fitted to its length first,
+    then one multi-dimensional transform per three axes (the last three
+    first, as NumPy transforms the last axis first; with ``real_last`` the
+    last group is rfft, the others fft)."""
     x = _check(x, op)
     ax, lengths = _nd_args(x, s, axes)
-    for a, n in reversed(list(zip(ax, lengths))):  # the last axis first, as NumPy
-        x = _one(op, x, n, a, norm)
-    return x
+    if not ax:
+        if real_last:
+            raise ValueError(f"{op}n needs at least one axis")
+        return x  # NumPy's: no axis, no transform
+    if op == "rfft" and x.dtype.kind == "c":
+        raise TypeError(f"rfft needs a real array, got {x.dtype}")
+    points = 1
+    for a, n in zip(ax, lengths):
+        n = _length(n, x.shape[a])
+        x = _fit(x, n, a)
+        points *= n
+    groups = [ax[max(0, i - 3):i] for i in range(len(ax), 0, -3)]
+    for i, group in enumerate(groups):
+        x = _many(op if i == 0 or not real_last else "fft", x, group)
+    return _scale(x, norm, points, op == "ifft")
 
 
 def fftn(x: ndarray, /, *, s: Optional[Sequence[int]] = None,
@@ -190,12 +219,7 @@ def rfftn(x: ndarray, /, *, s: Optional[Sequence[int]] = None,
           axes: Optional[Sequence[int]] = None, norm: str = "backward") -> ndarray:
     """The n-dimensional transform of real input: rfft over the last of
     ``axes``, then fft over the others."""
-    x = _check(x, "rfftn")
-    ax, lengths = _nd_args(x, s, axes)
-    x = rfft(x, n=lengths[-1], axis=ax[-1], norm=norm)
-    for a, n in reversed(list(zip(ax[:-1], lengths[:-1]))):
-        x = fft(x, n=n, axis=a, norm=norm)
-    return x
+    return _nd("rfft", x, s, axes, norm, real_last=True)
 
 
 def irfftn(x: ndarray, /, *, s: Optional[Sequence[int]] = None,
@@ -204,8 +228,8 @@ def irfftn(x: ndarray, /, *, s: Optional[Sequence[int]] = None,
     irfft over the last (s[-1] real points, default 2 * (m - 1))."""
     x = _check(x, "irfftn")
     ax, lengths = _nd_args(x, s, axes)
-    for a, n in zip(ax[:-1], lengths[:-1]):
-        x = ifft(x, n=n, axis=a, norm=norm)
+    if len(ax) > 1:
+        x = _nd("ifft", x, lengths[:-1], ax[:-1], norm)
     return irfft(x, n=lengths[-1], axis=ax[-1], norm=norm)
 
 
