@@ -233,8 +233,8 @@ TEST_F(ComplexDtypesTest, ReductionsAndMatmul) {
 }
 
 TEST_F(ComplexDtypesTest, RefusalsAreInvalidArgumentAndTheServerServesOn) {
-  for (const Array& bad :
-       {client::floor(a_), client::arctan2(a_, b_), client::max(a_), client::remainder(a_, b_)}) {
+  for (const Array& bad : {client::floor(a_), client::arctan2(a_, b_), client::argmax(a_),
+                           client::remainder(a_, b_)}) {
     absl::StatusOr<client::HostData> d = bad.Download();
     ASSERT_FALSE(d.ok());
     EXPECT_EQ(d.status().code(), absl::StatusCode::kInvalidArgument) << d.status();
@@ -242,6 +242,9 @@ TEST_F(ComplexDtypesTest, RefusalsAreInvalidArgumentAndTheServerServesOn) {
   }
   Expect(a_ - a_, DType::kComplex64, {{0, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 0}},
          "still serving");
+  // max and min are NumPy's lexicographic ones.
+  Expect(client::max(a_), DType::kComplex64, {{1e30f, 1e-30f}}, "max");
+  Expect(client::min(a_), DType::kComplex64, {{-0.5, 0.25}}, "min");
 }
 
 }  // namespace
