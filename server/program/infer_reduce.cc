@@ -60,13 +60,6 @@ absl::StatusOr<ValueType> InferReduction(const Instruction& ins, absl::Span<cons
     return Invalid(absl::StrCat(OpName(ins.op), ": give axis or axes, not both"));
   }
   const ValueType& a = ops[0];
-  if (IsComplex(a.dtype) && *kind != ReduceKind::kSum && *kind != ReduceKind::kProd &&
-      *kind != ReduceKind::kMean && *kind != ReduceKind::kAny && *kind != ReduceKind::kAll &&
-      *kind != ReduceKind::kMax && *kind != ReduceKind::kMin) {
-    return Invalid(absl::StrCat(OpName(ins.op), " of ", DTypeName(a.dtype),
-                                " is not supported by Resident yet (NumPy computes it; complex "
-                                "supports sum, prod, mean, max, min, any and all)"));
-  }
   const int rank = static_cast<int>(a.shape.size());
   ASSIGN_OR_RETURN(std::vector<int> axes, ReductionAxes(ins, rank));
   int64_t m = 1;
@@ -105,6 +98,11 @@ int64_t ReductionBound(const Instruction& ins, absl::Span<const ValueType> ops,
     case ReduceKind::kAll:
       // A complex operand is cast to bool first (ops_shape.cc).
       return SaturatingAdd(out, ops[0].num_elements());
+    case ReduceKind::kArgmax:
+    case ReduceKind::kArgmin:
+      // The max's tree, then three bool arrays of the operand's shape.
+      return SaturatingAdd(SaturatingAdd(out, SaturatingMul(ops[0].nbytes(), 3)),
+                           SaturatingMul(ops[0].num_elements(), 3));
     case ReduceKind::kProd:
     case ReduceKind::kMax:
     case ReduceKind::kMin:

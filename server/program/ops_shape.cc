@@ -96,6 +96,31 @@ absl::StatusOr<DeviceArray> RunReduction(OpContext& ctx, const Instruction& ins,
     ASSIGN_OR_RETURN(args[0], Convert(ctx, std::move(args[0]), DType::kBool));
   }
   const DeviceArray& a = args[0];
+  if (IsComplex(a.dtype) && IsArgReduce(kind)) {
+    // NumPy's complex argmax (argmin): the first NaN if there is one, else
+    // the first element equal to the max (min); so the first true element
+    // of (a == max) | isnan(a), where a NaN max equals nothing.
+    Shape kept = a.shape;
+    for (int ax : axes) kept[ax] = 1;
+    ASSIGN_OR_RETURN(DeviceArray m,
+                     ComplexTree(ctx, a, axes, ValueType{a.dtype, kept},
+                                 kind == ReduceKind::kArgmax ? ElementwiseKind::kMaximum
+                                                             : ElementwiseKind::kMinimum));
+    auto elementwise = [&](ElementwiseKind k, std::vector<DeviceArray> in) {
+      Instruction e;
+      e.op = OpKind::kElementwise;
+      e.elementwise = k;
+      return RunElementwise(ctx, e, std::move(in), ValueType{DType::kBool, a.shape});
+    };
+    ASSIGN_OR_RETURN(DeviceArray eq, elementwise(ElementwiseKind::kEqual, {a, std::move(m)}));
+    ASSIGN_OR_RETURN(DeviceArray nan, elementwise(ElementwiseKind::kIsnan, {a}));
+    ASSIGN_OR_RETURN(DeviceArray hit,
+                     elementwise(ElementwiseKind::kLogicalOr, {std::move(eq), std::move(nan)}));
+    Instruction first = ins;
+    first.op = OpKind::kArgmax;
+    args.clear();
+    return RunReduction(ctx, first, {std::move(hit)}, out);
+  }
   if (IsComplex(a.dtype)) {
     switch (kind) {
       case ReduceKind::kProd:
@@ -119,8 +144,8 @@ absl::StatusOr<DeviceArray> RunReduction(OpContext& ctx, const Instruction& ins,
   ASSIGN_OR_RETURN(DeviceArray r, Allocate(ctx, out.dtype, std::move(reduced)));
   Backend& be = ctx.device.backend();
   if (IsComplex(a.dtype)) {
-    // sum and mean (prod, max and min are above; the program layer refuses
-    // the other complex reductions) reduce each part: the same buffers read as their parts'
+    // sum and mean (prod, max, min and the arg reductions are above) reduce
+    // each part: the same buffers read as their parts'
     // float with a trailing axis of 2, which is not reduced.
     const DType part = ComplexComponent(a.dtype);
     Shape in_shape = a.shape, out_shape = r.shape;
