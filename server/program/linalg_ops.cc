@@ -171,6 +171,15 @@ absl::StatusOr<std::vector<DeviceArray>> RunDecomposition(OpContext& ctx, const 
 int64_t LinalgBound(const Instruction&, absl::Span<const ValueType> ops, const ValueType& result) {
   int64_t bound = SaturatingAdd(result.nbytes(), SaturatingMul(ops[0].nbytes(), 6));
   if (ops.size() > 1) bound = SaturatingAdd(bound, SaturatingMul(ops[1].nbytes(), 3));
+  // Per matrix, whatever its size: an info, 64- and 32-bit pivots of n
+  // each, and the batched routines' two pointers (cuda_linalg_batched.cc),
+  // which outweigh a stack of tiny matrices themselves.
+  const Shape& a = ops[0].shape;
+  if (a.size() >= 2) {
+    const int64_t n = a.back();
+    const int64_t batch = NumElements(absl::MakeConstSpan(a).subspan(0, a.size() - 2));
+    bound = SaturatingAdd(bound, SaturatingMul(batch, SaturatingAdd(20, SaturatingMul(n, 12))));
+  }
   return SaturatingAdd(bound, int64_t{64} << 20);
 }
 

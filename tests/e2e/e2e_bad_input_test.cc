@@ -28,6 +28,16 @@ v1::Instruction Ins(const std::string& op, const std::vector<int64_t>& shape = {
   for (int64_t d : shape) ins.add_shape(d);
   return ins;
 }
+// `op` (fft, irfft, ...) of value 0 over `axes`.
+v1::Instruction FftOver(const std::string& op, const std::vector<int64_t>& axes) {
+  v1::Instruction ins = Ins(op);
+  v1::Operand o;
+  o.set_value(0);
+  *ins.add_operands() = o;
+  ins.set_has_axes(true);
+  for (int64_t a : axes) ins.add_axes(a);
+  return ins;
+}
 v1::Operand Val(uint32_t v) {
   v1::Operand o;
   o.set_value(v);
@@ -334,6 +344,26 @@ TEST_F(BadInputTest, EveryBadRequestIsRefusedAndTheServerStillServes) {
          return RunKeep(program({b, Binary("subtract", Val(0), Val(0))}), 1);
        },
        absl::StatusCode::kInvalidArgument, "boolean subtract"},
+      {"fft over a repeated axis",
+       [&] {
+         return RunKeep(program({Ins("ones", {2, 4}), FftOver("fft", {1, -1})}), 1);
+       },
+       absl::StatusCode::kInvalidArgument, "repeated axis 1"},
+      {"fft over four axes",
+       [&] {
+         return RunKeep(program({Ins("ones", {2, 2, 2, 2}), FftOver("fft", {0, 1, 2, 3})}), 1);
+       },
+       absl::StatusCode::kInvalidArgument, "axes must name 1 to 3 axes"},
+      {"irfft over two axes",
+       [&] {
+         return RunKeep(program({Ins("ones", {2, 4}), FftOver("irfft", {0, 1})}), 1);
+       },
+       absl::StatusCode::kInvalidArgument, "axes must name 1 to 1 axes"},
+      {"fft over an axis past the array",
+       [&] {
+         return RunKeep(program({Ins("ones", {2, 4}), FftOver("fft", {0, 2})}), 1);
+       },
+       absl::StatusCode::kInvalidArgument, "axis 2 is out of bounds"},
       {"loop with a negative trip count",
        [&] {
          return RunKeep(program({Ins("ones", {2}), DoublingLoop(-1, Val(0))}), 1);

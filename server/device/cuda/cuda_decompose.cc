@@ -253,11 +253,12 @@ absl::Status CudaBackend::Decompose(const StreamRef& s, const LinalgOp& op) {
     }
     case LinalgKind::kSlogdet: {
       ASSIGN_OR_RETURN(std::shared_ptr<CudaBuffer> pivots, AllocateOn(s, batch * n * 8));
-      if (BatchesSmallMatrices(op.kind, batch, n)) {
+      const bool batched = BatchesSmallMatrices(op.kind, batch, n);
+      if (batched) {
         RETURN_IF_ERROR(LinalgBatched(s, op, work_a->data(), info,
                                       static_cast<int64_t*>(pivots->data()), nullptr));
       }
-      for (int64_t b = 0; !BatchesSmallMatrices(op.kind, batch, n) && b < batch; ++b) {
+      for (int64_t b = 0; !batched && b < batch; ++b) {
         char* mat = static_cast<char*>(work_a->data()) + b * n * n * item;
         auto* ipiv = static_cast<int64_t*>(pivots->data()) + b * n;
         size_t d = 0, h = 0;

@@ -35,15 +35,16 @@ void FftPlans::Destroy(cufftHandle handle) {
 absl::Status FftPlans::Run(FftKind kind, bool f32, absl::Span<const int64_t> dims, int64_t rows,
                            const std::function<absl::Status(const Plan&)>& run) {
   std::lock_guard<std::mutex> lock(mu_);
-  absl::StatusOr<Plan> plan = Get(kind, f32, Dims(dims.begin(), dims.end()), rows);
+  absl::StatusOr<Plan> plan = Get(kind, f32, dims, rows);
   if (!plan.ok()) return plan.status();
   return run(*plan);
 }
 
-absl::StatusOr<FftPlans::Plan> FftPlans::Get(FftKind kind, bool f32, const Dims& dims,
+absl::StatusOr<FftPlans::Plan> FftPlans::Get(FftKind kind, bool f32, absl::Span<const int64_t> dims,
                                              int64_t rows) {
   for (auto it = lru_.begin(); it != lru_.end(); ++it) {
-    if (it->kind == kind && it->f32 == f32 && it->dims == dims && it->rows == rows) {
+    if (it->kind == kind && it->f32 == f32 && absl::MakeConstSpan(it->dims) == dims &&
+        it->rows == rows) {
       lru_.splice(lru_.begin(), lru_, it);
       return lru_.front().plan;
     }
@@ -82,7 +83,7 @@ absl::StatusOr<FftPlans::Plan> FftPlans::Get(FftKind kind, bool f32, const Dims&
     Destroy(lru_.back().plan.handle);
     lru_.pop_back();
   }
-  lru_.push_front(Entry{kind, f32, dims, rows, plan});
+  lru_.push_front(Entry{kind, f32, Dims(dims.begin(), dims.end()), rows, plan});
   return plan;
 }
 

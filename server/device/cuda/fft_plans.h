@@ -47,7 +47,7 @@ class FftPlans {
 
  private:
   using Dims = std::vector<int64_t>;
-  absl::StatusOr<Plan> Get(FftKind kind, bool f32, const Dims& dims, int64_t rows);
+  absl::StatusOr<Plan> Get(FftKind kind, bool f32, absl::Span<const int64_t> dims, int64_t rows);
   // Waits for the stream's work, then destroys the plan (its kernels may
   // still be running, reading its tables).
   void Destroy(cufftHandle handle);
