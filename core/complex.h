@@ -373,4 +373,20 @@ RESIDENT_CXK(square, resident_cx_mul(x, x))
 RESIDENT_CXK(isinf, resident_cx_truth<C>(resident_cx_isinf_value(x)))
 #undef RESIDENT_CXK
 
+// NumPy's order of complex numbers (its CLT) as three sort keys, most
+// significant first: cls = 2 isnan(re) + isnan(im), so NaN-free numbers
+// come first, then R + nanj, nan + Rj and nan + nanj; k1 = re (cls 0, 1),
+// im (cls 2) or 0; k2 = im (cls 0) or 0. Both backends' sorts order by
+// (cls, k1, k2), where -0.0 ties with 0.0.
+template <typename C>
+struct ResidentCxSortKeys {
+  typename ResidentIsComplex<C>::component cls, k1, k2;
+};
+template <typename C>
+RESIDENT_CX_HD ResidentCxSortKeys<C> resident_cx_sort_keys(C z) {
+  typedef typename ResidentIsComplex<C>::component F;
+  const bool nr = z.re != z.re, ni = z.im != z.im;
+  return {F(2 * nr + ni), !nr ? z.re : !ni ? z.im : F(0), !nr && !ni ? z.im : F(0)};
+}
+
 #endif  // RESIDENT_CORE_COMPLEX_H_

@@ -202,24 +202,14 @@ void CompareArgsortRow(const T* row, int64_t n, bool descending, int64_t* o) {
   }
 }
 
-// NumPy's complex order (its CLT): NaN-free numbers lexicographically, then
-// R + nanj by R, nan + Rj by R, and nan + nanj, as (class, k1, k2) tuples
-// (kernels/cuda/sort.h's ComplexSortKeys). -0.0 equals 0.0, so ties stay.
+// NumPy's complex order (core/complex.h's resident_cx_sort_keys) by
+// comparisons of the keys; -0.0 equals 0.0, so ties stay.
 template <typename C>
 void ComplexArgsortRow(const C* row, int64_t n, bool descending, int64_t* o) {
-  using F = decltype(C{}.re);
-  struct Key {
-    int cls;
-    F k1, k2;
-  };
-  std::vector<Key> keys(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) {
-    const C z = row[i];
-    const bool nr = std::isnan(z.re), ni = std::isnan(z.im);
-    keys[i] = {2 * nr + ni, !nr ? z.re : !ni ? z.im : F(0), !nr && !ni ? z.im : F(0)};
-  }
+  std::vector<ResidentCxSortKeys<C>> keys(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) keys[i] = resident_cx_sort_keys(row[i]);
   auto less = [&keys](int64_t i, int64_t j) {
-    const Key &a = keys[i], &b = keys[j];
+    const ResidentCxSortKeys<C>&a = keys[i], &b = keys[j];
     return a.cls != b.cls ? a.cls < b.cls : a.k1 != b.k1 ? a.k1 < b.k1 : a.k2 < b.k2;
   };
   std::iota(o, o + n, int64_t{0});

@@ -458,11 +458,10 @@ __global__ void ComplexKeys(const C* in, int64_t count, decltype(C{}.re) * cls,
   using F = decltype(C{}.re);
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < count;
        i += int64_t{gridDim.x} * blockDim.x) {
-    const C z = in[i];
-    const bool nr = z.re != z.re, ni = z.im != z.im;
-    cls[i] = F(2 * nr + ni);
-    k1[i] = !nr ? z.re : !ni ? z.im : F(0);
-    k2[i] = !nr && !ni ? z.im : F(0);
+    const ResidentCxSortKeys<C> k = resident_cx_sort_keys(in[i]);
+    cls[i] = k.cls;
+    k1[i] = k.k1;
+    k2[i] = k.k2;
   }
 }
 

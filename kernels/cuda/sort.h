@@ -71,12 +71,10 @@ cudaError_t TakeAlongRows(const LaunchContext& ctx, DType t, const void* in, int
                           const int64_t* idx, int64_t rows, int64_t m, void* out,
                           unsigned long long* bad);
 
-// NumPy's order of complex numbers as three sort keys of the component
-// type (the order of (cls, k1, k2), most significant first): cls = 2
-// isnan(re) + isnan(im), so NaN-free numbers come first, then R + nanj,
-// nan + Rj and nan + nanj; k1 = re (cls 0, 1), im (cls 2) or 0; k2 = im
-// (cls 0) or 0. Sorting stably by k2, then k1, then cls gives NumPy's
-// lexicographic order with its NaN placement. t is complex64 or complex128.
+// cls, k1, k2 (count elements each, of the component type) = each element's
+// resident_cx_sort_keys (core/complex.h): sorting stably by k2, then k1,
+// then cls gives NumPy's lexicographic order with its NaN placement. t is
+// complex64 or complex128.
 cudaError_t ComplexSortKeys(const LaunchContext& ctx, DType t, const void* in, int64_t count,
                             void* cls, void* k1, void* k2);
 

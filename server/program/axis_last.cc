@@ -1,5 +1,6 @@
 #include "server/program/axis_last.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -20,12 +21,13 @@ absl::StatusOr<int> AxisOf(const Instruction& ins, const Shape& shape) {
 }
 
 // The permutation that moves `axis` last, and its inverse.
-std::vector<int> ToLast(int rank, int axis) {
+std::vector<int> ToLast(int rank, int axis) { return ToLast(rank, absl::MakeConstSpan(&axis, 1)); }
+std::vector<int> ToLast(int rank, absl::Span<const int> axes) {
   std::vector<int> perm;
   for (int d = 0; d < rank; ++d) {
-    if (d != axis) perm.push_back(d);
+    if (std::find(axes.begin(), axes.end(), d) == axes.end()) perm.push_back(d);
   }
-  perm.push_back(axis);
+  perm.insert(perm.end(), axes.begin(), axes.end());
   return perm;
 }
 std::vector<int> Inverse(const std::vector<int>& perm) {

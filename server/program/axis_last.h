@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "server/program/ops.h"
 #include "server/program/program.h"
 
@@ -16,8 +17,10 @@ namespace resident {
 // INVALID_ARGUMENT naming the op when out of range (a 0-d shape has none).
 absl::StatusOr<int> AxisOf(const Instruction& ins, const Shape& shape);
 
-// The permutation that moves `axis` last, and a permutation's inverse.
+// The permutation that moves `axis` last (or `axes`, in their order, after
+// the others in theirs), and a permutation's inverse.
 std::vector<int> ToLast(int rank, int axis);
+std::vector<int> ToLast(int rank, absl::Span<const int> axes);
 std::vector<int> Inverse(const std::vector<int>& perm);
 
 // `a` with its axes permuted (itself, reshaped, when the permutation is the

@@ -147,14 +147,8 @@ absl::StatusOr<DeviceArray> RunFft(OpContext& ctx, const Instruction& ins,
   ASSIGN_OR_RETURN(DeviceArray a,
                    Convert(ctx, std::move(args[0]), TypesOf(kind, args[0].dtype).in));
   args.clear();
-  // The other axes in order, then the transformed ones in theirs: one
-  // transform of the trailing axes (no copy when they already are).
-  const int rank = static_cast<int>(a.shape.size());
-  std::vector<int> perm;
-  for (int d = 0; d < rank; ++d) {
-    if (std::find(axes.begin(), axes.end(), d) == axes.end()) perm.push_back(d);
-  }
-  perm.insert(perm.end(), axes.begin(), axes.end());
+  // One transform of the trailing axes (no copy when they already are).
+  const std::vector<int> perm = ToLast(static_cast<int>(a.shape.size()), axes);
   ASSIGN_OR_RETURN(DeviceArray rows, Permuted(ctx, std::move(a), perm));
   Shape shape;
   for (int p : perm) shape.push_back(out.shape[p]);

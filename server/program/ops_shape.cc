@@ -5,6 +5,7 @@
 
 #include "absl/status/status.h"
 #include "core/status_macros.h"
+#include "server/program/axis_last.h"
 #include "server/program/infer_shape.h"
 
 namespace resident {
@@ -32,17 +33,10 @@ absl::StatusOr<DeviceArray> ComplexTree(OpContext& ctx, const DeviceArray& a,
                                         ElementwiseKind op) {
   Backend& be = ctx.device.backend();
   const int rank = static_cast<int>(a.shape.size());
-  std::vector<int> perm;
+  const std::vector<int> perm = ToLast(rank, axes);
   int64_t outer = 1, m = 1;
-  for (int d = 0; d < rank; ++d) {
-    if (std::find(axes.begin(), axes.end(), d) == axes.end()) {
-      perm.push_back(d);
-      outer *= a.shape[d];
-    }
-  }
-  for (int ax : axes) {
-    perm.push_back(ax);
-    m *= a.shape[ax];
+  for (int i = 0; i < rank; ++i) {
+    (i < rank - static_cast<int>(axes.size()) ? outer : m) *= a.shape[perm[i]];
   }
   if (m == 0 || outer == 0) {  // the empty product is 1 (max and min refuse it)
     ASSIGN_OR_RETURN(DeviceArray r, Allocate(ctx, out.dtype, out.shape));
