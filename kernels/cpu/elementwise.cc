@@ -3,6 +3,7 @@
 #include <type_traits>
 
 #include "absl/strings/str_cat.h"
+#include "core/elementwise_shard.h"
 #include "kernels/cpu/complex_ops.h"
 #include "kernels/cpu/elementwise_shard.h"
 
@@ -21,27 +22,7 @@ absl::Status Refused(ElementwiseKind kind, DType dtype) {
 
 }  // namespace elementwise_internal
 
-namespace {
-
 using elementwise_internal::Refused;
-
-// f(integral_constant<int, S>) for `kind`'s shard S.
-template <typename F>
-absl::Status ToShard(ElementwiseKind kind, F&& f) {
-  static_assert(kElementwiseShards == 4, "a case per shard");
-  switch (ElementwiseShard(kind)) {
-    case 0:
-      return f(std::integral_constant<int, 0>{});
-    case 1:
-      return f(std::integral_constant<int, 1>{});
-    case 2:
-      return f(std::integral_constant<int, 2>{});
-    default:
-      return f(std::integral_constant<int, 3>{});
-  }
-}
-
-}  // namespace
 
 absl::Status ElementwiseTile(ElementwiseKind kind, DType dtype, const void* a, bool a_one,
                              const void* b, bool b_one, void* out, int64_t n) {
@@ -51,7 +32,7 @@ absl::Status ElementwiseTile(ElementwiseKind kind, DType dtype, const void* a, b
     b = a;
     b_one = a_one;
   }
-  return ToShard(kind, [&](auto s) {
+  return VisitElementwiseShard(kind, [&](auto s) {
     return elementwise_internal::TileShard<decltype(s)::value>(kind, dtype, a, a_one, b, b_one, out,
                                                                n);
   });
@@ -75,7 +56,7 @@ absl::Status Elementwise(ThreadPool* pool, ElementwiseKind kind, absl::Span<cons
   if (IsComplex(out.dtype)) return ComplexElementwise(pool, kind, in, out);
   // Dispatch generated from the op table; ElementwiseAccepts above keeps
   // each op to the dtypes its expression is defined for.
-  return ToShard(kind, [&](auto s) {
+  return VisitElementwiseShard(kind, [&](auto s) {
     return elementwise_internal::RunShard<decltype(s)::value>(pool, kind, in, out);
   });
 }
@@ -88,7 +69,7 @@ absl::Status ElementwiseChain(ThreadPool* pool, ElementwiseKind kind, DType dtyp
     return absl::InvalidArgumentError(
         absl::StrCat("ElementwiseChain: ", ElementwiseName(kind), " is not a binary op"));
   }
-  return ToShard(kind, [&](auto s) {
+  return VisitElementwiseShard(kind, [&](auto s) {
     return elementwise_internal::ChainShard<decltype(s)::value>(pool, kind, dtype, side, x, c,
                                                                 c_one, out, n, trips);
   });

@@ -5,28 +5,13 @@
 #include <cstring>
 #include <type_traits>
 
+#include "core/elementwise_shard.h"
 #include "kernels/cuda/common.cuh"
 #include "kernels/cuda/elementwise_shard.h"
 #include "kernels/cuda/kernels.h"
 
 namespace resident::cuda_kernels {
 namespace {
-
-// f(integral_constant<int, S>) for `op`'s shard S.
-template <typename F>
-cudaError_t ToShard(ElementwiseKind op, F&& f) {
-  static_assert(kElementwiseShards == 4, "a case per shard");
-  switch (ElementwiseShard(op)) {
-    case 0:
-      return f(std::integral_constant<int, 0>{});
-    case 1:
-      return f(std::integral_constant<int, 1>{});
-    case 2:
-      return f(std::integral_constant<int, 2>{});
-    default:
-      return f(std::integral_constant<int, 3>{});
-  }
-}
 
 template <typename T>
 __global__ void __launch_bounds__(kThreads) NegateKernel(const T* a, T* out, int64_t n) {
@@ -51,7 +36,7 @@ __global__ void __launch_bounds__(kThreads) NegateKernel(const T* a, T* out, int
 
 cudaError_t BinaryContiguous(const LaunchContext& ctx, DType t, ElementwiseKind op, const void* a,
                              const void* b, void* out, int64_t n) {
-  return ToShard(op, [&](auto s) {
+  return VisitElementwiseShard(op, [&](auto s) {
     return elementwise_internal::BinaryContiguousShard<decltype(s)::value>(ctx, t, op, a, b, out,
                                                                            n);
   });
@@ -59,7 +44,7 @@ cudaError_t BinaryContiguous(const LaunchContext& ctx, DType t, ElementwiseKind 
 
 cudaError_t BinaryScalar(const LaunchContext& ctx, DType t, ElementwiseKind op, const void* a,
                          const void* scalar, bool scalar_on_left, void* out, int64_t n) {
-  return ToShard(op, [&](auto s) {
+  return VisitElementwiseShard(op, [&](auto s) {
     return elementwise_internal::BinaryScalarShard<decltype(s)::value>(ctx, t, op, a, scalar,
                                                                        scalar_on_left, out, n);
   });
@@ -67,7 +52,7 @@ cudaError_t BinaryScalar(const LaunchContext& ctx, DType t, ElementwiseKind op, 
 
 cudaError_t BinaryStrided(const LaunchContext& ctx, DType t, ElementwiseKind op, const void* a,
                           const void* b, void* out, const StridedLayout& layout) {
-  return ToShard(op, [&](auto s) {
+  return VisitElementwiseShard(op, [&](auto s) {
     return elementwise_internal::BinaryStridedShard<decltype(s)::value>(ctx, t, op, a, b, out,
                                                                         layout);
   });

@@ -104,6 +104,7 @@ absl::Status Executor::RunScope(const PlannedScope& scope, std::vector<DeviceArr
       const int end = i + 1 < scope.first_output.size() ? scope.first_output[i + 1]
                                                         : static_cast<int>(scope.types.size());
       absl::Status status;
+      ctx_.lowering = scope.lowering_at[i].get();
       if (end - first == 1) {
         absl::StatusOr<DeviceArray> r = RunOp(ctx_, ins, std::move(args), scope.types[first]);
         if (r.ok()) values[first] = *std::move(r);

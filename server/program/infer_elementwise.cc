@@ -213,15 +213,6 @@ absl::StatusOr<ValueType> InferSelect(const Instruction& ins, absl::Span<const V
   std::vector<DType> dtypes;
   for (const ValueType& a : arrays) dtypes.push_back(a.dtype);
   ASSIGN_OR_RETURN(DType p, SelectType(ins, dtypes));
-  // where moves complex values as their 8-byte words; clip's maximum and
-  // minimum are not built for a mix of complex and real bounds yet.
-  bool complex = IsComplex(p);
-  for (DType d : dtypes) complex = complex || IsComplex(d);
-  if (complex && ins.op != OpKind::kWhere) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(OpName(ins.op),
-                     " of complex operands is not supported by Resident yet (NumPy computes it)"));
-  }
   Shape shape;
   for (const ValueType& a : arrays) {
     ASSIGN_OR_RETURN(shape, BroadcastShapes(shape, a.shape));
@@ -243,7 +234,10 @@ int64_t SelectAllocationBound(const Instruction& ins, absl::Span<const ValueType
   int64_t n = result.num_elements();
   for (const ValueType& a : arrays) n = std::max(n, a.num_elements());
   const int64_t width = std::max<int64_t>(8, ItemSize(result.dtype));  // complex128: 16
-  return SaturatingAdd(result.nbytes(), SaturatingAdd(SaturatingMul(n, width * 7), 3 * width));
+  // Complex clip compares the parts (ops.cc ComplexClipStep): its operands
+  // converted, four parts, a few masks and where's words at once.
+  const int64_t per = IsComplex(result.dtype) && ins.op == OpKind::kClip ? 16 : 7;
+  return SaturatingAdd(result.nbytes(), SaturatingAdd(SaturatingMul(n, width * per), 3 * width));
 }
 
 DType ArithmeticType(ElementwiseKind kind, DType a, DType b) {

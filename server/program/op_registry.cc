@@ -7,9 +7,15 @@
 namespace resident {
 namespace {
 
-constexpr OpDef Creation(OpKind kind, const char* name, InferFn infer, RunFn run,
+constexpr OpDef Lowered(OpDef def, LowerFn lower) {
+  def.lower = lower;
+  return def;
+}
+
+constexpr OpDef Creation(OpKind kind, const char* name, InferFn infer, RunFn run, LowerFn lower,
                          BoundFn bound = nullptr) {
-  return {kind, name, 0, false, false, ResultBuffer::kNew, std::nullopt, infer, bound, run};
+  return Lowered({kind, name, 0, false, false, ResultBuffer::kNew, std::nullopt, infer, bound, run},
+                 lower);
 }
 constexpr OpDef Unary(OpKind kind, const char* name, InferFn infer, RunFn run,
                       ResultBuffer result = ResultBuffer::kNew) {
@@ -50,16 +56,19 @@ constexpr OpDef Decomposition(OpKind kind, const char* name, int results) {
 
 // In OpKind's order (checked below).
 constexpr OpDef kOps[] = {
-    Creation(OpKind::kOnes, "ones", InferFill, RunFill),
-    Creation(OpKind::kZeros, "zeros", InferFill, RunFill),
-    Creation(OpKind::kFull, "full", InferFill, RunFill),
-    Creation(OpKind::kArange, "arange", InferArange, RunArange, ArangeBound),
-    {OpKind::kElementwise, "elementwise", kByPosition, true, true, ResultBuffer::kNew, std::nullopt,
-     InferElementwise, ElementwiseAllocationBound, RunElementwise},
-    {OpKind::kWhere, "where", kByPosition, true, true, ResultBuffer::kNew, std::nullopt,
-     InferSelect, SelectAllocationBound, RunWhere},
-    {OpKind::kClip, "clip", kByPosition, true, true, ResultBuffer::kNew, std::nullopt, InferSelect,
-     SelectAllocationBound, RunClip},
+    Creation(OpKind::kOnes, "ones", InferFill, RunFill, LowerFill),
+    Creation(OpKind::kZeros, "zeros", InferFill, RunFill, LowerFill),
+    Creation(OpKind::kFull, "full", InferFill, RunFill, LowerFill),
+    Creation(OpKind::kArange, "arange", InferArange, RunArange, LowerArange, ArangeBound),
+    Lowered({OpKind::kElementwise, "elementwise", kByPosition, true, true, ResultBuffer::kNew,
+             std::nullopt, InferElementwise, ElementwiseAllocationBound, RunElementwise},
+            LowerElementwise),
+    Lowered({OpKind::kWhere, "where", kByPosition, true, true, ResultBuffer::kNew, std::nullopt,
+             InferSelect, SelectAllocationBound, RunWhere},
+            LowerSelect),
+    Lowered({OpKind::kClip, "clip", kByPosition, true, true, ResultBuffer::kNew, std::nullopt,
+             InferSelect, SelectAllocationBound, RunClip},
+            LowerSelect),
     {OpKind::kDot, "dot", 2, false, false, ResultBuffer::kNew, std::nullopt, InferDot, DotBound,
      RunDot},
     {OpKind::kMatmul, "matmul", 2, false, false, ResultBuffer::kNew, std::nullopt, InferMatmul,

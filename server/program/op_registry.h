@@ -7,8 +7,10 @@
 // are one row whose functions read core/elementwise_kind.h's table.
 //
 // A new op is an OpKind, a row here, its infer and run functions (declared
-// below, defined beside their kind in infer*.cc and ops*.cc) and, if it
-// needs one, a DeviceOp with a kernel per backend.
+// below, defined beside their kind in infer*.cc and ops*.cc), a lower
+// function if its run needs something decided from the types (a compute
+// dtype, fill values), and, if it needs one, a DeviceOp with a kernel per
+// backend.
 #ifndef RESIDENT_SERVER_PROGRAM_OP_REGISTRY_H_
 #define RESIDENT_SERVER_PROGRAM_OP_REGISTRY_H_
 
@@ -36,6 +38,10 @@ using InferManyFn = absl::StatusOr<std::vector<ValueType>> (*)(const Instruction
 using RunManyFn = absl::StatusOr<std::vector<DeviceArray>> (*)(OpContext&, const Instruction&,
                                                                std::vector<DeviceArray>,
                                                                absl::Span<const ValueType>);
+// What the planner decides for the run function (OpContext::lowering),
+// given the operand types and the result's.
+using LowerFn = absl::StatusOr<Lowering> (*)(const Instruction&, absl::Span<const ValueType>,
+                                             const ValueType&);
 
 // Whether the result is operand 0's buffer under another dtype or shape.
 enum class ResultBuffer : uint8_t {
@@ -64,7 +70,8 @@ struct OpDef {
   // bytes. Its results never alias an operand and never fuse.
   InferManyFn infer_many = nullptr;
   RunManyFn run_many = nullptr;
-  int results = 1;  // values it defines (a loop: one per carried value)
+  int results = 1;          // values it defines (a loop: one per carried value)
+  LowerFn lower = nullptr;  // nullptr: its run function needs no lowering
 };
 
 const OpDef& OpDefOf(OpKind op);
@@ -158,6 +165,15 @@ absl::StatusOr<std::vector<DeviceArray>> RunDecomposition(OpContext& ctx, const 
                                                           absl::Span<const ValueType> outs);
 
 // ops.cc
+// ops.cc: the lowerings the planner decides.
+absl::StatusOr<Lowering> LowerFill(const Instruction& ins, absl::Span<const ValueType> ops,
+                                   const ValueType& out);
+absl::StatusOr<Lowering> LowerArange(const Instruction& ins, absl::Span<const ValueType> ops,
+                                     const ValueType& out);
+absl::StatusOr<Lowering> LowerElementwise(const Instruction& ins, absl::Span<const ValueType> ops,
+                                          const ValueType& out);
+absl::StatusOr<Lowering> LowerSelect(const Instruction& ins, absl::Span<const ValueType> ops,
+                                     const ValueType& out);
 absl::StatusOr<DeviceArray> RunFill(OpContext& ctx, const Instruction& ins,
                                     std::vector<DeviceArray> args, const ValueType& out);
 absl::StatusOr<DeviceArray> RunArange(OpContext& ctx, const Instruction& ins,

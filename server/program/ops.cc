@@ -72,9 +72,9 @@ Scalar FillFor(const Scalar& v, DType dtype) {
       [&] { return v; });
 }
 
-// One ElementwiseOp over `args` (Arity(kind) arrays), each first cast to the
-// compute dtype `ct` (NumPy's promotion; a no-op when it already is). A
-// bool-valued kind computed in another dtype writes 0/1 of ct into a
+}  // namespace
+
+// A bool-valued kind computed in another dtype writes 0/1 of ct into a
 // temporary, cast to bool.
 absl::StatusOr<DeviceArray> RunElementwiseArrays(OpContext& ctx, ElementwiseKind kind, DType ct,
                                                  std::vector<DeviceArray> args,
@@ -92,52 +92,29 @@ absl::StatusOr<DeviceArray> RunElementwiseArrays(OpContext& ctx, ElementwiseKind
   return Convert(ctx, std::move(result), out.dtype);
 }
 
-}  // namespace
-
-// An elementwise instruction: its scalar operands become one-element arrays
-// of the compute dtype (broadcast by the kernels), as NEP 50 converts them.
-absl::StatusOr<DeviceArray> RunElementwise(OpContext& ctx, const Instruction& ins,
-                                           std::vector<DeviceArray> args, const ValueType& out) {
-  std::vector<DType> dtypes;
-  for (const DeviceArray& a : args) dtypes.push_back(a.dtype);
-  ASSIGN_OR_RETURN(ElementwiseTypes t, ResolveElementwiseTypes(ins, dtypes));
-  if (ins.scalars.empty()) {
-    return RunElementwiseArrays(ctx, ins.elementwise, t.compute, std::move(args), out);
-  }
-  std::vector<DeviceArray> all;
-  size_t next_array = 0, next_scalar = 0;
-  for (int pos = 0; pos < Arity(ins.elementwise); ++pos) {
-    if (next_scalar < ins.scalars.size() && ins.scalars[next_scalar].position == pos) {
-      ASSIGN_OR_RETURN(DeviceArray s, Allocate(ctx, t.compute, {}));
-      const Scalar v = FillFor(ins.scalars[next_scalar++].value, t.compute);
-      RETURN_IF_ERROR(ctx.device.backend().Run(ctx.stream, FillOp{v, &s}));
-      all.push_back(std::move(s));
-    } else {
-      all.push_back(std::move(args[next_array++]));
-    }
-  }
-  args.clear();
-  return RunElementwiseArrays(ctx, ins.elementwise, t.compute, std::move(all), out);
-}
-
 namespace {
 
-// The operands of a where/clip by position: arrays as given, scalars as
-// one-element arrays of `dtype` (clip's integer bounds clamped to its range,
-// as NumPy 2 does; where's wrap, as NumPy's do).
-absl::StatusOr<std::vector<DeviceArray>> SelectOperands(OpContext& ctx, const Instruction& ins,
-                                                        std::vector<DeviceArray> args,
-                                                        DType dtype) {
+// The lowering the planner decided for the running instruction.
+absl::StatusOr<const Lowering*> Planned(const OpContext& ctx, const Instruction& ins) {
+  if (ctx.lowering == nullptr) {
+    return absl::InternalError(absl::StrCat(InstructionName(ins), " run without its lowering"));
+  }
+  return ctx.lowering;
+}
+
+// `args` with each scalar operand of `ins` placed at its position as a
+// one-element array of `dtype` holding its planned fill (broadcast by the
+// kernels).
+absl::StatusOr<std::vector<DeviceArray>> WithScalars(OpContext& ctx, const Instruction& ins,
+                                                     const Lowering& l, int arity,
+                                                     std::vector<DeviceArray> args, DType dtype) {
+  if (ins.scalars.empty()) return args;
   std::vector<DeviceArray> all;
   size_t next_array = 0, next_scalar = 0;
-  for (int pos = 0; pos < 3; ++pos) {
+  for (int pos = 0; pos < arity; ++pos) {
     if (next_scalar < ins.scalars.size() && ins.scalars[next_scalar].position == pos) {
-      Scalar v = ins.scalars[next_scalar++].value;
-      if (ins.op == OpKind::kClip && v.is_int() && IsInteger(dtype)) {
-        v = Scalar::Int(ClampToDType(v.as_int64(), dtype));
-      }
       ASSIGN_OR_RETURN(DeviceArray s, Allocate(ctx, dtype, {}));
-      RETURN_IF_ERROR(ctx.device.backend().Run(ctx.stream, FillOp{FillFor(v, dtype), &s}));
+      RETURN_IF_ERROR(ctx.device.backend().Run(ctx.stream, FillOp{l.fills[next_scalar++], &s}));
       all.push_back(std::move(s));
     } else {
       all.push_back(std::move(args[next_array++]));
@@ -146,10 +123,105 @@ absl::StatusOr<std::vector<DeviceArray>> SelectOperands(OpContext& ctx, const In
   return all;
 }
 
+}  // namespace
+
+absl::StatusOr<Lowering> LowerElementwise(const Instruction& ins,
+                                          absl::Span<const ValueType> arrays, const ValueType&) {
+  std::vector<DType> dtypes;
+  for (const ValueType& a : arrays) dtypes.push_back(a.dtype);
+  ASSIGN_OR_RETURN(ElementwiseTypes t, ResolveElementwiseTypes(ins, dtypes));
+  Lowering l;
+  l.compute = t.compute;
+  for (const ScalarOperand& s : ins.scalars) l.fills.push_back(FillFor(s.value, t.compute));
+  return l;
+}
+
+// An elementwise instruction: its scalar operands become one-element arrays
+// of the compute dtype, as NEP 50 converts them.
+absl::StatusOr<DeviceArray> RunElementwise(OpContext& ctx, const Instruction& ins,
+                                           std::vector<DeviceArray> args, const ValueType& out) {
+  ASSIGN_OR_RETURN(const Lowering* l, Planned(ctx, ins));
+  ASSIGN_OR_RETURN(std::vector<DeviceArray> all,
+                   WithScalars(ctx, ins, *l, Arity(ins.elementwise), std::move(args), l->compute));
+  return RunElementwiseArrays(ctx, ins.elementwise, l->compute, std::move(all), out);
+}
+
+// where's and clip's scalars as fills of the result's dtype (clip's
+// integer bounds clamped to its range, as NumPy 2 does; where's wrap, as
+// NumPy's do).
+absl::StatusOr<Lowering> LowerSelect(const Instruction& ins, absl::Span<const ValueType>,
+                                     const ValueType& out) {
+  Lowering l;
+  l.compute = out.dtype;
+  for (const ScalarOperand& s : ins.scalars) {
+    Scalar v = s.value;
+    if (ins.op == OpKind::kClip && v.is_int() && IsInteger(out.dtype)) {
+      v = Scalar::Int(ClampToDType(v.as_int64(), out.dtype));
+    }
+    l.fills.push_back(FillFor(v, out.dtype));
+  }
+  return l;
+}
+
+namespace {
+
+// The operands of a where/clip by position: arrays as given, scalars as
+// one-element arrays of `dtype` holding their planned fills.
+absl::StatusOr<std::vector<DeviceArray>> SelectOperands(OpContext& ctx, const Instruction& ins,
+                                                        std::vector<DeviceArray> args,
+                                                        DType dtype) {
+  if (ins.scalars.empty()) return args;
+  ASSIGN_OR_RETURN(const Lowering* l, Planned(ctx, ins));
+  return WithScalars(ctx, ins, *l, 3, std::move(args), dtype);
+}
+
 // The broadcast shape of two arrays (already checked by inference).
 Shape Broadcast(const DeviceArray& a, const DeviceArray& b) {
   absl::StatusOr<Shape> s = BroadcastShapes(a.shape, b.shape);
   return s.ok() ? *s : a.shape;
+}
+
+// One side of NumPy's complex clip (its clip loop's _NPY_MAX/_NPY_MIN, not
+// the maximum/minimum ufuncs): x where x has a NaN part or orders after
+// (lower) or before (upper) the bound, comparing the parts plainly, else
+// the bound. The ufuncs' comparison would treat a bound with a NaN
+// imaginary part differently, so the parts are compared here.
+absl::StatusOr<DeviceArray> ComplexClipStep(OpContext& ctx, DeviceArray x, DeviceArray bound,
+                                            bool lower) {
+  using K = ElementwiseKind;
+  const DType part = ComplexComponent(x.dtype);
+  const Shape shape = Broadcast(x, bound);
+  auto unary = [&](K kind, const DeviceArray& a, DType ct, DType result) {
+    return RunElementwiseArrays(ctx, kind, ct, {a}, ValueType{result, a.shape});
+  };
+  auto binary = [&](K kind, DeviceArray a, DeviceArray b, DType ct) {
+    const ValueType t{DType::kBool, Broadcast(a, b)};
+    return RunElementwiseArrays(ctx, kind, ct, {std::move(a), std::move(b)}, t);
+  };
+  const K order = lower ? K::kGreater : K::kLess;
+  DeviceArray take;
+  {
+    ASSIGN_OR_RETURN(DeviceArray xr, unary(K::kReal, x, x.dtype, part));
+    ASSIGN_OR_RETURN(DeviceArray xi, unary(K::kImag, x, x.dtype, part));
+    ASSIGN_OR_RETURN(DeviceArray br, unary(K::kReal, bound, bound.dtype, part));
+    ASSIGN_OR_RETURN(DeviceArray bi, unary(K::kImag, bound, bound.dtype, part));
+    ASSIGN_OR_RETURN(DeviceArray nan_r, unary(K::kIsnan, xr, part, DType::kBool));
+    ASSIGN_OR_RETURN(DeviceArray nan_i, unary(K::kIsnan, xi, part, DType::kBool));
+    ASSIGN_OR_RETURN(DeviceArray nan,
+                     binary(K::kLogicalOr, std::move(nan_r), std::move(nan_i), DType::kBool));
+    ASSIGN_OR_RETURN(DeviceArray by_re, binary(order, xr, br, part));
+    ASSIGN_OR_RETURN(DeviceArray same_re, binary(K::kEqual, std::move(xr), std::move(br), part));
+    ASSIGN_OR_RETURN(DeviceArray by_im, binary(order, std::move(xi), std::move(bi), part));
+    ASSIGN_OR_RETURN(DeviceArray tie,
+                     binary(K::kLogicalAnd, std::move(same_re), std::move(by_im), DType::kBool));
+    ASSIGN_OR_RETURN(DeviceArray ordered,
+                     binary(K::kLogicalOr, std::move(by_re), std::move(tie), DType::kBool));
+    ASSIGN_OR_RETURN(take, binary(K::kLogicalOr, std::move(nan), std::move(ordered), DType::kBool));
+  }
+  Instruction where;
+  where.op = OpKind::kWhere;
+  const ValueType result{x.dtype, shape};
+  return RunWhere(ctx, where, {std::move(take), std::move(x), std::move(bound)}, result);
 }
 
 }  // namespace
@@ -161,6 +233,13 @@ absl::StatusOr<DeviceArray> RunClip(OpContext& ctx, const Instruction& ins,
                                     std::vector<DeviceArray> args, const ValueType& out) {
   ASSIGN_OR_RETURN(std::vector<DeviceArray> v,
                    SelectOperands(ctx, ins, std::move(args), out.dtype));
+  if (IsComplex(out.dtype)) {
+    for (DeviceArray& a : v) {
+      ASSIGN_OR_RETURN(a, Convert(ctx, std::move(a), out.dtype));
+    }
+    ASSIGN_OR_RETURN(DeviceArray low, ComplexClipStep(ctx, std::move(v[0]), std::move(v[1]), true));
+    return ComplexClipStep(ctx, std::move(low), std::move(v[2]), false);
+  }
   const ValueType low{out.dtype, Broadcast(v[0], v[1])};
   ASSIGN_OR_RETURN(DeviceArray t, RunElementwiseArrays(ctx, ElementwiseKind::kMaximum, out.dtype,
                                                        {std::move(v[1]), std::move(v[0])}, low));
@@ -297,31 +376,42 @@ absl::StatusOr<std::vector<DeviceArray>> RunOpResults(OpContext& ctx, const Inst
   return def.run_many(ctx, ins, std::move(args), outs);
 }
 
-absl::StatusOr<DeviceArray> RunFill(OpContext& ctx, const Instruction& ins,
-                                    std::vector<DeviceArray>, const ValueType& out) {
-  ASSIGN_OR_RETURN(DeviceArray r, Allocate(ctx, out.dtype, out.shape));
+absl::StatusOr<Lowering> LowerFill(const Instruction& ins, absl::Span<const ValueType>,
+                                   const ValueType& out) {
   const Scalar v = ins.op == OpKind::kOnes    ? Scalar::Int(1)
                    : ins.op == OpKind::kZeros ? Scalar::Int(0)
                                               : *ins.fill;
-  RETURN_IF_ERROR(ctx.device.backend().Run(ctx.stream, FillOp{FillFor(v, out.dtype), &r}));
+  Lowering l;
+  l.fills.push_back(FillFor(v, out.dtype));
+  return l;
+}
+
+absl::StatusOr<DeviceArray> RunFill(OpContext& ctx, const Instruction& ins,
+                                    std::vector<DeviceArray>, const ValueType& out) {
+  ASSIGN_OR_RETURN(const Lowering* l, Planned(ctx, ins));
+  ASSIGN_OR_RETURN(DeviceArray r, Allocate(ctx, out.dtype, out.shape));
+  RETURN_IF_ERROR(ctx.device.backend().Run(ctx.stream, FillOp{l->fills[0], &r}));
   return r;
+}
+
+// NumPy fills a bool arange through its integers.
+absl::StatusOr<Lowering> LowerArange(const Instruction& ins, absl::Span<const ValueType>,
+                                     const ValueType& out) {
+  const DType filled = out.dtype == DType::kBool ? DType::kInt64 : out.dtype;
+  Lowering l;
+  l.compute = filled;
+  ASSIGN_OR_RETURN(l.arange, ComputeArange(ins.start.value_or(Scalar::Int(0)), *ins.stop,
+                                           ins.step.value_or(Scalar::Int(1)), filled));
+  return l;
 }
 
 absl::StatusOr<DeviceArray> RunArange(OpContext& ctx, const Instruction& ins,
                                       std::vector<DeviceArray>, const ValueType& out) {
-  Backend& be = ctx.device.backend();
-  const Scalar start = ins.start.value_or(Scalar::Int(0));
-  const Scalar step = ins.step.value_or(Scalar::Int(1));
-  if (out.dtype == DType::kBool) {  // NumPy fills bool via its integers
-    ASSIGN_OR_RETURN(ArangeParams p, ComputeArange(start, *ins.stop, step, DType::kInt64));
-    ASSIGN_OR_RETURN(DeviceArray i64, Allocate(ctx, DType::kInt64, out.shape));
-    RETURN_IF_ERROR(be.Run(ctx.stream, ArangeOp{p.start, p.delta, p.second, &i64}));
-    return Convert(ctx, std::move(i64), DType::kBool);
-  }
-  ASSIGN_OR_RETURN(ArangeParams p, ComputeArange(start, *ins.stop, step, out.dtype));
-  ASSIGN_OR_RETURN(DeviceArray r, Allocate(ctx, out.dtype, out.shape));
-  RETURN_IF_ERROR(be.Run(ctx.stream, ArangeOp{p.start, p.delta, p.second, &r}));
-  return r;
+  ASSIGN_OR_RETURN(const Lowering* l, Planned(ctx, ins));
+  const ArangeParams& p = l->arange;
+  ASSIGN_OR_RETURN(DeviceArray r, Allocate(ctx, l->compute, out.shape));
+  RETURN_IF_ERROR(ctx.device.backend().Run(ctx.stream, ArangeOp{p.start, p.delta, p.second, &r}));
+  return Convert(ctx, std::move(r), out.dtype);
 }
 
 absl::StatusOr<DeviceArray> RunDot(OpContext& ctx, const Instruction&,

@@ -100,16 +100,14 @@ absl::StatusOr<DeviceArray> RunReduction(OpContext& ctx, const Instruction& ins,
                      ComplexTree(ctx, a, axes, ValueType{a.dtype, kept},
                                  kind == ReduceKind::kArgmax ? ElementwiseKind::kMaximum
                                                              : ElementwiseKind::kMinimum));
-    auto elementwise = [&](ElementwiseKind k, std::vector<DeviceArray> in) {
-      Instruction e;
-      e.op = OpKind::kElementwise;
-      e.elementwise = k;
-      return RunElementwise(ctx, e, std::move(in), ValueType{DType::kBool, a.shape});
+    auto elementwise = [&](ElementwiseKind k, DType ct, std::vector<DeviceArray> in) {
+      return RunElementwiseArrays(ctx, k, ct, std::move(in), ValueType{DType::kBool, a.shape});
     };
-    ASSIGN_OR_RETURN(DeviceArray eq, elementwise(ElementwiseKind::kEqual, {a, std::move(m)}));
-    ASSIGN_OR_RETURN(DeviceArray nan, elementwise(ElementwiseKind::kIsnan, {a}));
-    ASSIGN_OR_RETURN(DeviceArray hit,
-                     elementwise(ElementwiseKind::kLogicalOr, {std::move(eq), std::move(nan)}));
+    ASSIGN_OR_RETURN(DeviceArray eq,
+                     elementwise(ElementwiseKind::kEqual, a.dtype, {a, std::move(m)}));
+    ASSIGN_OR_RETURN(DeviceArray nan, elementwise(ElementwiseKind::kIsnan, a.dtype, {a}));
+    ASSIGN_OR_RETURN(DeviceArray hit, elementwise(ElementwiseKind::kLogicalOr, DType::kBool,
+                                                  {std::move(eq), std::move(nan)}));
     Instruction first = ins;
     first.op = OpKind::kArgmax;
     args.clear();

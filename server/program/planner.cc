@@ -81,6 +81,7 @@ absl::Status Planner::PlanScope(const Program& program, std::vector<ValueType> p
   scope.first_output.resize(n);
   scope.bodies.resize(n);
   scope.fused_loop_at.resize(n);
+  scope.lowering_at.resize(n);
   scope.dies_after.resize(n);
   std::vector<int64_t> last_use;  // per value: last instruction that reads it
   std::vector<int64_t> owned;     // per value: bytes it allocates itself
@@ -133,6 +134,11 @@ absl::Status Planner::PlanScope(const Program& program, std::vector<ValueType> p
         for (const Operand& o : ins.operands) {
           if (!o.is_handle) aliased[o.value] = true;
         }
+      }
+      if (const LowerFn lower = OpDefOf(ins.op).lower; lower != nullptr) {
+        absl::StatusOr<Lowering> l = lower(ins, operand_types, types->front());
+        if (!l.ok()) return Annotate(l.status(), ctx_of());
+        scope.lowering_at[i] = std::make_unique<const Lowering>(*std::move(l));
       }
       alloc[i] = AllocationBound(ins, operand_types, types->front());
       for (size_t r = 1; r < types->size(); ++r) {

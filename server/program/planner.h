@@ -17,6 +17,7 @@
 #include "core/handle_id.h"
 #include "server/device/backend.h"
 #include "server/program/infer.h"
+#include "server/program/ops.h"
 #include "server/program/program.h"
 
 namespace resident {
@@ -50,6 +51,9 @@ struct PlannedScope {
   // when its body does not fuse. The executor runs it as one op where the
   // backend takes it, else trip by trip.
   std::vector<std::shared_ptr<const FusedLoopPlan>> fused_loop_at;
+  // Per instruction: its OpDef::lower's answer, or null for an op without
+  // one. The executor hands it to the run function.
+  std::vector<std::unique_ptr<const Lowering>> lowering_at;
   int64_t peak_bytes = 0;  // bound on bytes allocated in the scope
 };
 

@@ -244,3 +244,29 @@ def test_max_min_argmax_argmin_of_complex(c, dtype):
     y = c.asarray(b)
     check(rs.argmax(y, axis=2), np.argmax(b, axis=2))
     check(rs.argmin(y), np.argmin(b))
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128], ids=str)
+def test_clip_of_complex(c, dtype):
+    # NumPy's clip loop: lexicographic order compared part by part, a NaN
+    # part in x kept, a NaN bound taken unless x orders past it plainly,
+    # ties giving the bound (signed zeros show which).
+    nan = np.nan
+    a = np.array([1 + 2j, 3 - 1j, complex(nan, 0), 2 + 5j, complex(2, nan), 0.5 + 9j,
+                  complex(-0.0, 0.0), complex(0.0, -0.0), 2 + 0j, complex(nan, nan)], dtype)
+    lo = np.array([1 + 1j, complex(1, nan), 0j, complex(nan, 1), 0j, 1 + 0j,
+                   0j, complex(0.0, 0.0), complex(1, nan), 0j], dtype)
+    x = c.asarray(a)
+    exact(rs.clip(x, c.asarray(lo), 2 + 3j), np.clip(a, lo, 2 + 3j))
+    exact(rs.clip(x, 1 + 1j, 2 + 3j), np.clip(a, 1 + 1j, 2 + 3j))
+    exact(x.clip(1, 2.5), np.clip(a, 1, 2.5))  # real bounds, the complex dtype kept
+    exact(rs.clip(x, complex(-0.0, 0.0), complex(0.0, 0.0)),
+          np.clip(a, complex(-0.0, 0.0), complex(0.0, 0.0)))
+    # Broadcast bounds, a real array clipped by complex ones (complex128).
+    rng = np.random.default_rng(5)
+    b = (rng.integers(-3, 4, (4, 5)) + 1j * rng.integers(-3, 4, (4, 5))).astype(dtype)
+    hi = (rng.integers(-1, 3, (5,)) + 1j * rng.integers(-1, 3, (5,))).astype(dtype)
+    exact(rs.clip(c.asarray(b), -1 - 1j, c.asarray(hi)), np.clip(b, -1 - 1j, hi))
+    i = np.array([1, 2, 3], np.int16)
+    exact(rs.clip(c.asarray(i), 0, 2 + 1j), np.clip(i, 0, 2 + 1j))
+    exact(np.clip(x, c.asarray(lo), 2 + 3j), np.clip(a, lo, 2 + 3j))  # __array_function__

@@ -165,3 +165,35 @@ def test_evaluating_one_result_keeps_the_others(server):
         np.testing.assert_array_equal(a.get(), [4.0, 4.0])
         assert b._node.kind is Kind.MATERIALIZED  # the loop's other carried value
         np.testing.assert_array_equal(b.get(), [8.0, 8.0])
+
+
+def test_a_refused_draw_leaves_the_generator_where_it_was(start_server):
+    # A draw too big for --max-memory is refused (as NumPy raises
+    # MemoryError); the generator goes on from the state before it, lazily
+    # recorded or not, and the refused array says why it cannot be had.
+    s = start_server("--max-memory", "256M")
+    with rs.connect(s.target) as c:
+        g, n = rs.random.default_rng(3, client=c), np.random.default_rng(3)
+        same(g.random(100), n.random(100))
+        big = g.random(1 << 25)  # 256 MiB: recorded, refused when it runs
+        with pytest.raises(rs.ResourceExhausted):
+            big.get()
+        same(g.random(50), n.random(50))
+        same(g.integers(0, 1000, 64), n.integers(0, 1000, 64))
+        with pytest.raises(rs.FailedPrecondition, match="refused"):
+            big.get()
+        # A refused program of several draws: each is refused; the next
+        # draw starts before the first of them.
+        a, b = g.random(10), g.random(1 << 25)
+        with pytest.raises(rs.ResourceExhausted):
+            b.get()
+        with pytest.raises(rs.FailedPrecondition):
+            a.get()
+        same(g.random(10), n.random(10))
+        assert g.state == n.bit_generator.state
+        # An error the server names another instruction for marks no draw:
+        # the draw runs again with the program that next needs it.
+        x = g.random(5)
+        with pytest.raises(rs.linalg.LinAlgError):
+            (rs.linalg.inv(c.zeros((2, 2))) + x[0]).get()  # singular
+        same(x, n.random(5))

@@ -286,6 +286,46 @@ TEST_F(PlannerTest, LoopWithInvariantAndSeveralCarriedValues) {
   EXPECT_EQ(plan->executed_ops, 3 + 1 + 4 * 2);
 }
 
+TEST_F(PlannerTest, DecidesEachLoweringOnce) {
+  // The compute dtype and scalar fills of elementwise ops (in a loop body
+  // too) and arange's fill are decided here; the executor only runs them.
+  Program body;
+  Instruction add = Unary(ElementwiseKind::kAdd, V(0));
+  add.scalars = {ScalarOperand{1, Scalar::Int(2)}};  // int32 x + 2 stays int32
+  body.instructions.push_back(add);
+  body.yields = {V(1)};
+  Program p;
+  p.instructions.push_back(Ones({4}, DType::kInt32));          // v0
+  p.instructions.push_back(Loop(3, {V(0)}, std::move(body)));  // v1
+  Instruction scale = Unary(ElementwiseKind::kMultiply, V(1));
+  scale.scalars = {ScalarOperand{0, Scalar::Float(1.5)}};  // 1.5 * int32 -> float64
+  p.instructions.push_back(scale);                         // v2
+  Instruction range;
+  range.op = OpKind::kArange;
+  range.stop = Scalar::Int(2);
+  range.dtype = DType::kBool;
+  p.instructions.push_back(range);  // v3: filled through int64
+  absl::StatusOr<Plan> plan = Plan_(std::move(p), {Keep(2), Keep(3)});
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  const PlannedScope& top = plan->top;
+  ASSERT_EQ(top.lowering_at.size(), 4u);
+  ASSERT_NE(top.lowering_at[0], nullptr);  // ones: its fill
+  EXPECT_EQ(top.lowering_at[0]->fills.size(), 1u);
+  EXPECT_EQ(top.lowering_at[1], nullptr);  // the loop itself has none
+  const Lowering* in_body = top.bodies[1]->lowering_at[0].get();
+  ASSERT_NE(in_body, nullptr);
+  EXPECT_EQ(in_body->compute, DType::kInt32);
+  ASSERT_EQ(in_body->fills.size(), 1u);
+  EXPECT_EQ(in_body->fills[0].as_int64(), 2);
+  ASSERT_NE(top.lowering_at[2], nullptr);
+  EXPECT_EQ(top.lowering_at[2]->compute, DType::kFloat64);
+  ASSERT_EQ(top.lowering_at[2]->fills.size(), 1u);
+  EXPECT_EQ(top.lowering_at[2]->fills[0].as_double(), 1.5);
+  ASSERT_NE(top.lowering_at[3], nullptr);
+  EXPECT_EQ(top.lowering_at[3]->compute, DType::kInt64);
+  EXPECT_EQ(top.lowering_at[3]->arange.length, 2);
+}
+
 TEST_F(PlannerTest, BodyYieldingMoreValuesThanOperands) {
   Program body;
   body.yields = {V(0), V(0)};

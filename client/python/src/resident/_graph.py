@@ -36,7 +36,8 @@ class Node:
     """One array value, recorded or computed. Immutable once computed."""
 
     __slots__ = ("kind", "session", "handle", "meta", "ins", "inputs", "num_outputs",
-                 "scope", "index", "user", "borrowed", "scalar", "site", "outputs", "__weakref__")
+                 "scope", "index", "user", "borrowed", "scalar", "site", "outputs", "refused",
+                 "__weakref__")
 
     def __init__(self, kind: Kind, session: "Session", meta: Optional[Meta] = None,
                  ins: Optional["pb.Instruction"] = None, inputs: Sequence["Node"] = (),
@@ -59,6 +60,10 @@ class Node:
         # running it keeps every output still held, not only the one asked
         # for (else a held output stays pending and a later use re-runs it).
         self.outputs: Tuple[weakref.ref, ...] = ()
+        # A random draw the server refused: why. It never runs again (a
+        # Generator draws on from the state before it, as NumPy's does
+        # after a MemoryError).
+        self.refused: Optional[str] = None
 
     def materialize(self, info: "pb.ArrayInfo", meta: Meta) -> None:
         self.kind = Kind.MATERIALIZED
@@ -216,7 +221,12 @@ class ScopeBuilder:
     def value_of(self, n: Node) -> int:
         return self._values[id(n)]
 
+    def node_of_instruction(self, i: int) -> Optional[Node]:
+        """The node of the program's instruction ``i``."""
+        emitted = [n for n in self.order if n.kind is not Kind.LOOP_OUTPUT]
+        return emitted[i] if 0 <= i < len(emitted) else None
+
     def site_of_instruction(self, i: int) -> Optional[Tuple[str, int]]:
         """The recording line of the program's instruction ``i``."""
-        emitted = [n for n in self.order if n.kind is not Kind.LOOP_OUTPUT]
-        return emitted[i].site if 0 <= i < len(emitted) else None
+        n = self.node_of_instruction(i)
+        return n.site if n is not None else None

@@ -139,6 +139,29 @@ def _with_site(e: ResidentError, builder: ScopeBuilder) -> ResidentError:
     return error_for(e.code, f"{e.details} [recorded at {site[0]}:{site[1]}]", e.request_id)
 
 
+#: Codes of a program that fails again if sent again unchanged.
+_REFUSALS = (grpc.StatusCode.RESOURCE_EXHAUSTED, grpc.StatusCode.INVALID_ARGUMENT)
+
+
+def _mark_refused_draws(e: ResidentError, builder: ScopeBuilder) -> None:
+    """Marks the random draws a refusal was about: the instruction the
+    error names, or, for a program refused whole (over the memory or the
+    quota), every draw in it. Their Generators draw on from the state
+    before them; an interrupted program (cancelled, past its deadline)
+    marks nothing, its draws may simply run again."""
+    if e.code not in _REFUSALS:
+        return
+    m = _INSTRUCTION.match(e.details)
+    if m:
+        named = builder.node_of_instruction(int(m.group(1)))
+        nodes = [named] if named is not None else []
+    else:
+        nodes = builder.order
+    for n in nodes:
+        if n.kind is Kind.OP and n.ins is not None and n.ins.op == "random":
+            n.refused = e.details
+
+
 class Session:
     """A session of the server and the channel to it (one per Client)."""
 
@@ -230,6 +253,11 @@ class Session:
             builder.build(targets, req.program)
             if not builder.order:
                 return {}
+            for n in builder.order:
+                if n.refused is not None:
+                    raise FailedPrecondition(
+                        f"this array needs a random draw the server refused ({n.refused}); "
+                        "its generator has gone on from the state before that draw")
             target_ids = {id(t) for t in targets}
             inline_ids = {id(t) for t in inline}
             kept: List[Node] = []
@@ -244,6 +272,7 @@ class Session:
             try:
                 resp = self._call("Run", self.stub.Run, req)
             except ResidentError as e:
+                _mark_refused_draws(e, builder)
                 raise _with_site(e, builder) from None
             if len(resp.results) != len(kept):
                 raise Internal(f"server returned {len(resp.results)} results for {len(kept)} outputs")

@@ -31,6 +31,7 @@ import numpy as np
 
 from . import _dtypes
 from ._array import ndarray, record_many
+from ._graph import Kind, Node
 from ._infer import Meta
 from .v1 import resident_pb2 as pb
 
@@ -85,13 +86,25 @@ class Generator:
         if stop is not None:
             ins.stop.CopyFrom(stop)
         s = self._state._node.session
-        values, self._state = record_many("random", [self._state._node], s, ins,
+        values, self._state = record_many("random", [self._drawn_from()], s, ins,
                                           [Meta(dtype, shape), _STATE_META])
         return values
+
+    def _drawn_from(self) -> Node:
+        """The state the next draw starts from: a draw the server refused
+        (too big for its memory or the tenant's quota, say) left the stream
+        where it was, as NumPy's MemoryError leaves its Generator."""
+        node = self._state._node
+        while node.kind is Kind.LOOP_OUTPUT and node.inputs[0].refused is not None:
+            node = node.inputs[0].inputs[0]
+        if node is not self._state._node:
+            self._state = ndarray._wrap(node)
+        return node
 
     @property
     def state(self) -> Dict[str, Any]:
         """NumPy's PCG64 state dict (reads the state back)."""
+        self._drawn_from()
         w = [int(v) for v in self._state.get()]
         return {"bit_generator": "PCG64",
                 "state": {"state": (w[0] << 64) | w[1], "inc": (w[2] << 64) | w[3]},
