@@ -279,14 +279,16 @@ def linalg(lib, quick, reps, m):
 
 
 def random(lib, quick, reps, m):
-    """default_rng(0).random(2^28) float64 and float32 and integers(0,
-    1000, 2^26) int64 (quick: 2^20, 2^20, 2^18), one generator whose state
+    """default_rng(0).random(2^28) float64 and float32, integers(0, 1000,
+    2^26) int64 and standard_normal(2^26) (quick: 2^20, 2^20, 2^18, 2^18),
+    one generator whose state
     advances between repetitions, as resident-bench's random."""
     n = 1 << 20 if quick else 1 << 28
     g = lib.xp.random.default_rng(0)
     time_synced(lib, m, "random.random_f64_ms", lambda: g.random(n), reps)
     time_synced(lib, m, "random.random_f32_ms", lambda: g.random(n, dtype=numpy.float32), reps)
     time_synced(lib, m, "random.integers_i64_ms", lambda: g.integers(0, 1000, n // 4), reps)
+    time_synced(lib, m, "random.normal_f64_ms", lambda: g.standard_normal(n // 4), reps)
 
 
 def bench(lib, args):

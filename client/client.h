@@ -443,6 +443,11 @@ std::vector<Array> random(const Array& state, DType dtype, const Shape& shape, d
                           double range = 1.0);
 std::vector<Array> random_integers(const Array& state, DType dtype, const Shape& shape,
                                    uint64_t off, uint64_t rng);
+// numpy.random.Generator's standard_normal (float64 or float32) and normal
+// (float64 loc + scale * z) from `state`, bit for bit: {values, the state
+// after them}.
+std::vector<Array> standard_normal(const Array& state, DType dtype, const Shape& shape);
+std::vector<Array> normal(const Array& state, const Shape& shape, double loc, double scale);
 Array extract(const Array& condition, const Array& arr, int64_t count);
 Array cumprod(const Array& a, std::optional<int64_t> axis = std::nullopt);
 

@@ -191,6 +191,20 @@ std::vector<Array> random_integers(const Array& state, DType dtype, const Shape&
     ins.mutable_stop()->set_int_value(static_cast<int64_t>(rng));
   });
 }
+std::vector<Array> standard_normal(const Array& state, DType dtype, const Shape& shape) {
+  return Results("normal", state, 2, [&](v1::Instruction& ins) {
+    ins.set_dtype(EncodeDType(dtype));
+    for (int64_t d : shape) ins.add_shape(d);
+  });
+}
+std::vector<Array> normal(const Array& state, const Shape& shape, double loc, double scale) {
+  return Results("normal", state, 2, [&](v1::Instruction& ins) {
+    ins.set_dtype(EncodeDType(DType::kFloat64));
+    for (int64_t d : shape) ins.add_shape(d);
+    ins.mutable_start()->set_float_value(loc);
+    ins.mutable_stop()->set_float_value(scale);
+  });
+}
 
 Array argsort(const Array& a, int64_t axis, bool descending) {
   return AlongAxis("argsort", {&a}, axis, descending);

@@ -54,12 +54,18 @@ enum class RandomDraw : uint8_t {
   kBounded16,  // 2-byte integers: random_bounded_uint16_fill
   kBounded8,   // 1-byte integers: random_bounded_uint8_fill
   kBool,       // one 0/1 byte: random_bounded_bool_fill
+  // low + range * random_standard_normal (normal; standard_normal is low
+  // 0, range 1): the ziggurat of kernels/normal.h, a variable number of
+  // 64-bit units per value.
+  kNormalDouble,
+  kNormalFloat,  // float32: random_standard_normal_f, 32-bit units
 };
 
 struct RandomParams {
   RandomDraw draw = RandomDraw::kDouble;
   // kDouble: out = low + range * next_double (NumPy's uniform; random() is
-  // low 0, range 1). kFloat: next_float only.
+  // low 0, range 1). kFloat: next_float only. kNormalDouble: low + range *
+  // standard normal (NumPy's normal: loc, scale).
   double low = 0.0, range = 1.0;
   // Integers: out = off + bounded(rng), rng the inclusive span (high - low,
   // high - 1 - low without endpoint), both taken in the element's width and
@@ -283,6 +289,10 @@ RESIDENT_HD Pcg64Plan Pcg64PlanFor(const RandomParams& p) {
     }
     case RandomDraw::kBool:
       return Pcg64Plan{1, false, static_cast<uint8_t>(p.rng) == 0};
+    case RandomDraw::kNormalDouble:  // variable units, but never Lemire's
+      return Pcg64Plan{64, false, false};
+    case RandomDraw::kNormalFloat:
+      return Pcg64Plan{32, false, false};
   }
   return Pcg64Plan{64, false, false};
 }
@@ -292,9 +302,11 @@ RESIDENT_HD int RandomItemSize(RandomDraw d) {
   switch (d) {
     case RandomDraw::kDouble:
     case RandomDraw::kBounded64:
+    case RandomDraw::kNormalDouble:
       return 8;
     case RandomDraw::kFloat:
     case RandomDraw::kBounded32:
+    case RandomDraw::kNormalFloat:
       return 4;
     case RandomDraw::kBounded16:
       return 2;

@@ -6,6 +6,9 @@
 #include <thread>
 #include <vector>
 
+#include "kernels/normal.h"
+#include "kernels/ziggurat_tables.h"
+
 namespace resident::cpu {
 namespace {
 
@@ -93,58 +96,112 @@ int64_t Accept(Pcg64UnitStream<kBits>& stream, const Pcg64Bounds& bounds, T off,
   return got;
 }
 
-// A Lemire fill: returns the units it read. Runs of kRunUnits units are
-// drawn and tested by whichever thread claims them; a run then waits for
-// its turn (the runs before it placed), takes the output offset they
-// reached, hands the turn on and copies its values there. The run that
-// reaches n finds how many of its units the n-th value needed and ends
-// the fill; runs claimed after it are dropped.
-template <int kBits, typename T>
-int64_t FillLemire(const Pcg64& g, const Pcg64Bounds& b, T off, T* out, int64_t n,
-                   ThreadPool& pool) {
+// A fill of draws of variable units, in runs of kRunUnits units: returns
+// the units it read. draw(first, limit, want, dst, &read) draws from unit
+// `first` while fewer than `limit` units are read and `want` values
+// placed, writes them to dst, returns how many and sets `read`; a draw may
+// read past `limit` (a normal draw's further units), never one started
+// there. Runs are drawn by whichever thread claims them; a run then waits
+// for its turn (the runs before it placed), takes the output offset they
+// reached, hands the turn on and copies its values there. A run whose
+// predecessor read into it (rare) is drawn again from where that ended.
+// The run that reaches n draws again up to the n-th value and ends the
+// fill; runs claimed after it are dropped.
+template <typename T, typename Draw>
+int64_t FillInRuns(T* out, int64_t n, ThreadPool& pool, Draw draw) {
   constexpr int64_t kUnlimited = INT64_MAX;
   if (pool.num_threads() == 1 || n < 4 * kRunUnits) {
-    Pcg64UnitStream<kBits> s(g, 0);
     int64_t read = 0;
-    Accept(s, b, off, kUnlimited, n, out, &read);
+    draw(0, kUnlimited, n, out, &read);
     return read;
   }
   std::atomic<int64_t> next_run{0};
   std::atomic<int64_t> turn{0};
   std::atomic<bool> done{false};
-  int64_t placed = 0;  // values placed by the runs before `turn`
-  int64_t units = 0;   // set by the run that ends the fill
+  int64_t placed = 0;   // values placed by the runs before `turn`
+  int64_t reached = 0;  // the unit after the last of their draws
+  int64_t units = 0;    // set by the run that ends the fill
   const int workers = pool.num_threads();
   pool.ParallelFor(workers, 1, [&](int64_t, int64_t) {
     std::vector<T> buf(kRunUnits);
     while (!done.load(std::memory_order_acquire)) {
       const int64_t run = next_run.fetch_add(1, std::memory_order_relaxed);
-      const uint64_t first = static_cast<uint64_t>(run) * kRunUnits;
-      Pcg64UnitStream<kBits> s(g, first);
+      const int64_t first = run * kRunUnits, end = first + kRunUnits;
       int64_t read = 0;
-      const int64_t got = Accept(s, b, off, kRunUnits, kRunUnits, buf.data(), &read);
+      int64_t got = draw(first, kRunUnits, kRunUnits, buf.data(), &read);
       while (turn.load(std::memory_order_acquire) != run) {
         if (done.load(std::memory_order_acquire)) return;
         std::this_thread::yield();
       }
       const int64_t at = placed;
       if (at == n) return;  // a run claimed after the last one
+      int64_t start = first;
+      if (reached > first) {
+        start = reached;
+        read = 0;
+        got = start < end ? draw(start, end - start, kRunUnits, buf.data(), &read) : 0;
+      }
       if (at + got >= n) {
-        // The last run: the units up to the n-th accepted one, no further.
-        Pcg64UnitStream<kBits> again(g, first);
-        Accept(again, b, off, kRunUnits, n - at, out + at, &read);
-        units = static_cast<int64_t>(first) + read;
+        // The last run: the units up to the n-th value, no further.
+        draw(start, end - start, n - at, out + at, &read);
+        units = start + read;
         placed = n;
         done.store(true, std::memory_order_release);
         turn.store(run + 1, std::memory_order_release);
         return;
       }
       placed = at + got;
+      reached = start + read;
       turn.store(run + 1, std::memory_order_release);
       std::memcpy(out + at, buf.data(), static_cast<size_t>(got) * sizeof(T));
     }
   });
   return units;
+}
+
+// A Lemire fill: returns the units it read.
+template <int kBits, typename T>
+int64_t FillLemire(const Pcg64& g, const Pcg64Bounds& b, T off, T* out, int64_t n,
+                   ThreadPool& pool) {
+  return FillInRuns(out, n, pool,
+                    [&](int64_t first, int64_t limit, int64_t want, T* dst, int64_t* read) {
+                      Pcg64UnitStream<kBits> s(g, static_cast<uint64_t>(first));
+                      return Accept(s, b, off, limit, want, dst, read);
+                    });
+}
+
+// Normal draws (kernels/normal.h) from unit `first` while fewer than
+// `limit` units are read and `want` placed: float64 as low + range * z
+// (NumPy's normal; standard_normal is low -0.0, range 1, which is z
+// exactly), float32 as z.
+template <int kBits, typename T, typename K>
+int64_t DrawNormals(const Pcg64& g, int64_t first, int64_t limit, int64_t want,
+                    const NormalTables<T, K>& t, double low, double range, T* dst, int64_t* read) {
+  Pcg64UnitStream<kBits> s(g, static_cast<uint64_t>(first));
+  const auto next = [&s] { return s.Next(); };
+  int64_t got = 0, r = 0;
+  while (r < limit && got < want) {
+    uint32_t used = 0;
+    const T z = Pcg64Normal(s.Next(), next, t, &used);
+    r += used;
+    if constexpr (kBits == 64) {
+      dst[got++] = Pcg64Uniform(low, range, z);
+    } else {
+      dst[got++] = z;
+    }
+  }
+  *read = r;
+  return got;
+}
+
+// A normal fill of T (double or float): returns the units it read.
+template <int kBits, typename T, typename K>
+int64_t FillNormal(const Pcg64& g, const NormalTables<T, K>& t, double low, double range, T* out,
+                   int64_t n, ThreadPool& pool) {
+  return FillInRuns(out, n, pool,
+                    [&](int64_t first, int64_t limit, int64_t want, T* dst, int64_t* read) {
+                      return DrawNormals<kBits>(g, first, limit, want, t, low, range, dst, read);
+                    });
 }
 
 // A bounded fill of T (unsigned, the element's width) with unit width kBits.
@@ -207,6 +264,21 @@ void RandomFill(const RandomParams& p, const uint64_t state_in[kPcg64StateWords]
       case RandomDraw::kBounded8:
         FillBounded<8, uint8_t>(g, plan, p.off, p.rng, out, n, pool, &after);
         break;
+      case RandomDraw::kNormalDouble: {
+        const ZigguratTables& z = NumpyZigguratTables();
+        const NormalTablesDouble t{z.ki_double, z.wi_double, z.fi_double, z.nor_r, z.nor_inv_r};
+        const int64_t units =
+            FillNormal<64>(g, t, p.low, p.range, static_cast<double*>(out), n, pool);
+        after = Pcg64AfterUnits(g, 64, static_cast<uint64_t>(units));
+        break;
+      }
+      case RandomDraw::kNormalFloat: {
+        const ZigguratTables& z = NumpyZigguratTables();
+        const NormalTablesFloat t{z.ki_float, z.wi_float, z.fi_float, z.nor_r_f, z.nor_inv_r_f};
+        const int64_t units = FillNormal<32>(g, t, 0.0, 1.0, static_cast<float*>(out), n, pool);
+        after = Pcg64AfterUnits(g, 32, static_cast<uint64_t>(units));
+        break;
+      }
       case RandomDraw::kBool: {
         uint8_t* o = static_cast<uint8_t*>(out);
         if (plan.constant) {

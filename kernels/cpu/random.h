@@ -8,7 +8,9 @@
 // of units are drawn and tested in parallel, and each run's accepted values
 // go to the output in run order once the runs before it have said how many
 // they accepted, until n are placed; the state then advances by exactly the
-// units NumPy's loop would have read.
+// units NumPy's loop would have read. Normal draws (kernels/normal.h) go
+// in the same runs; a run whose predecessor's last draw read into it is
+// drawn again from where that draw ended.
 #ifndef RESIDENT_KERNELS_CPU_RANDOM_H_
 #define RESIDENT_KERNELS_CPU_RANDOM_H_
 

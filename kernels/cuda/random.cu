@@ -8,20 +8,16 @@
 #include <cub/device/device_scan.cuh>
 
 #include "kernels/cuda/common.cuh"
+#include "kernels/cuda/random_internal.cuh"
 
 namespace resident::cuda_kernels {
 namespace {
 
-constexpr int kBlockThreads = 256;
+using namespace random_internal;  // NOLINT: this file's own internals
+
 // Threads of a launch are at most 2^kThreadBits (a thread jumps to its
 // first draw through the jumps of 2^i draws, i < kThreadBits).
 constexpr int kThreadBits = 22;
-// Blocks per multiprocessor: one resident wave of 256-thread blocks.
-constexpr int kBlocksPerSm = 8;
-// A round's draws are fewer than 2^kJumpBits (block B's first draw is B *
-// chunk from the round's first), and its blocks at most kMaxRoundBlocks.
-constexpr int kJumpBits = 44;
-constexpr int kMaxRoundBlocks = 1 << 14;
 
 // A launch's jumps, made on the host (they do not depend on the state).
 struct Jumps {
@@ -29,30 +25,6 @@ struct Jumps {
   Pcg64Jump stride;    // G draws, G the threads of the launch
   Pcg64Jump pow2[kThreadBits];
 };
-
-// The units [u0, u0 + count) of a fill a launch covers. With has_uint32 b
-// the first 32 / bits units come from uinteger (bits < 64) and draws
-// [r_lo[b], r_end[b]) hold the rest; element u - u0 of the launch's output
-// is unit u.
-struct UnitSpan {
-  uint64_t u0;
-  int64_t count;
-  uint64_t r_lo[2], r_end[2];
-};
-
-UnitSpan SpanFor(int bits, uint64_t u0, int64_t count) {
-  UnitSpan s{u0, count, {0, 0}, {0, 0}};
-  const uint64_t per = static_cast<uint64_t>(64 / bits);
-  for (int b = 0; b < 2; ++b) {
-    const uint64_t prefix = bits < 64 && b == 1 ? static_cast<uint64_t>(32 / bits) : 0;
-    const uint64_t first = std::max(u0, prefix), last = u0 + static_cast<uint64_t>(count);
-    if (last > first) {
-      s.r_lo[b] = (first - prefix) / per;
-      s.r_end[b] = (last - prefix + per - 1) / per;
-    }
-  }
-  return s;
-}
 
 // --- element ops: unit -> value, and whether it is accepted -----------------
 
@@ -177,20 +149,6 @@ __device__ __forceinline__ void EmitDraw(uint64_t x, int64_t e, int64_t count, c
   }
 }
 
-// The generator state after draw r0 + delta (delta < 2^kJumpBits) of a
-// launch whose jump to draw r0 is `start`: delta's bits through pow2.
-__device__ __forceinline__ Pcg128 StateAt(const Pcg64& g, const Pcg64Jump& start,
-                                          const Pcg64Jump* pow2, int bits, uint64_t delta) {
-  Pcg128 s = Pcg128Add(Pcg128Mul(start.mult, g.state), Pcg128Mul(start.gsum, g.inc));
-#pragma unroll
-  for (int i = 0; i < bits; ++i) {
-    if ((delta >> i) & 1) {
-      s = Pcg128Add(Pcg128Mul(pow2[i].mult, s), Pcg128Mul(pow2[i].gsum, g.inc));
-    }
-  }
-  return s;
-}
-
 // Units [span.u0, span.u0 + span.count) of a fill that never rejects, from
 // state_in: thread t takes draws r_lo + t, r_lo + t + G, ...; the buffered
 // uinteger's units (has_uint32, narrow units) are thread 0's.
@@ -232,14 +190,6 @@ __global__ void __launch_bounds__(kBlockThreads)
 }
 
 // --- Lemire rounds: count, scan, write ----------------------------------------------
-
-// A round's jumps: each block takes `chunk` consecutive draws, thread t of
-// it draws t, t + 256, ... of them.
-struct RoundJumps {
-  Pcg64Jump start[2];  // to the round's first draw, by has_uint32
-  Pcg64Jump tile;      // kBlockThreads draws
-  Pcg64Jump pow2[kJumpBits];
-};
 
 // What a round's kernels share: the units, the draws of block B
 // ([r_lo + B * chunk, + chunk) clipped to r_end) and the op.
@@ -415,8 +365,6 @@ cudaError_t LaunchConstant(const LaunchContext& ctx, void* out, int64_t n, T val
   return cudaGetLastError();
 }
 
-size_t Align(size_t b) { return (b + 255) & ~size_t{255}; }
-
 // Scratch of the rounds: each block's count, their running sums, CUB's.
 constexpr size_t kCountsBytes = kMaxRoundBlocks * sizeof(int64_t);
 constexpr size_t kFixedBytes = 2 * kCountsBytes;
@@ -496,7 +444,11 @@ cudaError_t Bounded(const LaunchContext& ctx, const uint64_t* state_in, const Ra
 }  // namespace
 
 size_t RandomTempBytes(const RandomParams& p, int64_t n) {
-  if (!Pcg64PlanFor(p).rejects || n <= 0) return 0;
+  if (n <= 0) return 0;
+  if (p.draw == RandomDraw::kNormalDouble || p.draw == RandomDraw::kNormalFloat) {
+    return random_internal::NormalTempBytes(n);
+  }
+  if (!Pcg64PlanFor(p).rejects) return 0;
   return kFixedBytes + Align(ScanBytes());
 }
 
@@ -529,6 +481,10 @@ cudaError_t RandomFill(const LaunchContext& ctx, const RandomParams& p, const ui
         break;
       case RandomDraw::kBounded8:
         e = Bounded<8, uint8_t>(ctx, state_in, p, plan, out, n, temp, temp_bytes, &units);
+        break;
+      case RandomDraw::kNormalDouble:
+      case RandomDraw::kNormalFloat:
+        e = random_internal::NormalFill(ctx, state_in, p, out, n, temp, temp_bytes, &units);
         break;
       case RandomDraw::kBool:
         if (plan.constant) {

@@ -23,6 +23,11 @@
 // ends the fill. Spans with rejection odds of 2^-25 (integers(0, 1000))
 // take two rounds, the worst spans (about half rejected) about log2(n).
 // Scratch is fixed (RandomTempBytes), not proportional to n.
+//
+// Normal draws (standard_normal, normal) read one unit 99.3 % of the time
+// and more otherwise; random_normal.cu finds the few longer draws first
+// and places the rest around them (its comment says how). Their scratch
+// grows with n: about 1.2 bytes per value.
 #ifndef RESIDENT_KERNELS_CUDA_RANDOM_H_
 #define RESIDENT_KERNELS_CUDA_RANDOM_H_
 
@@ -37,7 +42,8 @@
 namespace resident::cuda_kernels {
 
 // Device scratch bytes RandomFill needs for n elements of p: 0 unless p's
-// draws can reject, then about 256 KiB whatever n.
+// draws can reject, then about 256 KiB whatever n (normal draws: about
+// 1.2 bytes per value).
 size_t RandomTempBytes(const RandomParams& p, int64_t n);
 
 // out (device, n elements of p.draw's type, RandomItemSize bytes each) =

@@ -388,6 +388,9 @@ struct RandomOp {
   const DeviceArray* next_state = nullptr;
   double low = 0.0, range = 1.0;
   uint64_t off = 0, rng = 0;
+  // Normal draws (float64 low + range * z, float32 z) instead of the
+  // dtype's uniform or bounded one.
+  bool normal = false;
 };
 
 // OK when a RandomOp's arrays fit as above; else INVALID_ARGUMENT.

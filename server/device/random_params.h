@@ -17,7 +17,9 @@ inline RandomParams RandomParamsOf(const RandomOp& op) {
   p.off = op.off;
   p.rng = op.rng;
   const DType d = op.out->dtype;
-  if (d == DType::kFloat64) {
+  if (op.normal) {
+    p.draw = d == DType::kFloat32 ? RandomDraw::kNormalFloat : RandomDraw::kNormalDouble;
+  } else if (d == DType::kFloat64) {
     p.draw = RandomDraw::kDouble;
   } else if (d == DType::kFloat32) {
     p.draw = RandomDraw::kFloat;

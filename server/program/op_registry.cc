@@ -127,6 +127,8 @@ constexpr OpDef kOps[] = {
     // The values and the state after them.
     {OpKind::kRandom, "random", 1, false, false, ResultBuffer::kNew, std::nullopt, nullptr,
      RandomBound, nullptr, InferRandom, RunRandom, 2},
+    {OpKind::kNormal, "normal", 1, false, false, ResultBuffer::kNew, std::nullopt, nullptr,
+     RandomBound, nullptr, InferRandom, RunRandom, 2},
 };
 
 constexpr bool InOpKindOrder() {
@@ -136,7 +138,7 @@ constexpr bool InOpKindOrder() {
   return true;
 }
 static_assert(InOpKindOrder(), "kOps rows must follow OpKind's order");
-static_assert(std::size(kOps) == static_cast<size_t>(OpKind::kRandom) + 1,
+static_assert(std::size(kOps) == static_cast<size_t>(OpKind::kNormal) + 1,
               "every OpKind needs a row");
 
 }  // namespace

@@ -80,6 +80,7 @@ enum class OpKind {
   kSlogdet,
   // numpy.random.Generator's draws from a PCG64 state (random_ops.cc).
   kRandom,
+  kNormal,  // normal and standard_normal: kRandom's operands and results
 };
 
 // A wire op name: its OpKind and, for kElementwise, the table's row. Every

@@ -7,7 +7,9 @@
 // `start` low, `stop` range), float32 next_float (random(dtype=float32)),
 // integers and bool off + a bounded draw of the inclusive span rng (`start`
 // off, `stop` rng, each the 64-bit two's complement pattern), NumPy's
-// Lemire rejection.
+// Lemire rejection. `normal` draws NumPy's standard_normal (kernels/
+// normal.h): float64 as loc + scale * z (`start` loc, `stop` scale; both
+// absent for standard_normal), float32 as z.
 #include <utility>
 #include <vector>
 
@@ -20,7 +22,15 @@
 namespace resident {
 namespace {
 
-absl::Status CheckDrawType(DType d) {
+absl::Status CheckDrawType(const Instruction& ins, DType d) {
+  if (ins.op == OpKind::kNormal) {
+    if (d == DType::kFloat64 || (d == DType::kFloat32 && !ins.start && !ins.stop)) {
+      return absl::OkStatus();
+    }
+    return absl::InvalidArgumentError(absl::StrCat(
+        "normal: draws float64, or float32 without loc and scale (standard_normal), not ",
+        DTypeName(d), ins.start || ins.stop ? " with loc and scale" : ""));
+  }
   if (d == DType::kFloat64 || d == DType::kFloat32 || d == DType::kBool ||
       (IsInteger(d) && !IsComplex(d))) {
     return absl::OkStatus();
@@ -34,19 +44,23 @@ absl::Status CheckDrawType(DType d) {
 absl::StatusOr<std::vector<ValueType>> InferRandom(const Instruction& ins,
                                                    absl::Span<const ValueType> ops) {
   const ValueType& state = ops[0];
+  const char* name = OpName(ins.op);
   if (state.dtype != DType::kUint64 || state.shape != Shape{kRandomStateWords}) {
-    return absl::InvalidArgumentError(absl::StrCat("random: the generator state must be uint64 (",
+    return absl::InvalidArgumentError(absl::StrCat(name, ": the generator state must be uint64 (",
                                                    kRandomStateWords, ",), not ",
                                                    TypeString(state)));
   }
-  if (!ins.dtype) return absl::InvalidArgumentError("random needs a dtype");
-  RETURN_IF_ERROR(CheckDrawType(*ins.dtype));
+  if (!ins.dtype) return absl::InvalidArgumentError(absl::StrCat(name, " needs a dtype"));
+  RETURN_IF_ERROR(CheckDrawType(ins, *ins.dtype));
   const bool floating = *ins.dtype == DType::kFloat64 || *ins.dtype == DType::kFloat32;
   if (!floating && (!ins.start || !ins.stop)) {
     return absl::InvalidArgumentError("random: integers need start (off) and stop (rng)");
   }
   for (int64_t d : ins.shape) {
-    if (d < 0) return absl::InvalidArgumentError("random: negative dimensions are not allowed");
+    if (d < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(name, ": negative dimensions are not allowed"));
+    }
   }
   return std::vector<ValueType>{ValueType{*ins.dtype, ins.shape},
                                 ValueType{DType::kUint64, Shape{kRandomStateWords}}};
@@ -62,7 +76,12 @@ absl::StatusOr<std::vector<DeviceArray>> RunRandom(OpContext& ctx, const Instruc
                                                    std::vector<DeviceArray> args,
                                                    absl::Span<const ValueType> outs) {
   RandomOp op;
-  if (outs[0].dtype == DType::kFloat64) {
+  if (ins.op == OpKind::kNormal) {
+    op.normal = true;
+    // standard_normal as loc -0.0, scale 1: -0.0 + 1 * z is z, -0.0 too.
+    op.low = ins.start ? ins.start->as_double() : -0.0;
+    op.range = ins.stop ? ins.stop->as_double() : 1.0;
+  } else if (outs[0].dtype == DType::kFloat64) {
     op.low = ins.start ? ins.start->as_double() : 0.0;
     op.range = ins.stop ? ins.stop->as_double() : 1.0;
   } else if (outs[0].dtype != DType::kFloat32) {

@@ -28,6 +28,19 @@ v1::Instruction Ins(const std::string& op, const std::vector<int64_t>& shape = {
   for (int64_t d : shape) ins.add_shape(d);
   return ins;
 }
+// A `normal` draw of `dtype` from value 0 (a state), loc and scale if given.
+v1::Instruction NormalOf(v1::DType dtype, bool loc_scale) {
+  v1::Instruction ins = Ins("normal", {4});
+  ins.set_dtype(dtype);
+  v1::Operand o;
+  o.set_value(0);
+  *ins.add_operands() = o;
+  if (loc_scale) {
+    ins.mutable_start()->set_float_value(1.0);
+    ins.mutable_stop()->set_float_value(2.0);
+  }
+  return ins;
+}
 // `op` (fft, irfft, ...) of value 0 over `axes`.
 v1::Instruction FftOver(const std::string& op, const std::vector<int64_t>& axes) {
   v1::Instruction ins = Ins(op);
@@ -258,6 +271,11 @@ TEST_F(BadInputTest, EveryBadRequestIsRefusedAndTheServerStillServes) {
   v1::Instruction bad_dtype = Ins("ones", {4});
   bad_dtype.set_dtype(static_cast<v1::DType>(99));
   v1::Instruction huge_op = Ins(std::string(2 << 20, 'x'));
+  auto state = [] {
+    v1::Instruction s = Ins("zeros", {6});
+    s.set_dtype(v1::DTYPE_UINT64);
+    return s;
+  };
 
   const std::vector<Row> rows = {
       {"unknown handle",
@@ -344,6 +362,21 @@ TEST_F(BadInputTest, EveryBadRequestIsRefusedAndTheServerStillServes) {
          return RunKeep(program({b, Binary("subtract", Val(0), Val(0))}), 1);
        },
        absl::StatusCode::kInvalidArgument, "boolean subtract"},
+      {"normal draws of an integer dtype",
+       [&] {
+         return RunKeep(program({state(), NormalOf(v1::DTYPE_INT64, false)}), 1);
+       },
+       absl::StatusCode::kInvalidArgument, "normal: draws float64"},
+      {"float32 normal draws with loc and scale",
+       [&] {
+         return RunKeep(program({state(), NormalOf(v1::DTYPE_FLOAT32, true)}), 1);
+       },
+       absl::StatusCode::kInvalidArgument, "float32 with loc and scale"},
+      {"normal draws from a float64 state",
+       [&] {
+         return RunKeep(program({Ins("ones", {6}), NormalOf(v1::DTYPE_FLOAT64, false)}), 1);
+       },
+       absl::StatusCode::kInvalidArgument, "generator state must be uint64"},
       {"fft over a repeated axis",
        [&] {
          return RunKeep(program({Ins("ones", {2, 4}), FftOver("fft", {1, -1})}), 1);

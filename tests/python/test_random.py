@@ -1,5 +1,6 @@
-"""rs.random through the real server: default_rng(seed)'s random, uniform
-and integers equal numpy.random.default_rng(seed)'s values bit for bit, for
+"""rs.random through the real server: default_rng(seed)'s random, uniform,
+integers, standard_normal and normal equal numpy.random.default_rng(seed)'s
+values bit for bit, for
 many seeds, sizes, dtypes and call sequences (a call split in two, float32
 draws that use PCG64's buffered 32-bit half, integers' rejection), and the
 state advances as NumPy's; permutation, shuffle and choice have NumPy's
@@ -32,6 +33,38 @@ def test_random_and_uniform_match_numpy(client, seed):
     same(g.random(10), n.random(10))                          # 64-bit draws keep the buffer
     same(g.random(4, dtype=np.float32), n.random(4, dtype=np.float32))  # the buffered half
     assert g.state == n.bit_generator.state
+
+
+@pytest.mark.parametrize("seed", [0, 1, 12345, 2**63 + 7, [1, 2, 3]], ids=str)
+def test_standard_normal_and_normal_match_numpy(client, seed):
+    # NumPy's ziggurat bit for bit: the layers' fast path, the wedge tests
+    # and the tail (2^20 draws hold about 270 tail draws), successive
+    # calls, float32 on the 32-bit stream with its buffered half, and the
+    # state after.
+    g, n = rs.random.default_rng(seed, client=client), np.random.default_rng(seed)
+    for size in (0, 1, 7, (3, 5), 100_003):
+        same(g.standard_normal(size), n.standard_normal(size))
+    same(g.standard_normal(1 << 20), n.standard_normal(1 << 20))
+    same(g.normal(-2.5, 3.0, size=(4, 33)), n.normal(-2.5, 3.0, size=(4, 33)))
+    same(g.normal(size=5), n.normal(size=5))
+    same(g.random(3, dtype=np.float32), n.random(3, dtype=np.float32))  # leaves a half buffered
+    same(g.standard_normal(1001, dtype=np.float32), n.standard_normal(1001, dtype=np.float32))
+    same(g.standard_normal(1 << 18, dtype=np.float32),
+         n.standard_normal(1 << 18, dtype=np.float32))
+    same(g.standard_normal(9), n.standard_normal(9))  # 64-bit draws keep the buffer
+    same(g.random(2, dtype=np.float32), n.random(2, dtype=np.float32))
+    assert g.state == n.bit_generator.state
+
+
+def test_normal_errors_are_numpys(client):
+    g = rs.random.default_rng(0, client=client)
+    with pytest.raises(ValueError, match="scale < 0"):
+        g.normal(0.0, -1.0, 3)
+    with pytest.raises(TypeError):
+        g.standard_normal(3, dtype=np.int64)
+    with pytest.raises(TypeError):
+        g.standard_normal(3, dtype=np.float16)
+    same(g.normal(1.0, 0.0, 3), np.random.default_rng(0).normal(1.0, 0.0, 3))
 
 
 @pytest.mark.parametrize("dtype", INT_DTYPES, ids=str)

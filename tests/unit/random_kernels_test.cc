@@ -194,8 +194,9 @@ TEST(RandomFill, MatchesScalarDraws) {
   EXPECT_EQ(std::memcmp(after, expect, sizeof(after)), 0);
 }
 
-// Rejecting fills long enough for many runs: every pool size gives the
-// single-threaded bytes and state.
+// Rejecting and normal fills long enough for many runs: every pool size
+// gives the single-threaded bytes and state (normal runs are redrawn where
+// a draw reaches into the next run).
 TEST(RandomFill, PoolSizesAgreeOnLongRejectingFills) {
   struct Span {
     RandomDraw draw;
@@ -205,7 +206,9 @@ TEST(RandomFill, PoolSizesAgreeOnLongRejectingFills) {
                         {RandomDraw::kBounded64, (uint64_t{1} << 63) + 5},
                         {RandomDraw::kBounded32, (uint64_t{1} << 31) + 1},
                         {RandomDraw::kBounded16, 0x8001},
-                        {RandomDraw::kBounded8, 0x81}};
+                        {RandomDraw::kBounded8, 0x81},
+                        {RandomDraw::kNormalDouble, 0},
+                        {RandomDraw::kNormalFloat, 0}};
   cpu::ThreadPool p1(1), p2(2), p3(3), p4(4);
   uint64_t before[kPcg64StateWords];
   std::memcpy(before, kRandomCases[5].before, sizeof(before));

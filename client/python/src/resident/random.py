@@ -73,7 +73,7 @@ class Generator:
         self._state = client.asarray(_words(state))
 
     def _draw(self, dtype: np.dtype, shape: Tuple[int, ...], start: Optional[pb.Scalar],
-              stop: Optional[pb.Scalar]) -> ndarray:
+              stop: Optional[pb.Scalar], op: str = "random") -> ndarray:
         count = 1
         for d in shape:
             count *= d
@@ -86,7 +86,7 @@ class Generator:
         if stop is not None:
             ins.stop.CopyFrom(stop)
         s = self._state._node.session
-        values, self._state = record_many("random", [self._drawn_from()], s, ins,
+        values, self._state = record_many(op, [self._drawn_from()], s, ins,
                                           [Meta(dtype, shape), _STATE_META])
         return values
 
@@ -132,6 +132,25 @@ class Generator:
             raise ValueError("high - low < 0")
         return self._draw(np.dtype(np.float64), _shape(size), pb.Scalar(float_value=lo),
                           pb.Scalar(float_value=span))
+
+    def standard_normal(self, size: Size = None, dtype: Any = np.float64) -> ndarray:
+        """NumPy's standard_normal bit for bit: its ziggurat (float64 on
+        64-bit draws, float32 on 32-bit ones, which use the buffered half)."""
+        dt = np.dtype(dtype)
+        if dt not in (np.float64, np.float32):
+            raise TypeError(f"Unsupported dtype {dt!r} for standard_normal")
+        return self._draw(dt, _shape(size), None, None, op="normal")
+
+    def normal(self, loc: float = 0.0, scale: float = 1.0, size: Size = None) -> ndarray:
+        """float64 loc + scale * standard_normal, as NumPy's (scalar loc and
+        scale)."""
+        if isinstance(loc, ndarray) or isinstance(scale, ndarray) or np.ndim(loc) or np.ndim(scale):
+            raise TypeError("normal takes scalar loc and scale here (array ones are not built)")
+        loc, scale = float(loc), float(scale)
+        if scale < 0:
+            raise ValueError("scale < 0")
+        return self._draw(np.dtype(np.float64), _shape(size), pb.Scalar(float_value=loc),
+                          pb.Scalar(float_value=scale), op="normal")
 
     def integers(self, low: int, high: Optional[int] = None, size: Size = None,
                  dtype: Any = np.int64, endpoint: bool = False) -> ndarray:
