@@ -230,3 +230,24 @@ def test_a_refused_draw_leaves_the_generator_where_it_was(start_server):
         with pytest.raises(rs.linalg.LinAlgError):
             (rs.linalg.inv(c.zeros((2, 2))) + x[0]).get()  # singular
         same(x, n.random(5))
+
+
+def test_uniform_with_array_bounds_matches_numpy(client):
+    # Bounds broadcast against each other (and size), resident or host
+    # arrays: low + (high - low) * u, bit for bit, u in C order.
+    g, n = rs.random.default_rng(9, client=client), np.random.default_rng(9)
+    low = np.array([-1.0, 0.5, 2.0])
+    high = np.array([[3.0], [10.0]])
+    same(g.uniform(client.asarray(low), client.asarray(high)), n.uniform(low, high))
+    same(g.uniform(low, 7.5), n.uniform(low, 7.5))
+    same(g.uniform(0.0, high, size=(4, 2, 3)), n.uniform(0.0, high, size=(4, 2, 3)))
+    same(g.uniform(np.arange(4, dtype=np.int32), 9, size=4),
+         n.uniform(np.arange(4, dtype=np.int32), 9, size=4))
+    assert g.state == n.bit_generator.state
+    with pytest.raises(OverflowError):
+        g.uniform(np.array([0.0, -np.inf]), 1.0)
+    with pytest.raises(ValueError, match="high - low < 0"):
+        g.uniform(np.array([0.0, 2.0]), 1.0)
+    with pytest.raises(ValueError):
+        g.uniform(low, 7.5, size=(2,))
+    same(g.random(4), n.random(4))  # refusals drew nothing

@@ -121,10 +121,11 @@ class Generator:
         return self._draw(dt, _shape(size), pb.Scalar(float_value=0.0),
                           pb.Scalar(float_value=1.0))
 
-    def uniform(self, low: float = 0.0, high: float = 1.0, size: Size = None) -> ndarray:
-        """float64 low + (high - low) * u, as NumPy's (scalar bounds)."""
+    def uniform(self, low: Any = 0.0, high: Any = 1.0, size: Size = None) -> ndarray:
+        """float64 low + (high - low) * u, as NumPy's: scalar bounds, or
+        arrays (resident or host) broadcast against each other and size."""
         if isinstance(low, ndarray) or isinstance(high, ndarray) or np.ndim(low) or np.ndim(high):
-            raise TypeError("uniform takes scalar bounds here (array bounds are not built)")
+            return self._uniform_arrays(low, high, size)
         lo, span = float(low), float(high) - float(low)
         if not np.isfinite(span):
             raise OverflowError("Range exceeds valid bounds")
@@ -132,6 +133,29 @@ class Generator:
             raise ValueError("high - low < 0")
         return self._draw(np.dtype(np.float64), _shape(size), pb.Scalar(float_value=lo),
                           pb.Scalar(float_value=span))
+
+    def _uniform_arrays(self, low: Any, high: Any, size: Size) -> ndarray:
+        """NumPy's uniform over array bounds: high - low in float64, checked
+        finite and not negative (one small read-back), then low + range * u
+        elementwise, u one draw per element of the broadcast shape in C
+        order, as NumPy's cont() loop (the server's multiply and add round
+        as NumPy's do)."""
+        def resident(v: Any) -> ndarray:
+            if isinstance(v, ndarray):
+                return v.astype(np.float64)
+            return self._client.asarray(np.asarray(v, dtype=np.float64))
+        lo, hi = resident(low), resident(high)
+        span = hi - lo
+        if not bool(np.all(np.isfinite(span))):
+            raise OverflowError("Range exceeds valid bounds")
+        if bool(np.any(np.signbit(span))):
+            raise ValueError("high - low < 0")
+        bounds = np.broadcast_shapes(lo.shape, span.shape)
+        shape = bounds if size is None else _shape(size)
+        if size is not None and np.broadcast_shapes(shape, bounds) != shape:
+            raise ValueError(f"shape mismatch: objects cannot be broadcast to a single shape "
+                             f"{shape} from bounds of shape {bounds}")
+        return lo + span * self.random(shape)
 
     def standard_normal(self, size: Size = None, dtype: Any = np.float64) -> ndarray:
         """NumPy's standard_normal bit for bit: its ziggurat (float64 on
