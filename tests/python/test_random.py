@@ -251,3 +251,19 @@ def test_uniform_with_array_bounds_matches_numpy(client):
     with pytest.raises(ValueError):
         g.uniform(low, 7.5, size=(2,))
     same(g.random(4), n.random(4))  # refusals drew nothing
+
+
+def test_normal_with_array_parameters_matches_numpy(client):
+    g, n = rs.random.default_rng(21, client=client), np.random.default_rng(21)
+    loc = np.array([[-1.0], [0.5], [2.0]])
+    scale = np.array([0.5, 3.0])
+    same(g.normal(client.asarray(loc), client.asarray(scale)), n.normal(loc, scale))
+    same(g.normal(loc, 2.0, size=(2, 3, 2)), n.normal(loc, 2.0, size=(2, 3, 2)))
+    same(g.normal(0.0, scale), n.normal(0.0, scale))
+    for bad in (np.array([1.0, -0.0]), -0.0):  # NumPy's check is the sign bit
+        with pytest.raises(ValueError, match="scale < 0"):
+            g.normal(0.0, bad)
+    with pytest.raises(ValueError, match="high - low < 0"):
+        g.uniform(0.0, -0.0)
+    same(g.standard_normal(3), n.standard_normal(3))  # refusals drew nothing
+    assert g.state == n.bit_generator.state

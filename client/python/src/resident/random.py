@@ -129,7 +129,7 @@ class Generator:
         lo, span = float(low), float(high) - float(low)
         if not np.isfinite(span):
             raise OverflowError("Range exceeds valid bounds")
-        if span < 0:
+        if np.signbit(span):  # -0.0 too, as NumPy's CONS_NON_NEGATIVE
             raise ValueError("high - low < 0")
         return self._draw(np.dtype(np.float64), _shape(size), pb.Scalar(float_value=lo),
                           pb.Scalar(float_value=span))
@@ -140,22 +140,35 @@ class Generator:
         elementwise, u one draw per element of the broadcast shape in C
         order, as NumPy's cont() loop (the server's multiply and add round
         as NumPy's do)."""
-        def resident(v: Any) -> ndarray:
-            if isinstance(v, ndarray):
-                return v.astype(np.float64)
-            return self._client.asarray(np.asarray(v, dtype=np.float64))
-        lo, hi = resident(low), resident(high)
+        lo, hi = self._float64_bounds(low, high)
         span = hi - lo
         if not bool(np.all(np.isfinite(span))):
             raise OverflowError("Range exceeds valid bounds")
         if bool(np.any(np.signbit(span))):
             raise ValueError("high - low < 0")
-        bounds = np.broadcast_shapes(lo.shape, span.shape)
-        shape = bounds if size is None else _shape(size)
-        if size is not None and np.broadcast_shapes(shape, bounds) != shape:
+        return lo + span * self.random(self._draw_shape(size, lo, span))
+
+    def _float64_bounds(self, *values: Any) -> Tuple[ndarray, ...]:
+        """Parameters as resident float64 arrays (NumPy converts them to
+        double first)."""
+        def resident(v: Any) -> ndarray:
+            if isinstance(v, ndarray):
+                return v.astype(np.float64)
+            return self._client.asarray(np.asarray(v, dtype=np.float64))
+        return tuple(resident(v) for v in values)
+
+    @staticmethod
+    def _draw_shape(size: Size, *params: ndarray) -> Tuple[int, ...]:
+        """The draw's shape: the parameters' broadcast shape, or size, which
+        they must broadcast to (NumPy's ValueError otherwise)."""
+        bounds = np.broadcast_shapes(*(p.shape for p in params))
+        if size is None:
+            return tuple(bounds)
+        shape = _shape(size)
+        if np.broadcast_shapes(shape, bounds) != shape:
             raise ValueError(f"shape mismatch: objects cannot be broadcast to a single shape "
-                             f"{shape} from bounds of shape {bounds}")
-        return lo + span * self.random(shape)
+                             f"{shape} from parameters of shape {bounds}")
+        return shape
 
     def standard_normal(self, size: Size = None, dtype: Any = np.float64) -> ndarray:
         """NumPy's standard_normal bit for bit: its ziggurat (float64 on
@@ -165,13 +178,17 @@ class Generator:
             raise TypeError(f"Unsupported dtype {dt!r} for standard_normal")
         return self._draw(dt, _shape(size), None, None, op="normal")
 
-    def normal(self, loc: float = 0.0, scale: float = 1.0, size: Size = None) -> ndarray:
-        """float64 loc + scale * standard_normal, as NumPy's (scalar loc and
-        scale)."""
+    def normal(self, loc: Any = 0.0, scale: Any = 1.0, size: Size = None) -> ndarray:
+        """float64 loc + scale * standard_normal, as NumPy's: scalar loc and
+        scale on the server; arrays (resident or host) as one draw and the
+        elementwise product and sum, after a read-back of scale's check."""
         if isinstance(loc, ndarray) or isinstance(scale, ndarray) or np.ndim(loc) or np.ndim(scale):
-            raise TypeError("normal takes scalar loc and scale here (array ones are not built)")
+            lo, sc = self._float64_bounds(loc, scale)
+            if bool(np.any(np.signbit(sc))):
+                raise ValueError("scale < 0")
+            return lo + sc * self.standard_normal(self._draw_shape(size, lo, sc))
         loc, scale = float(loc), float(scale)
-        if scale < 0:
+        if np.signbit(scale):  # -0.0 too, as NumPy's CONS_NON_NEGATIVE
             raise ValueError("scale < 0")
         return self._draw(np.dtype(np.float64), _shape(size), pb.Scalar(float_value=loc),
                           pb.Scalar(float_value=scale), op="normal")
