@@ -448,6 +448,10 @@ std::vector<Array> random_integers(const Array& state, DType dtype, const Shape&
 // after them}.
 std::vector<Array> standard_normal(const Array& state, DType dtype, const Shape& shape);
 std::vector<Array> normal(const Array& state, const Shape& shape, double loc, double scale);
+// numpy.random.Generator's standard_exponential (float64 or float32) and
+// exponential (float64 scale * z), bit for bit.
+std::vector<Array> standard_exponential(const Array& state, DType dtype, const Shape& shape);
+std::vector<Array> exponential(const Array& state, const Shape& shape, double scale);
 Array extract(const Array& condition, const Array& arr, int64_t count);
 Array cumprod(const Array& a, std::optional<int64_t> axis = std::nullopt);
 

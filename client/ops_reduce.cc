@@ -205,6 +205,19 @@ std::vector<Array> normal(const Array& state, const Shape& shape, double loc, do
     ins.mutable_stop()->set_float_value(scale);
   });
 }
+std::vector<Array> standard_exponential(const Array& state, DType dtype, const Shape& shape) {
+  return Results("exponential", state, 2, [&](v1::Instruction& ins) {
+    ins.set_dtype(EncodeDType(dtype));
+    for (int64_t d : shape) ins.add_shape(d);
+  });
+}
+std::vector<Array> exponential(const Array& state, const Shape& shape, double scale) {
+  return Results("exponential", state, 2, [&](v1::Instruction& ins) {
+    ins.set_dtype(EncodeDType(DType::kFloat64));
+    for (int64_t d : shape) ins.add_shape(d);
+    ins.mutable_stop()->set_float_value(scale);
+  });
+}
 
 Array argsort(const Array& a, int64_t axis, bool descending) {
   return AlongAxis("argsort", {&a}, axis, descending);

@@ -55,17 +55,28 @@ enum class RandomDraw : uint8_t {
   kBounded8,   // 1-byte integers: random_bounded_uint8_fill
   kBool,       // one 0/1 byte: random_bounded_bool_fill
   // low + range * random_standard_normal (normal; standard_normal is low
-  // 0, range 1): the ziggurat of kernels/normal.h, a variable number of
-  // 64-bit units per value.
+  // -0.0, range 1): the ziggurat of kernels/ziggurat.h, a variable number
+  // of 64-bit units per value.
   kNormalDouble,
   kNormalFloat,  // float32: random_standard_normal_f, 32-bit units
+  // low + range * random_standard_exponential (exponential's scale is
+  // range, low -0.0, which adds nothing): kernels/ziggurat.h as well.
+  kExponentialDouble,
+  kExponentialFloat,  // float32: random_standard_exponential_f
 };
+
+// The draws of a variable number of units (kernels/ziggurat.h).
+RESIDENT_HD constexpr bool IsZigguratDraw(RandomDraw d) {
+  return d == RandomDraw::kNormalDouble || d == RandomDraw::kNormalFloat ||
+         d == RandomDraw::kExponentialDouble || d == RandomDraw::kExponentialFloat;
+}
 
 struct RandomParams {
   RandomDraw draw = RandomDraw::kDouble;
   // kDouble: out = low + range * next_double (NumPy's uniform; random() is
   // low 0, range 1). kFloat: next_float only. kNormalDouble: low + range *
-  // standard normal (NumPy's normal: loc, scale).
+  // standard normal (NumPy's normal: loc, scale); kExponentialDouble:
+  // low + range * standard exponential (low -0.0, range the scale).
   double low = 0.0, range = 1.0;
   // Integers: out = off + bounded(rng), rng the inclusive span (high - low,
   // high - 1 - low without endpoint), both taken in the element's width and
@@ -290,8 +301,10 @@ RESIDENT_HD Pcg64Plan Pcg64PlanFor(const RandomParams& p) {
     case RandomDraw::kBool:
       return Pcg64Plan{1, false, static_cast<uint8_t>(p.rng) == 0};
     case RandomDraw::kNormalDouble:  // variable units, but never Lemire's
+    case RandomDraw::kExponentialDouble:
       return Pcg64Plan{64, false, false};
     case RandomDraw::kNormalFloat:
+    case RandomDraw::kExponentialFloat:
       return Pcg64Plan{32, false, false};
   }
   return Pcg64Plan{64, false, false};
@@ -303,10 +316,12 @@ RESIDENT_HD int RandomItemSize(RandomDraw d) {
     case RandomDraw::kDouble:
     case RandomDraw::kBounded64:
     case RandomDraw::kNormalDouble:
+    case RandomDraw::kExponentialDouble:
       return 8;
     case RandomDraw::kFloat:
     case RandomDraw::kBounded32:
     case RandomDraw::kNormalFloat:
+    case RandomDraw::kExponentialFloat:
       return 4;
     case RandomDraw::kBounded16:
       return 2;

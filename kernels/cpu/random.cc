@@ -6,8 +6,7 @@
 #include <thread>
 #include <vector>
 
-#include "kernels/normal.h"
-#include "kernels/ziggurat_tables.h"
+#include "kernels/ziggurat.h"
 
 namespace resident::cpu {
 namespace {
@@ -170,19 +169,19 @@ int64_t FillLemire(const Pcg64& g, const Pcg64Bounds& b, T off, T* out, int64_t 
                     });
 }
 
-// Normal draws (kernels/normal.h) from unit `first` while fewer than
-// `limit` units are read and `want` placed: float64 as low + range * z
-// (NumPy's normal; standard_normal is low -0.0, range 1, which is z
-// exactly), float32 as z.
-template <int kBits, typename T, typename K>
-int64_t DrawNormals(const Pcg64& g, int64_t first, int64_t limit, int64_t want,
-                    const NormalTables<T, K>& t, double low, double range, T* dst, int64_t* read) {
+// Ziggurat draws (kernels/ziggurat.h) of Z from unit `first` while fewer
+// than `limit` units are read and `want` placed: float64 as low + range * z
+// (NumPy's normal and exponential; the standard draws are low -0.0, range
+// 1, which is z exactly), float32 as z.
+template <Ziggurat Z, int kBits, typename T, typename K>
+int64_t DrawZiggurat(const Pcg64& g, int64_t first, int64_t limit, int64_t want,
+                     const ZigguratView<T, K>& t, double low, double range, T* dst, int64_t* read) {
   Pcg64UnitStream<kBits> s(g, static_cast<uint64_t>(first));
   const auto next = [&s] { return s.Next(); };
   int64_t got = 0, r = 0;
   while (r < limit && got < want) {
     uint32_t used = 0;
-    const T z = Pcg64Normal(s.Next(), next, t, &used);
+    const T z = ZigguratDraw<Z>(s.Next(), next, t, &used);
     r += used;
     if constexpr (kBits == 64) {
       dst[got++] = Pcg64Uniform(low, range, z);
@@ -194,14 +193,17 @@ int64_t DrawNormals(const Pcg64& g, int64_t first, int64_t limit, int64_t want,
   return got;
 }
 
-// A normal fill of T (double or float): returns the units it read.
-template <int kBits, typename T, typename K>
-int64_t FillNormal(const Pcg64& g, const NormalTables<T, K>& t, double low, double range, T* out,
-                   int64_t n, ThreadPool& pool) {
-  return FillInRuns(out, n, pool,
-                    [&](int64_t first, int64_t limit, int64_t want, T* dst, int64_t* read) {
-                      return DrawNormals<kBits>(g, first, limit, want, t, low, range, dst, read);
-                    });
+// A ziggurat fill of T (double: 64-bit units, float: 32-bit ones); returns
+// the state after it.
+template <Ziggurat Z, typename T>
+Pcg64 FillZiggurat(const Pcg64& g, double low, double range, T* out, int64_t n, ThreadPool& pool) {
+  constexpr int kBits = sizeof(T) == 8 ? 64 : 32;
+  const auto t = ZigguratViewOf<Z, T>(NumpyZigguratTables());
+  const int64_t units = FillInRuns(
+      out, n, pool, [&](int64_t first, int64_t limit, int64_t want, T* dst, int64_t* read) {
+        return DrawZiggurat<Z, kBits>(g, first, limit, want, t, low, range, dst, read);
+      });
+  return Pcg64AfterUnits(g, kBits, static_cast<uint64_t>(units));
 }
 
 // A bounded fill of T (unsigned, the element's width) with unit width kBits.
@@ -264,21 +266,21 @@ void RandomFill(const RandomParams& p, const uint64_t state_in[kPcg64StateWords]
       case RandomDraw::kBounded8:
         FillBounded<8, uint8_t>(g, plan, p.off, p.rng, out, n, pool, &after);
         break;
-      case RandomDraw::kNormalDouble: {
-        const ZigguratTables& z = NumpyZigguratTables();
-        const NormalTablesDouble t{z.ki_double, z.wi_double, z.fi_double, z.nor_r, z.nor_inv_r};
-        const int64_t units =
-            FillNormal<64>(g, t, p.low, p.range, static_cast<double*>(out), n, pool);
-        after = Pcg64AfterUnits(g, 64, static_cast<uint64_t>(units));
+      case RandomDraw::kNormalDouble:
+        after =
+            FillZiggurat<Ziggurat::kNormal>(g, p.low, p.range, static_cast<double*>(out), n, pool);
         break;
-      }
-      case RandomDraw::kNormalFloat: {
-        const ZigguratTables& z = NumpyZigguratTables();
-        const NormalTablesFloat t{z.ki_float, z.wi_float, z.fi_float, z.nor_r_f, z.nor_inv_r_f};
-        const int64_t units = FillNormal<32>(g, t, 0.0, 1.0, static_cast<float*>(out), n, pool);
-        after = Pcg64AfterUnits(g, 32, static_cast<uint64_t>(units));
+      case RandomDraw::kNormalFloat:
+        after = FillZiggurat<Ziggurat::kNormal>(g, 0.0, 1.0, static_cast<float*>(out), n, pool);
         break;
-      }
+      case RandomDraw::kExponentialDouble:
+        after = FillZiggurat<Ziggurat::kExponential>(g, p.low, p.range, static_cast<double*>(out),
+                                                     n, pool);
+        break;
+      case RandomDraw::kExponentialFloat:
+        after =
+            FillZiggurat<Ziggurat::kExponential>(g, 0.0, 1.0, static_cast<float*>(out), n, pool);
+        break;
       case RandomDraw::kBool: {
         uint8_t* o = static_cast<uint8_t*>(out);
         if (plan.constant) {

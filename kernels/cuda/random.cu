@@ -445,9 +445,7 @@ cudaError_t Bounded(const LaunchContext& ctx, const uint64_t* state_in, const Ra
 
 size_t RandomTempBytes(const RandomParams& p, int64_t n) {
   if (n <= 0) return 0;
-  if (p.draw == RandomDraw::kNormalDouble || p.draw == RandomDraw::kNormalFloat) {
-    return random_internal::NormalTempBytes(n);
-  }
+  if (IsZigguratDraw(p.draw)) return random_internal::ZigguratTempBytes(n);
   if (!Pcg64PlanFor(p).rejects) return 0;
   return kFixedBytes + Align(ScanBytes());
 }
@@ -484,7 +482,9 @@ cudaError_t RandomFill(const LaunchContext& ctx, const RandomParams& p, const ui
         break;
       case RandomDraw::kNormalDouble:
       case RandomDraw::kNormalFloat:
-        e = random_internal::NormalFill(ctx, state_in, p, out, n, temp, temp_bytes, &units);
+      case RandomDraw::kExponentialDouble:
+      case RandomDraw::kExponentialFloat:
+        e = random_internal::ZigguratFill(ctx, state_in, p, out, n, temp, temp_bytes, &units);
         break;
       case RandomDraw::kBool:
         if (plan.constant) {

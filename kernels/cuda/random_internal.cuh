@@ -1,4 +1,4 @@
-// What kernels/cuda/random.cu and random_normal.cu share: launch shapes,
+// What kernels/cuda/random.cu and random_ziggurat.cu share: launch shapes,
 // the units a launch covers, jumps to a block's draws.
 #ifndef RESIDENT_KERNELS_CUDA_RANDOM_INTERNAL_CUH_
 #define RESIDENT_KERNELS_CUDA_RANDOM_INTERNAL_CUH_
@@ -70,11 +70,12 @@ struct RoundJumps {
 
 inline size_t Align(size_t b) { return (b + 255) & ~size_t{255}; }
 
-// The normal fill (random_normal.cu): its scratch for n values, and the
-// fill itself; *units = the units it read.
-size_t NormalTempBytes(int64_t n);
-cudaError_t NormalFill(const LaunchContext& ctx, const uint64_t* state_in, const RandomParams& p,
-                       void* out, int64_t n, void* temp, size_t temp_bytes, uint64_t* units);
+// The ziggurat fills (random_ziggurat.cu: normal and exponential draws):
+// their scratch for n values, and the fill itself; *units = the units it
+// read.
+size_t ZigguratTempBytes(int64_t n);
+cudaError_t ZigguratFill(const LaunchContext& ctx, const uint64_t* state_in, const RandomParams& p,
+                         void* out, int64_t n, void* temp, size_t temp_bytes, uint64_t* units);
 
 }  // namespace resident::cuda_kernels::random_internal
 

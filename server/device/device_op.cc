@@ -448,19 +448,20 @@ absl::Status CheckLinalgOp(const LinalgOp& op) {
 
 absl::Status CheckRandomOp(const RandomOp& op) {
   const Shape state_shape{kRandomStateWords};
-  const bool ok =
-      op.state->dtype == DType::kUint64 && op.state->shape == state_shape &&
-      op.next_state->dtype == DType::kUint64 && op.next_state->shape == state_shape &&
-      DefinedFor(DeviceOpKind::kRandom, op.out->dtype) &&
-      (!op.normal || op.out->dtype == DType::kFloat64 || op.out->dtype == DType::kFloat32) &&
-      (!op.normal || op.out->dtype == DType::kFloat64 || (op.low == 0.0 && op.range == 1.0)) &&
-      op.next_state->buffer != op.state->buffer && op.next_state->buffer != op.out->buffer &&
-      op.out->buffer != op.state->buffer;
+  const bool uniform = op.distribution == RandomDistribution::kUniform;
+  const bool ok = op.state->dtype == DType::kUint64 && op.state->shape == state_shape &&
+                  op.next_state->dtype == DType::kUint64 && op.next_state->shape == state_shape &&
+                  DefinedFor(DeviceOpKind::kRandom, op.out->dtype) &&
+                  (uniform || op.out->dtype == DType::kFloat64 ||
+                   (op.out->dtype == DType::kFloat32 && op.low == 0.0 && op.range == 1.0)) &&
+                  op.next_state->buffer != op.state->buffer &&
+                  op.next_state->buffer != op.out->buffer && op.out->buffer != op.state->buffer;
   if (ok) return absl::OkStatus();
   return absl::InvalidArgumentError(absl::StrCat(
       "random: needs a uint64 (", kRandomStateWords,
       ",) state and next state and an output of float64, float32, an integer dtype or bool "
-      "(normal: float64, or float32 of loc 0 and scale 1), three distinct buffers"));
+      "(normal, exponential: float64, or float32 of low 0 and range 1), three distinct "
+      "buffers"));
 }
 
 const char* OpLabel(const DeviceOp& op) {

@@ -382,15 +382,17 @@ absl::Status CheckLinalgOp(const LinalgOp& op);
 // next_float; integers and bool: off + a bounded draw of the inclusive
 // span rng (NumPy's Lemire rejection), wrapping in the dtype's width.
 inline constexpr int64_t kRandomStateWords = 6;
+// The distribution of a RandomOp's values: the dtype's uniform or bounded
+// draw, or a ziggurat one (float64: low + range * z; float32: z).
+enum class RandomDistribution : uint8_t { kUniform, kNormal, kExponential };
+
 struct RandomOp {
   const DeviceArray* state = nullptr;
   const DeviceArray* out = nullptr;
   const DeviceArray* next_state = nullptr;
   double low = 0.0, range = 1.0;
   uint64_t off = 0, rng = 0;
-  // Normal draws (float64 low + range * z, float32 z) instead of the
-  // dtype's uniform or bounded one.
-  bool normal = false;
+  RandomDistribution distribution = RandomDistribution::kUniform;
 };
 
 // OK when a RandomOp's arrays fit as above; else INVALID_ARGUMENT.

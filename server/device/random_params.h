@@ -17,8 +17,11 @@ inline RandomParams RandomParamsOf(const RandomOp& op) {
   p.off = op.off;
   p.rng = op.rng;
   const DType d = op.out->dtype;
-  if (op.normal) {
-    p.draw = d == DType::kFloat32 ? RandomDraw::kNormalFloat : RandomDraw::kNormalDouble;
+  const bool f32 = d == DType::kFloat32;
+  if (op.distribution == RandomDistribution::kNormal) {
+    p.draw = f32 ? RandomDraw::kNormalFloat : RandomDraw::kNormalDouble;
+  } else if (op.distribution == RandomDistribution::kExponential) {
+    p.draw = f32 ? RandomDraw::kExponentialFloat : RandomDraw::kExponentialDouble;
   } else if (d == DType::kFloat64) {
     p.draw = RandomDraw::kDouble;
   } else if (d == DType::kFloat32) {

@@ -129,6 +129,8 @@ constexpr OpDef kOps[] = {
      RandomBound, nullptr, InferRandom, RunRandom, 2},
     {OpKind::kNormal, "normal", 1, false, false, ResultBuffer::kNew, std::nullopt, nullptr,
      RandomBound, nullptr, InferRandom, RunRandom, 2},
+    {OpKind::kExponential, "exponential", 1, false, false, ResultBuffer::kNew, std::nullopt,
+     nullptr, RandomBound, nullptr, InferRandom, RunRandom, 2},
 };
 
 constexpr bool InOpKindOrder() {
@@ -138,7 +140,7 @@ constexpr bool InOpKindOrder() {
   return true;
 }
 static_assert(InOpKindOrder(), "kOps rows must follow OpKind's order");
-static_assert(std::size(kOps) == static_cast<size_t>(OpKind::kNormal) + 1,
+static_assert(std::size(kOps) == static_cast<size_t>(OpKind::kExponential) + 1,
               "every OpKind needs a row");
 
 }  // namespace

@@ -80,7 +80,8 @@ enum class OpKind {
   kSlogdet,
   // numpy.random.Generator's draws from a PCG64 state (random_ops.cc).
   kRandom,
-  kNormal,  // normal and standard_normal: kRandom's operands and results
+  kNormal,       // normal and standard_normal: kRandom's operands and results
+  kExponential,  // exponential and standard_exponential: the same
 };
 
 // A wire op name: its OpKind and, for kElementwise, the table's row. Every

@@ -7,9 +7,9 @@
 // `start` low, `stop` range), float32 next_float (random(dtype=float32)),
 // integers and bool off + a bounded draw of the inclusive span rng (`start`
 // off, `stop` rng, each the 64-bit two's complement pattern), NumPy's
-// Lemire rejection. `normal` draws NumPy's standard_normal (kernels/
-// normal.h): float64 as loc + scale * z (`start` loc, `stop` scale; both
-// absent for standard_normal), float32 as z.
+// Lemire rejection. `normal` and `exponential` draw NumPy's ziggurat
+// (kernels/ziggurat.h): float64 as loc + scale * z (`start` loc, normal
+// only; `stop` scale; both absent for the standard draws), float32 as z.
 #include <utility>
 #include <vector>
 
@@ -23,13 +23,16 @@ namespace resident {
 namespace {
 
 absl::Status CheckDrawType(const Instruction& ins, DType d) {
-  if (ins.op == OpKind::kNormal) {
+  if (ins.op == OpKind::kNormal || ins.op == OpKind::kExponential) {
+    if (ins.op == OpKind::kExponential && ins.start) {
+      return absl::InvalidArgumentError("exponential: takes a scale (stop), no loc (start)");
+    }
     if (d == DType::kFloat64 || (d == DType::kFloat32 && !ins.start && !ins.stop)) {
       return absl::OkStatus();
     }
     return absl::InvalidArgumentError(absl::StrCat(
-        "normal: draws float64, or float32 without loc and scale (standard_normal), not ",
-        DTypeName(d), ins.start || ins.stop ? " with loc and scale" : ""));
+        OpName(ins.op), ": draws float64, or float32 without loc and scale (the standard draw), ",
+        "not ", DTypeName(d), ins.start || ins.stop ? " with loc and scale" : ""));
   }
   if (d == DType::kFloat64 || d == DType::kFloat32 || d == DType::kBool ||
       (IsInteger(d) && !IsComplex(d))) {
@@ -76,9 +79,11 @@ absl::StatusOr<std::vector<DeviceArray>> RunRandom(OpContext& ctx, const Instruc
                                                    std::vector<DeviceArray> args,
                                                    absl::Span<const ValueType> outs) {
   RandomOp op;
-  if (ins.op == OpKind::kNormal) {
-    op.normal = true;
-    // standard_normal as loc -0.0, scale 1: -0.0 + 1 * z is z, -0.0 too.
+  if (ins.op == OpKind::kNormal || ins.op == OpKind::kExponential) {
+    op.distribution =
+        ins.op == OpKind::kNormal ? RandomDistribution::kNormal : RandomDistribution::kExponential;
+    // The standard draws as loc -0.0, scale 1: -0.0 + 1 * z is z, -0.0
+    // too; exponential's scale * z likewise as -0.0 + scale * z.
     op.low = ins.start ? ins.start->as_double() : -0.0;
     op.range = ins.stop ? ins.stop->as_double() : 1.0;
   } else if (outs[0].dtype == DType::kFloat64) {

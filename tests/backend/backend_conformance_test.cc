@@ -1490,12 +1490,13 @@ TEST_P(BackendConformanceTest, DecompositionsEveryRoutineAndDtype) {
 TEST_P(BackendConformanceTest, RandomFillsEqualTheReferenceBitForBit) {
   // Every draw from the same PCG64 states (NumPy's state layout; both with
   // and without a buffered 32-bit half): values and next states identical.
-  // Normal draws also over 2^20 values (about 270 of the ziggurat's tail).
+  // Normal and exponential draws also over 2^20 values (about 270 of the
+  // normal ziggurat's tail).
   struct Case {
     DType dtype;
     double low, range;
     uint64_t off, rng;
-    bool normal = false;
+    RandomDistribution distribution = RandomDistribution::kUniform;
   };
   const std::vector<Case> cases = {
       {DType::kFloat64, 0.0, 1.0, 0, 0},
@@ -1511,9 +1512,11 @@ TEST_P(BackendConformanceTest, RandomFillsEqualTheReferenceBitForBit) {
       {DType::kInt8, 0, 0, static_cast<uint64_t>(-100), 130},
       {DType::kBool, 0, 0, 0, 1},
       {DType::kInt64, 0, 0, 42, 0},
-      {DType::kFloat64, -0.0, 1.0, 0, 0, true},
-      {DType::kFloat64, 2.5, 0.75, 0, 0, true},
-      {DType::kFloat32, 0.0, 1.0, 0, 0, true},
+      {DType::kFloat64, -0.0, 1.0, 0, 0, RandomDistribution::kNormal},
+      {DType::kFloat64, 2.5, 0.75, 0, 0, RandomDistribution::kNormal},
+      {DType::kFloat32, 0.0, 1.0, 0, 0, RandomDistribution::kNormal},
+      {DType::kFloat64, -0.0, 2.5, 0, 0, RandomDistribution::kExponential},
+      {DType::kFloat32, 0.0, 1.0, 0, 0, RandomDistribution::kExponential},
   };
   const uint64_t states[2][6] = {
       {0x1aa1b5345996452dull, 0x09585eb7a69561e3ull, 0x418ddadb3af71a82ull, 0x588133bc447873a9ull,
@@ -1523,10 +1526,12 @@ TEST_P(BackendConformanceTest, RandomFillsEqualTheReferenceBitForBit) {
   };
   for (const Case& c : cases) {
     for (int64_t n : {int64_t{0}, int64_t{1}, int64_t{1000}, int64_t{100003}, int64_t{1} << 20}) {
-      if (n == int64_t{1} << 20 && !c.normal) continue;
+      const bool ziggurat = c.distribution != RandomDistribution::kUniform;
+      if (n == int64_t{1} << 20 && !ziggurat) continue;
       for (const auto& words : states) {
-        SCOPED_TRACE(absl::StrCat(DTypeName(c.dtype), c.normal ? " normal" : "", " n ", n, " off ",
-                                  c.off, " rng ", c.rng, " has_uint32 ", words[4]));
+        SCOPED_TRACE(absl::StrCat(DTypeName(c.dtype), " distribution ",
+                                  static_cast<int>(c.distribution), " n ", n, " off ", c.off,
+                                  " rng ", c.rng, " has_uint32 ", words[4]));
         HostArray state{DType::kUint64, {kRandomStateWords}, std::vector<uint8_t>(48)};
         std::memcpy(state.bytes.data(), words, 48);
         auto run = [&](Side& side) -> absl::StatusOr<std::pair<HostArray, HostArray>> {
@@ -1534,7 +1539,7 @@ TEST_P(BackendConformanceTest, RandomFillsEqualTheReferenceBitForBit) {
           absl::StatusOr<DeviceArray> out = side.Output(c.dtype, {n});
           absl::StatusOr<DeviceArray> next = side.Output(DType::kUint64, {kRandomStateWords});
           if (!in.ok() || !out.ok() || !next.ok()) return absl::InternalError("allocation");
-          RandomOp op{&*in, &*out, &*next, c.low, c.range, c.off, c.rng, c.normal};
+          RandomOp op{&*in, &*out, &*next, c.low, c.range, c.off, c.rng, c.distribution};
           absl::Status st = side.backend->Run(*side.stream, op);
           if (!st.ok()) return st;
           absl::StatusOr<HostArray> values = side.Download(*out), after = side.Download(*next);

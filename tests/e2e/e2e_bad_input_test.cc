@@ -372,6 +372,13 @@ TEST_F(BadInputTest, EveryBadRequestIsRefusedAndTheServerStillServes) {
          return RunKeep(program({state(), NormalOf(v1::DTYPE_FLOAT32, true)}), 1);
        },
        absl::StatusCode::kInvalidArgument, "float32 with loc and scale"},
+      {"exponential draws with a loc",
+       [&] {
+         v1::Instruction e = NormalOf(v1::DTYPE_FLOAT64, true);
+         e.set_op("exponential");
+         return RunKeep(program({state(), e}), 1);
+       },
+       absl::StatusCode::kInvalidArgument, "exponential: takes a scale"},
       {"normal draws from a float64 state",
        [&] {
          return RunKeep(program({Ins("ones", {6}), NormalOf(v1::DTYPE_FLOAT64, false)}), 1);

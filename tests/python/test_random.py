@@ -267,3 +267,29 @@ def test_normal_with_array_parameters_matches_numpy(client):
         g.uniform(0.0, -0.0)
     same(g.standard_normal(3), n.standard_normal(3))  # refusals drew nothing
     assert g.state == n.bit_generator.state
+
+
+@pytest.mark.parametrize("seed", [0, 5, 2**63 + 7], ids=str)
+def test_standard_exponential_and_exponential_match_numpy(client, seed):
+    # NumPy's exponential ziggurat bit for bit: its layers' fast path, the
+    # wedge tests, the tail (one uniform) and restarts; float32 on the
+    # 32-bit stream; scalar and array scales.
+    g, n = rs.random.default_rng(seed, client=client), np.random.default_rng(seed)
+    for size in (0, 1, 7, (3, 5), 100_003):
+        same(g.standard_exponential(size), n.standard_exponential(size))
+    same(g.standard_exponential(1 << 20), n.standard_exponential(1 << 20))
+    same(g.exponential(2.5, size=(4, 33)), n.exponential(2.5, size=(4, 33)))
+    same(g.random(3, dtype=np.float32), n.random(3, dtype=np.float32))  # a half buffered
+    same(g.standard_exponential(1001, dtype=np.float32),
+         n.standard_exponential(1001, dtype=np.float32))
+    same(g.standard_exponential(1 << 18, dtype=np.float32),
+         n.standard_exponential(1 << 18, dtype=np.float32))
+    scale = np.array([[0.5], [4.0]])
+    same(g.exponential(client.asarray(scale), size=(2, 3)), n.exponential(scale, size=(2, 3)))
+    for bad in (-1.0, -0.0, np.array([1.0, -2.0])):
+        with pytest.raises(ValueError, match="scale < 0"):
+            g.exponential(bad)
+    with pytest.raises(TypeError):
+        g.standard_exponential(3, dtype=np.int32)
+    same(g.exponential(size=9), n.exponential(size=9))
+    assert g.state == n.bit_generator.state

@@ -208,7 +208,9 @@ TEST(RandomFill, PoolSizesAgreeOnLongRejectingFills) {
                         {RandomDraw::kBounded16, 0x8001},
                         {RandomDraw::kBounded8, 0x81},
                         {RandomDraw::kNormalDouble, 0},
-                        {RandomDraw::kNormalFloat, 0}};
+                        {RandomDraw::kNormalFloat, 0},
+                        {RandomDraw::kExponentialDouble, 0},
+                        {RandomDraw::kExponentialFloat, 0}};
   cpu::ThreadPool p1(1), p2(2), p3(3), p4(4);
   uint64_t before[kPcg64StateWords];
   std::memcpy(before, kRandomCases[5].before, sizeof(before));

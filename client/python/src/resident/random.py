@@ -193,6 +193,32 @@ class Generator:
         return self._draw(np.dtype(np.float64), _shape(size), pb.Scalar(float_value=loc),
                           pb.Scalar(float_value=scale), op="normal")
 
+    def standard_exponential(self, size: Size = None, dtype: Any = np.float64,
+                             method: str = "zig") -> ndarray:
+        """NumPy's standard_exponential bit for bit: its ziggurat (float64 on
+        64-bit draws, float32 on 32-bit ones)."""
+        dt = np.dtype(dtype)
+        if dt not in (np.float64, np.float32):
+            raise TypeError(f"Unsupported dtype {dt!r} for standard_exponential")
+        if method != "zig":
+            raise ValueError("method 'inv' is not built; only 'zig' (NumPy's default)")
+        return self._draw(dt, _shape(size), None, None, op="exponential")
+
+    def exponential(self, scale: Any = 1.0, size: Size = None) -> ndarray:
+        """float64 scale * standard_exponential, as NumPy's: a scalar scale
+        on the server, an array one as one draw and the elementwise product
+        after a read-back of its check."""
+        if isinstance(scale, ndarray) or np.ndim(scale):
+            (sc,) = self._float64_bounds(scale)
+            if bool(np.any(np.signbit(sc))):
+                raise ValueError("scale < 0")
+            return sc * self.standard_exponential(self._draw_shape(size, sc))
+        scale = float(scale)
+        if np.signbit(scale):  # -0.0 too, as NumPy's CONS_NON_NEGATIVE
+            raise ValueError("scale < 0")
+        return self._draw(np.dtype(np.float64), _shape(size), None,
+                          pb.Scalar(float_value=scale), op="exponential")
+
     def integers(self, low: int, high: Optional[int] = None, size: Size = None,
                  dtype: Any = np.int64, endpoint: bool = False) -> ndarray:
         """Integers in [low, high) (or [low, high] with endpoint), NumPy's

@@ -1,22 +1,23 @@
-// The normal fill of kernels/cuda/random.h (kernels/normal.h's draws).
+// The ziggurat fills of kernels/cuda/random.h (kernels/ziggurat.h's normal
+// and exponential draws).
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
+#include <vector>
 
 #include "kernels/cuda/common.cuh"
 #include "kernels/cuda/random_internal.cuh"
-#include "kernels/normal.h"
-#include "kernels/ziggurat_tables.h"
+#include "kernels/ziggurat.h"
 
 namespace resident::cuda_kernels::random_internal {
 namespace {
 
-// --- normal draws (kernels/normal.h): runs of positions ---------------------------
+// --- ziggurat draws (kernels/ziggurat.h): runs of positions ------------------------
 //
 // The fill's draws start at units s_0 = 0, s_{k+1} = s_k + units(s_k), and
-// 99.3 % of draws read one unit. A round over units [u0, u0 + W) finds the
+// about 99 % of draws read one unit. A round over units [u0, u0 + W) finds the
 // others: Classify lists the units whose first-unit test fails
 // (exceptions, unordered), a sort orders them, Simulate runs each as a
 // whole draw from there (its value and units), and a scan of their reaches
@@ -31,51 +32,43 @@ namespace {
 // units for the skipped ones, so one round almost always suffices; if not,
 // the next starts where this one's draws ended.
 
-// A device copy of one width's tables (a kernel parameter, copied to
-// shared memory by each block: lookups are random).
+// A device copy of one distribution's tables at one width (a kernel
+// parameter, copied to shared memory by each block: lookups are random).
 template <typename T, typename K>
 struct ZigguratCopy {
-  K ki[256];
-  T wi[256];
-  T fi[256];
+  K k[256];
+  T w[256];
+  T f[256];
   T r, inv_r;
 };
 
-template <typename T, typename K>
+template <Ziggurat Z, typename T, typename K>
 ZigguratCopy<T, K> ZigguratCopyOf() {
-  const ZigguratTables& z = NumpyZigguratTables();
+  const ZigguratView<T, K> v = ZigguratViewOf<Z, T>(NumpyZigguratTables());
   ZigguratCopy<T, K> c;
-  if constexpr (sizeof(T) == 8) {
-    std::memcpy(c.ki, z.ki_double, sizeof(c.ki));
-    std::memcpy(c.wi, z.wi_double, sizeof(c.wi));
-    std::memcpy(c.fi, z.fi_double, sizeof(c.fi));
-    c.r = z.nor_r;
-    c.inv_r = z.nor_inv_r;
-  } else {
-    std::memcpy(c.ki, z.ki_float, sizeof(c.ki));
-    std::memcpy(c.wi, z.wi_float, sizeof(c.wi));
-    std::memcpy(c.fi, z.fi_float, sizeof(c.fi));
-    c.r = z.nor_r_f;
-    c.inv_r = z.nor_inv_r_f;
-  }
+  std::memcpy(c.k, v.k, sizeof(c.k));
+  std::memcpy(c.w, v.w, sizeof(c.w));
+  std::memcpy(c.f, v.f, sizeof(c.f));
+  c.r = v.r;
+  c.inv_r = v.inv_r;
   return c;
 }
 
-// The block's shared copy of the tables, as a NormalTables view.
+// The block's shared copy of the tables, as a view.
 template <typename T, typename K>
-__device__ __forceinline__ NormalTables<T, K> SharedTables(const ZigguratCopy<T, K>& param,
+__device__ __forceinline__ ZigguratView<T, K> SharedTables(const ZigguratCopy<T, K>& param,
                                                            ZigguratCopy<T, K>& shared) {
   for (int i = threadIdx.x; i < 256; i += blockDim.x) {
-    shared.ki[i] = param.ki[i];
-    shared.wi[i] = param.wi[i];
-    shared.fi[i] = param.fi[i];
+    shared.k[i] = param.k[i];
+    shared.w[i] = param.w[i];
+    shared.f[i] = param.f[i];
   }
   if (threadIdx.x == 0) {
     shared.r = param.r;
     shared.inv_r = param.inv_r;
   }
   __syncthreads();
-  return NormalTables<T, K>{shared.ki, shared.wi, shared.fi, shared.r, shared.inv_r};
+  return ZigguratView<T, K>{shared.k, shared.w, shared.f, shared.r, shared.inv_r};
 }
 
 // A round's walk: block B takes `chunk` consecutive draws of the span,
@@ -113,39 +106,72 @@ __device__ __forceinline__ void WalkUnits(const Pcg64& g, const RoundJumps& j, c
   }
 }
 
-template <int kBits, typename T, typename K>
+template <Ziggurat Z, int kBits, typename T, typename K>
 __global__ void __launch_bounds__(kBlockThreads)
     ClassifyKernel(const uint64_t* state_in, const __grid_constant__ RoundJumps jumps,
                    UnitSpan span, uint64_t chunk, const __grid_constant__ ZigguratCopy<T, K> zc,
                    uint64_t* exceptions, unsigned long long* count, uint64_t cap) {
   __shared__ ZigguratCopy<T, K> shared;
-  const NormalTables<T, K> t = SharedTables(zc, shared);
+  const ZigguratView<T, K> t = SharedTables(zc, shared);
   const Pcg64 g = Pcg64::FromWords(state_in);
   WalkUnits<kBits>(g, jumps, span, chunk, [&](uint64_t u, uint64_t unit) {
     T v;
-    if (!Pcg64NormalFast(unit, t, &v)) {
-      const unsigned long long at = atomicAdd(count, 1ull);
-      if (at < cap) exceptions[at] = u;
-    }
+    const bool exception = !ZigguratFast<Z>(unit, t, &v);
+    // One atomic per warp: a single counter for the whole grid.
+    const unsigned mask = __ballot_sync(__activemask(), exception);
+    if (!exception) return;
+    const int lane = static_cast<int>(threadIdx.x & 31);
+    const int leader = __ffs(static_cast<int>(mask)) - 1;
+    unsigned long long base = 0;
+    if (lane == leader) base = atomicAdd(count, static_cast<unsigned long long>(__popc(mask)));
+    base = __shfl_sync(mask, base, leader);
+    const unsigned long long at = base + __popc(mask & ((1u << lane) - 1u));
+    if (at < cap) exceptions[at] = u;
   });
 }
 
+// A draw the host finishes (ZigguratHostWork), by its exception's index.
+struct HostItem {
+  uint64_t unit;      // kTail: the unit of log1p's uniform
+  uint64_t position;  // the draw's first unit
+  uint32_t index;
+  uint8_t kind;
+  uint8_t negative;
+};
+// The host's answer for one: the value (as the draw's type) and its units.
+struct HostPatch {
+  double value;
+  uint32_t index;
+  uint32_t units;
+};
+
 // Each exception drawn whole from its unit: its value and units, and its
-// reach (the unit after it).
-template <int kBits, typename T, typename K>
+// reach (the unit after it); what only the host's libm decides exactly
+// goes to `items`.
+template <Ziggurat Z, int kBits, typename T, typename K>
 __global__ void __launch_bounds__(kBlockThreads)
     SimulateKernel(const uint64_t* state_in, const __grid_constant__ ZigguratCopy<T, K> zc,
                    double low, double range, const uint64_t* exceptions, int64_t count, T* values,
-                   uint32_t* units, uint64_t* reach) {
+                   uint32_t* units, uint64_t* reach, HostItem* items,
+                   unsigned long long* item_count, uint64_t item_cap) {
   __shared__ ZigguratCopy<T, K> shared;
-  const NormalTables<T, K> t = SharedTables(zc, shared);
+  const ZigguratView<T, K> t = SharedTables(zc, shared);
   const Pcg64 g = Pcg64::FromWords(state_in);
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < count;
        i += int64_t{gridDim.x} * blockDim.x) {
     Pcg64UnitStream<kBits> s(g, exceptions[i]);
     uint32_t used = 0;
-    const T z = Pcg64Normal(
-        s.Next(), [&s] { return s.Next(); }, t, &used);
+    ZigguratHostWork work;
+    const T z = ZigguratDraw<Z>(
+        s.Next(), [&s] { return s.Next(); }, t, &used, &work);
+    if (work.kind != ZigguratHostWork::kNone) {
+      const unsigned long long at = atomicAdd(item_count, 1ull);
+      if (at < item_cap) {
+        items[at] =
+            HostItem{work.unit, exceptions[i], static_cast<uint32_t>(i),
+                     static_cast<uint8_t>(work.kind), static_cast<uint8_t>(work.negative ? 1 : 0)};
+      }
+    }
     if constexpr (kBits == 64) {
       values[i] = Pcg64Uniform(low, range, z);
     } else {
@@ -153,6 +179,21 @@ __global__ void __launch_bounds__(kBlockThreads)
     }
     units[i] = used;
     reach[i] = exceptions[i] + used;
+  }
+}
+
+// The host's answers into the exceptions' values, units and reaches.
+template <typename T>
+__global__ void PatchKernel(const HostPatch* patches, int64_t count, const uint64_t* exceptions,
+                            T* values, uint32_t* units, uint64_t* reach) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < count;
+       i += int64_t{gridDim.x} * blockDim.x) {
+    const HostPatch p = patches[i];
+    values[p.index] = static_cast<T>(p.value);
+    if (p.units != 0) {  // a whole draw redone: its units may differ
+      units[p.index] = p.units;
+      reach[p.index] = exceptions[p.index] + p.units;
+    }
   }
 }
 
@@ -208,7 +249,7 @@ __device__ __forceinline__ int64_t ExceptionsBefore(const uint64_t* e, int64_t l
 
 // What a round's Write needs besides the walk.
 template <typename T>
-struct NormalRound {
+struct ZigguratRound {
   const uint64_t* exceptions;  // sorted
   int64_t count;
   const T* values;
@@ -221,13 +262,14 @@ struct NormalRound {
   unsigned long long* end;  // the unit after the want-th value's draw
 };
 
-template <int kBits, typename T, typename K>
+template <Ziggurat Z, int kBits, typename T, typename K>
 __global__ void __launch_bounds__(kBlockThreads)
-    NormalWriteKernel(const uint64_t* state_in, const __grid_constant__ RoundJumps jumps,
-                      UnitSpan span, uint64_t chunk, const __grid_constant__ ZigguratCopy<T, K> zc,
-                      NormalRound<T> nr, T* out) {
+    ZigguratWriteKernel(const uint64_t* state_in, const __grid_constant__ RoundJumps jumps,
+                        UnitSpan span, uint64_t chunk,
+                        const __grid_constant__ ZigguratCopy<T, K> zc, ZigguratRound<T> nr,
+                        T* out) {
   __shared__ ZigguratCopy<T, K> shared;
-  const NormalTables<T, K> t = SharedTables(zc, shared);
+  const ZigguratView<T, K> t = SharedTables(zc, shared);
   const Pcg64 g = Pcg64::FromWords(state_in);
   // This block's exceptions: those from its first unit to its last (a
   // range of the sorted list; the walk's units only grow per thread).
@@ -244,8 +286,9 @@ __global__ void __launch_bounds__(kBlockThreads)
   }
   __syncthreads();
   const int64_t lo = range[0], hi = range[1];
+  int64_t i = lo;  // this thread's units only grow, so the count of exceptions before them does
   WalkUnits<kBits>(g, jumps, span, chunk, [&](uint64_t u, uint64_t unit) {
-    const int64_t i = ExceptionsBefore(nr.exceptions, lo, hi, u);
+    while (i < hi && nr.exceptions[i] < u) ++i;
     T v;
     uint32_t used = 1;
     if (i < hi && nr.exceptions[i] == u) {
@@ -254,7 +297,7 @@ __global__ void __launch_bounds__(kBlockThreads)
       used = nr.units[i];
     } else {
       if (i > 0 && nr.reach_through[i - 1] > u) return;  // inside a start's draw
-      Pcg64NormalFast(unit, t, &v);
+      ZigguratFast<Z>(unit, t, &v);
       if constexpr (kBits == 64) v = Pcg64Uniform(nr.low, nr.range, v);
     }
     const uint64_t skipped = i > 0 ? nr.skipped_through[i - 1] : 0;
@@ -291,7 +334,7 @@ int64_t ExceptionCap(int64_t window) { return window / 64 + 4096; }
 int64_t WindowFor(int64_t want) { return want + want / 32 + 4096; }
 
 // The scratch of a round of `window` units, carved in this order.
-struct NormalScratch {
+struct ZigguratScratch {
   uint64_t* exceptions[2];
   uint64_t* reach;
   uint64_t* before;  // exclusive maxima of reach
@@ -302,14 +345,21 @@ struct NormalScratch {
   uint32_t* units;
   uint8_t* starts;
   void* values;
+  HostItem* items;  // the draws the host finishes
+  HostPatch* patches;
   unsigned long long* count;
+  unsigned long long* item_count;
   unsigned long long* end;
   int64_t* result;
   void* cub;
   size_t cub_bytes;
 };
 
-size_t NormalCubBytes(int64_t cap) {
+// Draws a round's exceptions leave to the host: the tails (about 4 % of
+// the normal's exceptions) with a wide margin.
+int64_t ItemCap(int64_t cap) { return cap / 8 + 1024; }
+
+size_t ZigguratCubBytes(int64_t cap) {
   size_t sort = 0, max_scan = 0, sum_scan = 0;
   cub::DoubleBuffer<uint64_t> keys(nullptr, nullptr);
   cub::DeviceRadixSort::SortKeys(nullptr, sort, keys, static_cast<int>(cap));
@@ -326,15 +376,17 @@ size_t NormalCubBytes(int64_t cap) {
 
 }  // namespace
 
-size_t NormalTempBytes(int64_t n) {
+size_t ZigguratTempBytes(int64_t n) {
   const size_t cap = static_cast<size_t>(ExceptionCap(WindowFor(n)));
-  return 8 * Align(cap * 8) + Align(cap * 4) + Align(cap) + Align(cap * 8) + 256 +
-         Align(NormalCubBytes(static_cast<int64_t>(cap)));
+  const size_t items = static_cast<size_t>(ItemCap(static_cast<int64_t>(cap)));
+  return 8 * Align(cap * 8) + Align(cap * 4) + Align(cap) + Align(cap * 8) +
+         Align(items * sizeof(HostItem)) + Align(items * sizeof(HostPatch)) + 256 +
+         Align(ZigguratCubBytes(static_cast<int64_t>(cap)));
 }
 
 namespace {
 
-NormalScratch CarveNormal(void* temp, int64_t cap) {
+ZigguratScratch CarveZiggurat(void* temp, int64_t cap) {
   char* p = static_cast<char*>(temp);
   auto take = [&p](size_t bytes) {
     char* at = p;
@@ -342,7 +394,7 @@ NormalScratch CarveNormal(void* temp, int64_t cap) {
     return at;
   };
   const size_t c = static_cast<size_t>(cap);
-  NormalScratch s;
+  ZigguratScratch s;
   s.exceptions[0] = reinterpret_cast<uint64_t*>(take(c * 8));
   s.exceptions[1] = reinterpret_cast<uint64_t*>(take(c * 8));
   s.reach = reinterpret_cast<uint64_t*>(take(c * 8));
@@ -354,26 +406,81 @@ NormalScratch CarveNormal(void* temp, int64_t cap) {
   s.units = reinterpret_cast<uint32_t*>(take(c * 4));
   s.starts = reinterpret_cast<uint8_t*>(take(c));
   s.values = take(c * 8);
+  const size_t items = static_cast<size_t>(ItemCap(cap));
+  s.items = reinterpret_cast<HostItem*>(take(items * sizeof(HostItem)));
+  s.patches = reinterpret_cast<HostPatch*>(take(items * sizeof(HostPatch)));
   char* words = take(256);
   s.count = reinterpret_cast<unsigned long long*>(words);
   s.end = reinterpret_cast<unsigned long long*>(words + 8);
-  s.result = reinterpret_cast<int64_t*>(words + 16);
+  s.item_count = reinterpret_cast<unsigned long long*>(words + 16);
+  s.result = reinterpret_cast<int64_t*>(words + 32);
   s.cub = p;
-  s.cub_bytes = NormalCubBytes(cap);
+  s.cub_bytes = ZigguratCubBytes(cap);
   return s;
 }
 
-// A normal fill in rounds; *units = the units it read.
-template <int kBits, typename T, typename K>
-cudaError_t NormalRounds(const LaunchContext& ctx, const uint64_t* state_in, const RandomParams& p,
-                         T* out, int64_t n, void* temp, size_t temp_bytes, uint64_t* units) {
-  if (temp == nullptr || temp_bytes < NormalTempBytes(n)) return cudaErrorInvalidValue;
-  const ZigguratCopy<T, K> zc = ZigguratCopyOf<T, K>();
+// The draws SimulateKernel left to the host (ZigguratHostWork), finished
+// with the host's libm, which is NumPy's, and patched into the round's
+// arrays: the tails' log1p, and whole draws whose comparisons came near a
+// tie. About one normal draw in 3,900 is a tail; the rest never reach
+// here. One synchronisation and two small copies a round.
+template <Ziggurat Z, int kBits, typename T, typename K>
+cudaError_t FinishOnHost(const LaunchContext& ctx, const uint64_t* state_in, const RandomParams& p,
+                         const ZigguratScratch& s, const uint64_t* exc, int64_t cap) {
+  unsigned long long listed = 0;
+  cudaError_t e = cudaMemcpyAsync(&listed, s.item_count, 8, cudaMemcpyDeviceToHost, ctx.stream);
+  if (e != cudaSuccess || (e = cudaStreamSynchronize(ctx.stream)) != cudaSuccess) return e;
+  if (listed == 0) return cudaSuccess;
+  if (listed > static_cast<unsigned long long>(ItemCap(cap))) return cudaErrorUnknown;
+  const size_t count = static_cast<size_t>(listed);
+  std::vector<HostItem> items(count);
+  uint64_t words[kPcg64StateWords];
+  e = cudaMemcpyAsync(items.data(), s.items, count * sizeof(HostItem), cudaMemcpyDeviceToHost,
+                      ctx.stream);
+  if (e != cudaSuccess) return e;
+  e = cudaMemcpyAsync(words, state_in, sizeof(words), cudaMemcpyDeviceToHost, ctx.stream);
+  if (e != cudaSuccess || (e = cudaStreamSynchronize(ctx.stream)) != cudaSuccess) return e;
+  const Pcg64 g = Pcg64::FromWords(words);
+  const auto t = ZigguratViewOf<Z, T>(NumpyZigguratTables());
+  std::vector<HostPatch> patches(count);
+  for (size_t i = 0; i < count; ++i) {
+    const HostItem& item = items[i];
+    T z;
+    uint32_t used;
+    if (item.kind == ZigguratHostWork::kTail) {
+      z = ZigguratTail<Z>(item.unit, item.negative != 0, t);
+      used = 0;  // unchanged: the device counted the same units
+    } else {
+      Pcg64UnitStream<kBits> stream(g, item.position);
+      z = ZigguratDraw<Z>(
+          stream.Next(), [&stream] { return stream.Next(); }, t, &used);
+    }
+    const T value = kBits == 64 ? static_cast<T>(Pcg64Uniform(p.low, p.range, z)) : z;
+    patches[i] = HostPatch{static_cast<double>(value), item.index, used};
+  }
+  e = cudaMemcpyAsync(s.patches, patches.data(), count * sizeof(HostPatch), cudaMemcpyHostToDevice,
+                      ctx.stream);
+  if (e != cudaSuccess) return e;
+  PatchKernel<<<GridFor(ctx, static_cast<int64_t>(count), kBlockThreads), kBlockThreads, 0,
+                ctx.stream>>>(s.patches, static_cast<int64_t>(count), exc,
+                              static_cast<T*>(s.values), s.units, s.reach);
+  if ((e = cudaGetLastError()) != cudaSuccess) return e;
+  // `patches` is pageable host memory: the copy has read it once this returns.
+  return cudaStreamSynchronize(ctx.stream);
+}
+
+// A ziggurat fill in rounds; *units = the units it read.
+template <Ziggurat Z, int kBits, typename T, typename K>
+cudaError_t ZigguratRounds(const LaunchContext& ctx, const uint64_t* state_in,
+                           const RandomParams& p, T* out, int64_t n, void* temp, size_t temp_bytes,
+                           uint64_t* units) {
+  if (temp == nullptr || temp_bytes < ZigguratTempBytes(n)) return cudaErrorInvalidValue;
+  const ZigguratCopy<T, K> zc = ZigguratCopyOf<Z, T, K>();
   RoundJumps j;
   j.tile = Pcg64JumpFor(uint64_t{kBlockThreads});
   j.pow2[0] = Pcg64JumpFor(uint64_t{1});
   for (int i = 1; i < kJumpBits; ++i) j.pow2[i] = Pcg64Compose(j.pow2[i - 1], j.pow2[i - 1]);
-  const NormalScratch s = CarveNormal(temp, ExceptionCap(WindowFor(n)));
+  const ZigguratScratch s = CarveZiggurat(temp, ExceptionCap(WindowFor(n)));
   const unsigned small_grid = GridFor(ctx, 1 << 20, kBlockThreads);
   int64_t placed = 0;
   uint64_t u = 0;
@@ -394,7 +501,7 @@ cudaError_t NormalRounds(const LaunchContext& ctx, const uint64_t* state_in, con
     for (int b = 0; b < 2; ++b) j.start[b] = Pcg64JumpFor(span.r_lo[b] + 1);
     if ((e = cudaMemsetAsync(s.count, 0, 8, ctx.stream)) != cudaSuccess) return e;
     if ((e = cudaMemsetAsync(s.end, 0xff, 8, ctx.stream)) != cudaSuccess) return e;
-    ClassifyKernel<kBits, T, K><<<blocks, kBlockThreads, 0, ctx.stream>>>(
+    ClassifyKernel<Z, kBits, T, K><<<blocks, kBlockThreads, 0, ctx.stream>>>(
         state_in, j, span, chunk, zc, s.exceptions[0], s.count, static_cast<uint64_t>(cap));
     if ((e = cudaGetLastError()) != cudaSuccess) return e;
     unsigned long long found = 0;
@@ -414,9 +521,14 @@ cudaError_t NormalRounds(const LaunchContext& ctx, const uint64_t* state_in, con
       if (e != cudaSuccess) return e;
       const uint64_t* exc = keys.Current();
       T* values = static_cast<T*>(s.values);
-      SimulateKernel<kBits, T, K><<<small_grid, kBlockThreads, 0, ctx.stream>>>(
-          state_in, zc, p.low, p.range, exc, count, values, s.units, s.reach);
+      if ((e = cudaMemsetAsync(s.item_count, 0, 8, ctx.stream)) != cudaSuccess) return e;
+      SimulateKernel<Z, kBits, T, K><<<small_grid, kBlockThreads, 0, ctx.stream>>>(
+          state_in, zc, p.low, p.range, exc, count, values, s.units, s.reach, s.items, s.item_count,
+          static_cast<uint64_t>(ItemCap(cap)));
       if ((e = cudaGetLastError()) != cudaSuccess) return e;
+      if ((e = FinishOnHost<Z, kBits, T, K>(ctx, state_in, p, s, exc, cap)) != cudaSuccess) {
+        return e;
+      }
       bytes = s.cub_bytes;
       e = cub::DeviceScan::ExclusiveScan(s.cub, bytes, s.reach, s.before, MaxOp{}, uint64_t{0},
                                          count, ctx.stream);
@@ -435,18 +547,18 @@ cudaError_t NormalRounds(const LaunchContext& ctx, const uint64_t* state_in, con
                                          count, ctx.stream);
       if (e != cudaSuccess) return e;
     }
-    const NormalRound<T> nr{keys.Current(),
-                            count,
-                            static_cast<const T*>(s.values),
-                            s.units,
-                            s.starts,
-                            s.skipped_through,
-                            s.reach_through,
-                            p.low,
-                            p.range,
-                            want,
-                            s.end};
-    NormalWriteKernel<kBits, T, K>
+    const ZigguratRound<T> nr{keys.Current(),
+                              count,
+                              static_cast<const T*>(s.values),
+                              s.units,
+                              s.starts,
+                              s.skipped_through,
+                              s.reach_through,
+                              p.low,
+                              p.range,
+                              want,
+                              s.end};
+    ZigguratWriteKernel<Z, kBits, T, K>
         <<<blocks, kBlockThreads, 0, ctx.stream>>>(state_in, j, span, chunk, zc, nr, out + placed);
     RoundEndKernel<<<1, 1, 0, ctx.stream>>>(s.skipped_through, s.reach_through, count, span, want,
                                             s.end, s.result);
@@ -464,14 +576,23 @@ cudaError_t NormalRounds(const LaunchContext& ctx, const uint64_t* state_in, con
 
 }  // namespace
 
-cudaError_t NormalFill(const LaunchContext& ctx, const uint64_t* state_in, const RandomParams& p,
-                       void* out, int64_t n, void* temp, size_t temp_bytes, uint64_t* units) {
-  if (p.draw == RandomDraw::kNormalFloat) {
-    return NormalRounds<32, float, uint32_t>(ctx, state_in, p, static_cast<float*>(out), n, temp,
-                                             temp_bytes, units);
+cudaError_t ZigguratFill(const LaunchContext& ctx, const uint64_t* state_in, const RandomParams& p,
+                         void* out, int64_t n, void* temp, size_t temp_bytes, uint64_t* units) {
+  using Z = Ziggurat;
+  switch (p.draw) {
+    case RandomDraw::kNormalFloat:
+      return ZigguratRounds<Z::kNormal, 32, float, uint32_t>(
+          ctx, state_in, p, static_cast<float*>(out), n, temp, temp_bytes, units);
+    case RandomDraw::kExponentialDouble:
+      return ZigguratRounds<Z::kExponential, 64, double, uint64_t>(
+          ctx, state_in, p, static_cast<double*>(out), n, temp, temp_bytes, units);
+    case RandomDraw::kExponentialFloat:
+      return ZigguratRounds<Z::kExponential, 32, float, uint32_t>(
+          ctx, state_in, p, static_cast<float*>(out), n, temp, temp_bytes, units);
+    default:
+      return ZigguratRounds<Z::kNormal, 64, double, uint64_t>(
+          ctx, state_in, p, static_cast<double*>(out), n, temp, temp_bytes, units);
   }
-  return NormalRounds<64, double, uint64_t>(ctx, state_in, p, static_cast<double*>(out), n, temp,
-                                            temp_bytes, units);
 }
 
 }  // namespace resident::cuda_kernels::random_internal
