@@ -280,7 +280,8 @@ def linalg(lib, quick, reps, m):
 
 def random(lib, quick, reps, m):
     """default_rng(0).random(2^28) float64 and float32, integers(0, 1000,
-    2^26) int64 and standard_normal(2^26) (quick: 2^20, 2^20, 2^18, 2^18),
+    2^26) int64, standard_normal(2^26) and standard_exponential(2^26)
+    (quick: 2^20, 2^20, 2^18, 2^18, 2^18),
     one generator whose state
     advances between repetitions, as resident-bench's random."""
     n = 1 << 20 if quick else 1 << 28
@@ -289,6 +290,8 @@ def random(lib, quick, reps, m):
     time_synced(lib, m, "random.random_f32_ms", lambda: g.random(n, dtype=numpy.float32), reps)
     time_synced(lib, m, "random.integers_i64_ms", lambda: g.integers(0, 1000, n // 4), reps)
     time_synced(lib, m, "random.normal_f64_ms", lambda: g.standard_normal(n // 4), reps)
+    time_synced(lib, m, "random.exponential_f64_ms", lambda: g.standard_exponential(n // 4),
+                reps)
 
 
 def bench(lib, args):

@@ -707,10 +707,10 @@ void Linalg(int reps, Results& r) {
 // --- random: numpy.random.default_rng(0)'s streams, made on the server ------
 
 // default_rng(0).random(2^28) float64 and float32, integers(0, 1000, 2^26)
-// int64 and standard_normal(2^26) (quick: 2^20, 2^20, 2^18, 2^18), from the
-// state NumPy's SeedSequence
-// gives seed 0 (PCG64(0).state), uploaded once; each draw is one program
-// (the state advances between repetitions, as a script's draws do).
+// int64, standard_normal(2^26) and standard_exponential(2^26) (quick:
+// 2^20, 2^20, 2^18, 2^18, 2^18), from the state NumPy's SeedSequence gives
+// seed 0 (PCG64(0).state), uploaded once; each draw is one program (the
+// state advances between repetitions, as a script's draws do).
 void Random(int reps, Results& r) {
   const bool quick = absl::GetFlag(FLAGS_quick);
   auto c = Connect(true, false);
@@ -741,6 +741,9 @@ void Random(int reps, Results& r) {
   TimeEvaluated(
       "random.normal_f64", "", reps,
       [&] { return draw(rc::standard_normal(state, DType::kFloat64, {n / 4})); }, r);
+  TimeEvaluated(
+      "random.exponential_f64", "", reps,
+      [&] { return draw(rc::standard_exponential(state, DType::kFloat64, {n / 4})); }, r);
 }
 
 // --- transfer: Upload / Download vs a loopback TCP copy ----------------------
