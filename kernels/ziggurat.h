@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "core/elementwise_expr.h"
 #include "kernels/pcg64.h"
 #include "kernels/ziggurat_tables.h"
 
@@ -74,34 +75,12 @@ RESIDENT_HD bool Close(double a, double b) {
   return d <= margin * m;
 }
 
-RESIDENT_HD double Exp(double x) {
-#if defined(__CUDA_ARCH__)
-  return ::exp(x);
-#else
-  return std::exp(x);
-#endif
-}
-RESIDENT_HD float Exp(float x) {
-#if defined(__CUDA_ARCH__)
-  return ::expf(x);
-#else
-  return std::exp(x);
-#endif
-}
-RESIDENT_HD double Log1p(double x) {
-#if defined(__CUDA_ARCH__)
-  return ::log1p(x);
-#else
-  return std::log1p(x);
-#endif
-}
-RESIDENT_HD float Log1p(float x) {
-#if defined(__CUDA_ARCH__)
-  return ::log1pf(x);
-#else
-  return std::log1p(x);
-#endif
-}
+// libm as the elementwise kernels call it (CUDA's on the device, the C
+// library's on the host).
+RESIDENT_HD double Exp(double x) { return resident_m_exp(x); }
+RESIDENT_HD float Exp(float x) { return resident_m_exp(x); }
+RESIDENT_HD double Log1p(double x) { return resident_m_log1p(x); }
+RESIDENT_HD float Log1p(float x) { return resident_m_log1p(x); }
 
 RESIDENT_HD double Uniform(double, uint64_t u) { return Pcg64ToDouble(u); }
 RESIDENT_HD float Uniform(float, uint64_t u) { return Pcg64ToFloat(static_cast<uint32_t>(u)); }
