@@ -305,7 +305,7 @@ absl::StatusOr<std::string> Array::handle_hex() const {
 
 absl::StatusOr<HostData> Array::Download() const {
   if (absl::Status s = Evaluate(); !s.ok()) return s;
-  return DownloadBytes(*node_->core, node_->handle);
+  return DownloadBytes(*node_->core, node_->handle, node_->nbytes);
 }
 
 absl::Status Array::Release() {
@@ -358,11 +358,15 @@ absl::StatusOr<std::unique_ptr<Client>> Client::Connect(const std::string& targe
   if (absl::Status s = FromGrpc(core->stub->OpenSession(&ctx, req, &resp)); !s.ok()) return s;
   core->session = resp.session();
   core->device = resp.device();
+  ConnectLocalData(*core, resp.local_data_socket());
   if (options.keep_alive) core->StartRenewer(resp.idle_timeout_ms());
   return client;
 }
 
 Client::~Client() { core_->Close(); }
+
+std::string Client::transport() const { return core_->transport; }
+std::string Client::transport_detail() const { return core_->transport_detail; }
 
 bool Client::lazy() const { return core_->options.lazy; }
 std::string Client::session_hex() const { return Hex(core_->session); }

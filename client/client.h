@@ -51,6 +51,11 @@ struct ClientOptions {
   std::string tls_cert_file;
   std::string tls_key_file;
 
+  // Move array bytes through shared memory (the server's local data
+  // socket) when the server is on this host and offers it; Client::transport
+  // says which path was taken and why.
+  bool local_data = true;
+
   // The server device the session is placed on: empty for the least
   // loaded, a decimal index into ServerInfo::devices, or a device name
   // ("cuda:1", "cpu#1"). An unknown one fails Connect with INVALID_ARGUMENT.
@@ -251,6 +256,10 @@ class Client {
   bool lazy() const;
   // The session's id in hex (for logs).
   std::string session_hex() const;
+  // "shared-memory" (memfd regions over the server's local data socket) or
+  // "grpc" (chunked streams); transport_detail() says why.
+  std::string transport() const;
+  std::string transport_detail() const;
 
   std::shared_ptr<ClientCore> core() const { return core_; }
 

@@ -13,6 +13,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include "client/client.h"
+#include "client/local_data.h"
 #include "core/chain_runs.h"
 #include "core/proto/wire.h"
 #include "resident/v1/resident.grpc.pb.h"
@@ -79,6 +80,9 @@ struct ClientCore : std::enable_shared_from_this<ClientCore> {
   std::string device;  // where the server placed the session
   ClientOptions options;
   ServerInfo info;
+  // The shared-memory data path (local_data.h), when connected.
+  std::unique_ptr<LocalData> local;
+  std::string transport = "grpc", transport_detail;
 
   std::mutex mu;  // serialises program building and flushing
   std::mutex release_mu;

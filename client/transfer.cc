@@ -3,9 +3,11 @@
 #include <grpcpp/impl/rpc_method.h>
 #include <grpcpp/support/sync_stream.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <condition_variable>
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <new>
@@ -14,6 +16,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/proto/split_message.h"
+#include "core/status_macros.h"
 
 namespace resident::client {
 namespace {
@@ -133,8 +136,91 @@ absl::Status Take(const Received& r, int64_t index, HostData* out, int64_t* want
 
 }  // namespace
 
+void ConnectLocalData(ClientCore& core, const std::string& path) {
+  core.transport = "grpc";
+  if (!core.options.local_data) {
+    core.transport_detail = "shared memory turned off (ClientOptions::local_data)";
+    return;
+  }
+  if (path.empty()) {
+    core.transport_detail = "the server offers no local data socket (--local-data-socket off)";
+    return;
+  }
+  if (access(path.c_str(), F_OK) != 0) {
+    core.transport_detail = absl::StrCat("the server's local data socket ", path,
+                                         " is not visible here (another host or container?)");
+    return;
+  }
+  absl::StatusOr<std::unique_ptr<LocalData>> local =
+      LocalData::Connect(path, core.session, core.options.token);
+  absl::StatusOr<std::shared_ptr<LocalRegion>> probe =
+      local.ok() ? (*local)->Register(1) : local.status();
+  if (!probe.ok()) {
+    core.transport_detail = absl::StrCat("the local data socket ", path,
+                                         " could not be used: ", probe.status().message());
+    return;
+  }
+  (*local)->GiveBack(*std::move(probe));
+  core.local = *std::move(local);
+  core.transport = "shared-memory";
+  core.transport_detail = absl::StrCat("memfd regions over ", path);
+}
+
+namespace {
+
+absl::StatusOr<v1::ArrayInfo> UploadShared(ClientCore& core, DType dtype, const Shape& shape,
+                                           std::string_view bytes) {
+  ASSIGN_OR_RETURN(std::shared_ptr<LocalRegion> region,
+                   core.local->Acquire(static_cast<int64_t>(bytes.size())));
+  std::memcpy(region->data, bytes.data(), bytes.size());
+  v1::RegionUploadRequest req;
+  req.set_session(core.session);
+  req.set_region(region->id);
+  req.set_dtype(EncodeDType(dtype));
+  for (int64_t d : shape) req.add_shape(d);
+  v1::ArrayInfo info;
+  grpc::ClientContext ctx;
+  const absl::Status s = FromGrpc(core.stub->RegionUpload(&ctx, req, &info));
+  core.local->GiveBack(std::move(region));
+  if (!s.ok()) return s;
+  return info;
+}
+
+absl::StatusOr<HostData> DownloadShared(ClientCore& core, const std::string& handle,
+                                        int64_t nbytes) {
+  ASSIGN_OR_RETURN(std::shared_ptr<LocalRegion> region, core.local->Acquire(nbytes));
+  v1::RegionDownloadRequest req;
+  req.set_session(core.session);
+  req.set_handle(handle);
+  req.set_region(region->id);
+  v1::ArrayInfo info;
+  grpc::ClientContext ctx;
+  absl::Status s = FromGrpc(core.stub->RegionDownload(&ctx, req, &info));
+  HostData out;
+  if (s.ok() && info.nbytes() != nbytes) {
+    s = absl::DataLossError(absl::StrCat("the array has ", info.nbytes(), " bytes, not ", nbytes));
+  }
+  if (s.ok()) {
+    absl::StatusOr<DType> dtype = DecodeDType(info.dtype());
+    if (!dtype.ok()) s = dtype.status();
+    if (s.ok()) {
+      out.dtype = *dtype;
+      out.shape.assign(info.shape().begin(), info.shape().end());
+      out.bytes.assign(region->data, static_cast<size_t>(nbytes));
+    }
+  }
+  core.local->GiveBack(std::move(region));
+  if (!s.ok()) return s;
+  return out;
+}
+
+}  // namespace
+
 absl::StatusOr<v1::ArrayInfo> UploadBytes(ClientCore& core, DType dtype, const Shape& shape,
                                           std::string_view bytes) {
+  if (core.local != nullptr && static_cast<int64_t>(bytes.size()) >= kLocalMinBytes) {
+    return UploadShared(core, dtype, shape, bytes);
+  }
   static const grpc::internal::RpcMethod kMethod(kUploadMethod,
                                                  grpc::internal::RpcMethod::CLIENT_STREAMING);
   const size_t chunk = static_cast<size_t>(
@@ -184,7 +270,11 @@ absl::StatusOr<v1::ArrayInfo> UploadBytes(ClientCore& core, DType dtype, const S
   return info;
 }
 
-absl::StatusOr<HostData> DownloadBytes(ClientCore& core, const std::string& handle) {
+absl::StatusOr<HostData> DownloadBytes(ClientCore& core, const std::string& handle,
+                                       int64_t nbytes) {
+  if (core.local != nullptr && nbytes >= kLocalMinBytes) {
+    return DownloadShared(core, handle, nbytes);
+  }
   static const grpc::internal::RpcMethod kMethod(kDownloadMethod,
                                                  grpc::internal::RpcMethod::SERVER_STREAMING);
   v1::DownloadRequest req;

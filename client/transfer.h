@@ -17,8 +17,18 @@ namespace resident::client {
 absl::StatusOr<v1::ArrayInfo> UploadBytes(ClientCore& core, DType dtype, const Shape& shape,
                                           std::string_view bytes);
 
-// Reads the array `handle` of the session.
-absl::StatusOr<HostData> DownloadBytes(ClientCore& core, const std::string& handle);
+// Reads the array `handle` of the session; `nbytes` (its size, when
+// known) lets a large one come through shared memory.
+absl::StatusOr<HostData> DownloadBytes(ClientCore& core, const std::string& handle,
+                                       int64_t nbytes = -1);
+
+// Connects the shared-memory path to the server's local data socket
+// `path` (empty: the server offers none) unless options.local_data is off,
+// proving it with one region; sets core.transport and transport_detail.
+void ConnectLocalData(ClientCore& core, const std::string& path);
+
+// Transfers from this size go through shared memory when it is connected.
+inline constexpr int64_t kLocalMinBytes = int64_t{1} << 20;
 
 }  // namespace resident::client
 

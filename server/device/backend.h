@@ -123,6 +123,16 @@ class Backend : public DeviceInfo, public Allocator {
   // run; RESOURCE_EXHAUSTED when scratch memory runs out; UNAVAILABLE once
   // poisoned; INTERNAL for other device errors.
   virtual absl::Status Run(Stream& stream, const DeviceOp& op) = 0;
+  // Readies host memory that streams of this device will copy from and
+  // into many times (a client's shared-memory region): CUDA page-locks it
+  // (cudaHostRegister), so those copies run by DMA at pinned speed with no
+  // staging. Undone when the returned token is dropped, which must happen
+  // before the memory is unmapped. A null token where there is nothing to
+  // do (the CPU); an error where the memory cannot be registered (the
+  // memory still works, at pageable speed).
+  virtual absl::StatusOr<std::shared_ptr<void>> RegisterHost(void* data, int64_t bytes) {
+    return std::shared_ptr<void>();
+  }
 };
 
 }  // namespace resident

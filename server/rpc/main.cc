@@ -69,6 +69,19 @@ ABSL_FLAG(int64_t, max_handles_per_tenant, int64_t{1} << 18,
 ABSL_FLAG(int64_t, max_names_per_tenant, int64_t{1} << 16, "named arrays one tenant may keep");
 ABSL_FLAG(int64_t, max_transfers_per_tenant, 64,
           "uploads and downloads of one tenant in flight at once");
+ABSL_FLAG(int64_t, max_regions_per_tenant, 64,
+          "shared-memory regions (local data socket) one tenant may have mapped at once");
+ABSL_FLAG(std::string, max_region_bytes_per_tenant, "16G",
+          "bytes of one tenant's shared-memory regions, page-locked in the server (suffixes K, "
+          "M, G)");
+ABSL_FLAG(std::string, local_data_socket, "auto",
+          "Unix socket path of the shared-memory data path for clients on this host; auto: "
+          "$TMPDIR (or /tmp)/resident-PORT.sock; off: none");
+ABSL_FLAG(std::string, local_data_socket_mode, "0660",
+          "file mode (octal) of --local-data-socket: who on the host may connect (the token "
+          "still authenticates each request)");
+ABSL_FLAG(int32_t, max_local_data_connections, 256,
+          "connections to --local-data-socket open at once");
 ABSL_FLAG(std::string, metrics_listen, "",
           "HOST:PORT to serve Prometheus metrics on (GET /metrics); empty: off");
 ABSL_FLAG(std::string, health_listen, "",
@@ -145,6 +158,28 @@ int main(int argc, char** argv) {
   }
   options.table_limits.max_names_per_tenant = absl::GetFlag(FLAGS_max_names_per_tenant);
   options.table_limits.max_transfers_per_tenant = absl::GetFlag(FLAGS_max_transfers_per_tenant);
+  options.table_limits.max_regions_per_tenant = absl::GetFlag(FLAGS_max_regions_per_tenant);
+  options.local_data_socket = absl::GetFlag(FLAGS_local_data_socket);
+  options.max_local_data_connections = absl::GetFlag(FLAGS_max_local_data_connections);
+  {
+    const std::string mode = absl::GetFlag(FLAGS_local_data_socket_mode);
+    char* end = nullptr;
+    const long m = std::strtol(mode.c_str(), &end, 8);
+    if (mode.empty() || *end != '\0' || m < 0 || m > 0777) {
+      std::fprintf(stderr, "--local-data-socket-mode must be an octal file mode such as 0660\n");
+      return 2;
+    }
+    options.local_data_socket_mode = static_cast<int>(m);
+  }
+  if (!resident::ParseByteSize(absl::GetFlag(FLAGS_max_region_bytes_per_tenant),
+                               &options.table_limits.max_region_bytes_per_tenant) ||
+      options.table_limits.max_region_bytes_per_tenant < 1 ||
+      options.table_limits.max_regions_per_tenant < 1 || options.max_local_data_connections < 1) {
+    std::fprintf(stderr,
+                 "--max-regions-per-tenant, --max-region-bytes-per-tenant and "
+                 "--max-local-data-connections must be at least 1\n");
+    return 2;
+  }
   if (options.max_queued_per_tenant < 1 || options.table_limits.max_sessions < 1 ||
       options.table_limits.max_sessions_per_tenant < 1 || options.table_limits.max_handles < 1 ||
       options.table_limits.max_handles_per_session < 1 ||

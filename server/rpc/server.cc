@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -26,6 +27,7 @@
 #include "server/rpc/auth.h"
 #include "server/rpc/call_log.h"
 #include "server/rpc/health_listener.h"
+#include "server/rpc/local_data_socket.h"
 #include "server/rpc/metrics.h"
 #include "server/rpc/metrics_http.h"
 #include "server/rpc/service.h"
@@ -104,6 +106,7 @@ class Server::Impl {
       RESIDENT_LOG(kInfo, "health (grpc.health.v1 Check only, plaintext) on ",
                    options_.health_listen, " (health port ", health_->port(), ")");
     }
+    RETURN_IF_ERROR(StartLocalData());
     std::string devices;
     for (Device* d : devices_->all()) {
       // "device NAME: ..." per device, as scripts grep the log for it.
@@ -113,6 +116,24 @@ class Server::Impl {
     RESIDENT_LOG(kInfo, "resident-server listening on ", options_.listen, " (port ", port_, "), ",
                  devices_->size() > 1 ? absl::StrCat(devices_->size(), " devices: ") : "", devices,
                  "; ", security_summary_);
+    return absl::OkStatus();
+  }
+
+  absl::Status StartLocalData() {
+    std::string path = options_.local_data_socket;
+    if (path.empty() || path == "off") return absl::OkStatus();
+    if (path == "auto") {
+      const char* tmp = std::getenv("TMPDIR");
+      path =
+          absl::StrCat(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp", "/resident-", port_, ".sock");
+    }
+    LocalDataOptions local;
+    local.path = path;
+    local.mode = static_cast<mode_t>(options_.local_data_socket_mode);
+    local.max_connections = options_.max_local_data_connections;
+    ASSIGN_OR_RETURN(local_data_, LocalDataSocket::Start(local, *sessions_, auth_));
+    service_->set_local_data_socket(local_data_->path());
+    RESIDENT_LOG(kInfo, "local data socket (shared-memory transfers) at ", local_data_->path());
     return absl::OkStatus();
   }
 
@@ -218,6 +239,7 @@ class Server::Impl {
     server_->GetHealthCheckService()->SetServingStatus(false);
     server_->Shutdown(std::chrono::system_clock::now() + absl::ToChronoMilliseconds(grace));
     server_->Wait();
+    local_data_.reset();  // its connections end; their regions are unmapped
     health_.reset();
     pool_.reset();  // after the server: queued programs finish their calls
     metrics_http_.reset();
@@ -252,6 +274,7 @@ class Server::Impl {
   int port_ = 0;
   std::atomic<bool> serving_{false};  // what the health port answers
   std::unique_ptr<HealthListener> health_;
+  std::unique_ptr<LocalDataSocket> local_data_;  // before sessions_ is gone
   std::atomic<bool> stopped_{false};
   std::atomic<bool> poisoned_{false};
 };
@@ -266,6 +289,9 @@ Server::Server(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Server::~Server() = default;
 
 int Server::port() const { return impl_->port_; }
+std::string Server::local_data_socket() const {
+  return impl_->local_data_ ? impl_->local_data_->path() : "";
+}
 int Server::health_port() const { return impl_->health_ ? impl_->health_->port() : 0; }
 int Server::metrics_port() const { return impl_->metrics_http_ ? impl_->metrics_http_->port() : 0; }
 

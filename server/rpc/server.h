@@ -63,6 +63,12 @@ struct ServerOptions {
   // HOST:PORT for a plaintext listener serving only grpc.health.v1.Health
   // (for kubelet's native gRPC probes; port 0 picks one); empty: off.
   std::string health_listen;
+  // The local data path for clients on this host (local_data_socket.h): a
+  // Unix socket's path; "auto" for $TMPDIR (or /tmp)/resident-<port>.sock;
+  // empty or "off": none.
+  std::string local_data_socket = "auto";
+  int local_data_socket_mode = 0660;  // its file mode: who may connect
+  int max_local_data_connections = 256;
 };
 
 // True for 127.0.0.0/8, ::1, localhost and unix: addresses.
@@ -76,10 +82,11 @@ class Server {
   ~Server();  // Shutdown(0) if still running
 
   int port() const;
-  int metrics_port() const;         // 0 without metrics_listen
-  int health_port() const;          // 0 without health_listen
-  std::string device_name() const;  // the first device's
-  Device& device();                 // the first device
+  int metrics_port() const;               // 0 without metrics_listen
+  int health_port() const;                // 0 without health_listen
+  std::string local_data_socket() const;  // its path; empty when off
+  std::string device_name() const;        // the first device's
+  Device& device();                       // the first device
   DeviceSet& devices();
   SessionManager& sessions();
 

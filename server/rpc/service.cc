@@ -246,6 +246,11 @@ grpc::ServerUnaryReactor* ResidentService::Describe(grpc::CallbackServerContext*
     u->set_queued_bytes(scheduler_.stats().queued_bytes);
     u->set_max_queued_bytes_per_tenant(options_.max_queued_bytes_per_tenant);
     u->set_max_queued_bytes(options_.max_queued_bytes);
+    u->set_max_regions_per_tenant(lim.max_regions_per_tenant);
+    u->set_max_region_bytes_per_tenant(lim.max_region_bytes_per_tenant);
+    const RegionTable::Usage regions = sessions_.RegionTotals();
+    u->set_regions(regions.regions);
+    u->set_region_bytes(regions.bytes);
     return absl::OkStatus();
   });
 }
@@ -263,6 +268,10 @@ grpc::ServerUnaryReactor* ResidentService::OpenSession(grpc::CallbackServerConte
         c.response().set_device_index(static_cast<uint32_t>(placed->index()));
         c.response().set_idle_timeout_ms(
             absl::ToInt64Milliseconds(sessions_.options().idle_timeout));
+        {
+          std::lock_guard<std::mutex> lock(local_data_mu_);
+          c.response().set_local_data_socket(local_data_socket_);
+        }
         return absl::OkStatus();
       });
 }
@@ -490,6 +499,67 @@ grpc::ServerUnaryReactor* ResidentService::Copy(grpc::CallbackServerContext* ctx
   });
   if (!queued.ok()) call->Finish(queued);
   return call;
+}
+
+// Shared-memory transfers: device work of any size, so off gRPC's threads
+// and queued fairly as programs are, like Copy.
+template <class Request>
+grpc::ServerUnaryReactor* ResidentService::ServeRegion(
+    grpc::CallbackServerContext* ctx, const Bytes* in, Bytes* out,
+    std::function<absl::StatusOr<ArrayDescription>(const std::string&, const Request&)> move) {
+  using Call = UnaryCall<Request, v1::ArrayInfo>;
+  auto* call = new Call(ctx, in, out);
+  if (!StartDeviceCall(*this, *call)) return call;
+  const std::string tenant = call->identity().tenant;  // the call may go first
+  absl::Status queued =
+      scheduler_.Submit(tenant, ctx->deadline(), [this, call, move](bool expired) {
+        auto run = [&]() -> absl::Status {
+          if (expired) {
+            return absl::DeadlineExceededError(
+                "deadline passed while the transfer waited its turn");
+          }
+          ASSIGN_OR_RETURN(ArrayDescription a, move(call->identity().tenant, call->request()));
+          EncodeArray(a, &call->response());
+          return absl::OkStatus();
+        };
+        call->Finish(Observe(run()));
+      });
+  if (!queued.ok()) call->Finish(queued);
+  return call;
+}
+
+grpc::ServerUnaryReactor* ResidentService::RegionUpload(grpc::CallbackServerContext* ctx,
+                                                        const Bytes* in, Bytes* out) {
+  return ServeRegion<v1::RegionUploadRequest>(
+      ctx, in, out,
+      [this](const std::string& tenant,
+             const v1::RegionUploadRequest& req) -> absl::StatusOr<ArrayDescription> {
+        ASSIGN_OR_RETURN(HandleId session, SessionOf(req.session()));
+        ASSIGN_OR_RETURN(HandleId region, DecodeHandle(req.region(), "region id"));
+        ASSIGN_OR_RETURN(DType dtype, DecodeDType(req.dtype()));
+        ASSIGN_OR_RETURN(Shape shape, DecodeShape(req.shape()));
+        ASSIGN_OR_RETURN(
+            ArrayDescription a,
+            sessions_.UploadFromRegion(tenant, session, region, req.offset(), dtype, shape));
+        metrics_.RecordUpload(tenant, a.nbytes);
+        return a;
+      });
+}
+
+grpc::ServerUnaryReactor* ResidentService::RegionDownload(grpc::CallbackServerContext* ctx,
+                                                          const Bytes* in, Bytes* out) {
+  return ServeRegion<v1::RegionDownloadRequest>(
+      ctx, in, out,
+      [this](const std::string& tenant,
+             const v1::RegionDownloadRequest& req) -> absl::StatusOr<ArrayDescription> {
+        ASSIGN_OR_RETURN(HandleId session, SessionOf(req.session()));
+        ASSIGN_OR_RETURN(HandleId handle, DecodeHandle(req.handle(), "handle"));
+        ASSIGN_OR_RETURN(HandleId region, DecodeHandle(req.region(), "region id"));
+        ASSIGN_OR_RETURN(ArrayDescription a,
+                         sessions_.DownloadToRegion(tenant, session, handle, region, req.offset()));
+        metrics_.RecordDownload(tenant, a.nbytes);
+        return a;
+      });
 }
 
 grpc::ServerUnaryReactor* ResidentService::List(grpc::CallbackServerContext* ctx, const Bytes* in,

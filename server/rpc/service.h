@@ -8,6 +8,8 @@
 #define RESIDENT_SERVER_RPC_SERVICE_H_
 
 #include <functional>
+#include <mutex>
+#include <string>
 
 #include "resident/v1/resident.grpc.pb.h"
 #include "server/rpc/auth.h"
@@ -31,7 +33,9 @@ using RawResidentService =
                                 v1::Resident::WithRawCallbackMethod_Keep<
                                     v1::Resident::WithRawCallbackMethod_Attach<
                                         v1::Resident::WithRawCallbackMethod_Copy<
-                                            v1::Resident::Service>>>>>>>>>>>>;
+                                            v1::Resident::WithRawCallbackMethod_RegionUpload<
+                                                v1::Resident::WithRawCallbackMethod_RegionDownload<
+                                                    v1::Resident::Service>>>>>>>>>>>>>>;
 
 class ResidentService final : public RawResidentService {
  public:
@@ -52,6 +56,8 @@ class ResidentService final : public RawResidentService {
   Unary* Keep(grpc::CallbackServerContext* ctx, const Bytes* in, Bytes* out) override;
   Unary* Attach(grpc::CallbackServerContext* ctx, const Bytes* in, Bytes* out) override;
   Unary* Copy(grpc::CallbackServerContext* ctx, const Bytes* in, Bytes* out) override;
+  Unary* RegionUpload(grpc::CallbackServerContext* ctx, const Bytes* in, Bytes* out) override;
+  Unary* RegionDownload(grpc::CallbackServerContext* ctx, const Bytes* in, Bytes* out) override;
   grpc::ServerReadReactor<Bytes>* Upload(grpc::CallbackServerContext* ctx, Bytes* out) override;
   grpc::ServerWriteReactor<Bytes>* Download(grpc::CallbackServerContext* ctx,
                                             const Bytes* in) override;
@@ -65,6 +71,11 @@ class ResidentService final : public RawResidentService {
   Metrics& metrics() { return metrics_; }
   const Authenticator& auth() const { return auth_; }
   SessionManager& sessions() { return sessions_; }
+  // The local data socket's path OpenSession hands out (empty: none).
+  void set_local_data_socket(std::string path) {
+    std::lock_guard<std::mutex> lock(local_data_mu_);
+    local_data_socket_ = std::move(path);
+  }
   const ServerOptions& options() const { return options_; }
 
  private:
@@ -73,6 +84,12 @@ class ResidentService final : public RawResidentService {
   template <class Request, class Response>
   Unary* Serve(grpc::CallbackServerContext* ctx, const Bytes* in, Bytes* out,
                const std::function<absl::Status(UnaryCall<Request, Response>&)>& handle);
+
+  // A RegionUpload or RegionDownload: `move` runs queued on the scheduler.
+  template <class Request>
+  Unary* ServeRegion(
+      grpc::CallbackServerContext* ctx, const Bytes* in, Bytes* out,
+      std::function<absl::StatusOr<ArrayDescription>(const std::string&, const Request&)> move);
 
   SessionManager& sessions_;
   Scheduler& scheduler_;
@@ -83,6 +100,8 @@ class ResidentService final : public RawResidentService {
   // IsSmallProgram's bounds, the smallest of the devices'.
   int64_t small_program_bytes_;
   int64_t small_program_work_;
+  std::mutex local_data_mu_;
+  std::string local_data_socket_;
 };
 
 // The session a request names; INVALID_ARGUMENT for none or a malformed id.

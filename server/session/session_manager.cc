@@ -1,6 +1,7 @@
 #include "server/session/session_manager.h"
 
 #include <malloc.h>
+#include <unistd.h>
 
 #include <tuple>
 #include <utility>
@@ -28,6 +29,7 @@ SessionManager::SessionManager(DeviceSet& devices, SessionOptions options)
       ledger_(options_.quotas, mu_),
       names_(options_.table_limits.max_names_per_tenant),
       transfers_(options_.table_limits.max_transfers_per_tenant),
+      regions_(options_.table_limits),
       reaper_(std::make_unique<Reaper>(options_.reap_interval, [this] {
         ReapIdle(absl::Now());
         TrimIdle();
@@ -88,7 +90,8 @@ absl::Status SessionManager::Close(const std::string& tenant, const HandleId& se
     ASSIGN_OR_RETURN(s, sessions_.Remove(tenant, session));
     handles_.EraseSession(session, [&](HandleEntry e) { Drop(std::move(e), doomed); });
   }
-  doomed.clear();  // outside the lock: freeing may wait for the device
+  doomed.clear();                  // outside the lock: freeing may wait for the device
+  regions_.EraseSession(session);  // unmapped once no transfer holds them
   return absl::OkStatus();
 }
 
@@ -545,6 +548,69 @@ TableStats SessionManager::Stats() const {
   st.host_bytes =
       sessions_.HostBytes() + handles_.HostBytes() + ledger_.HostBytes() + names_.HostBytes();
   return st;
+}
+
+}  // namespace resident
+
+namespace resident {
+
+// --- shared-memory regions ------------------------------------------------------
+
+absl::StatusOr<HandleId> SessionManager::AddRegion(const std::string& tenant,
+                                                   const HandleId& session, uint64_t owner, int fd,
+                                                   int64_t bytes, bool* pinned) {
+  absl::StatusOr<std::shared_ptr<Session>> s = Touch(tenant, session);
+  absl::Status room = s.ok() ? regions_.CheckRoom(tenant, bytes) : s.status();
+  if (!room.ok()) {
+    if (fd >= 0) close(fd);
+    return room;
+  }
+  // Mapping and pinning take a while: outside every lock.
+  ASSIGN_OR_RETURN(std::shared_ptr<HostRegion> region,
+                   HostRegion::Map(fd, bytes, (*s)->device->backend()));
+  *pinned = region->pinned();
+  ASSIGN_OR_RETURN(HandleId id, regions_.Insert(tenant, session, owner, std::move(region)));
+  // The session may have closed while the region was mapped: then it goes too.
+  if (!Touch(tenant, session).ok()) {
+    regions_.EraseSession(session);
+    return SessionNotFound();
+  }
+  return id;
+}
+
+absl::Status SessionManager::ReleaseRegion(const std::string& tenant, const HandleId& session,
+                                           const HandleId& region) {
+  ASSIGN_OR_RETURN(std::shared_ptr<HostRegion> gone, regions_.Remove(tenant, session, region));
+  return absl::OkStatus();
+}
+
+void SessionManager::DropRegionsOf(uint64_t owner) { regions_.EraseOwner(owner); }
+
+absl::StatusOr<ArrayDescription> SessionManager::UploadFromRegion(const std::string& tenant,
+                                                                  const HandleId& session,
+                                                                  const HandleId& region,
+                                                                  int64_t offset, DType dtype,
+                                                                  const Shape& shape) {
+  ASSIGN_OR_RETURN(std::shared_ptr<HostRegion> r, regions_.Find(tenant, session, region));
+  ASSIGN_OR_RETURN(int64_t n, CheckedNumElements(shape));
+  ASSIGN_OR_RETURN(int64_t bytes, CheckedNumBytes(n, ItemSize(dtype)));
+  ASSIGN_OR_RETURN(char* src, r->Range(offset, bytes));  // before anything is allocated
+  ASSIGN_OR_RETURN(std::unique_ptr<Upload> up, BeginUpload(tenant, session, dtype, shape));
+  RETURN_IF_ERROR(up->Append(std::string_view(src, static_cast<size_t>(bytes))));
+  return up->Finish();
+}
+
+absl::StatusOr<ArrayDescription> SessionManager::DownloadToRegion(const std::string& tenant,
+                                                                  const HandleId& session,
+                                                                  const HandleId& handle,
+                                                                  const HandleId& region,
+                                                                  int64_t offset) {
+  ASSIGN_OR_RETURN(std::shared_ptr<HostRegion> r, regions_.Find(tenant, session, region));
+  ASSIGN_OR_RETURN(std::unique_ptr<Download> d, BeginDownload(tenant, session, handle));
+  const int64_t bytes = d->description().nbytes;
+  ASSIGN_OR_RETURN(char* dst, r->Range(offset, bytes));
+  RETURN_IF_ERROR(d->Read(0, bytes, dst));
+  return d->description();
 }
 
 }  // namespace resident

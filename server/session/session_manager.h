@@ -17,6 +17,7 @@
 //   TenantLedger   per-tenant bytes and arrays, quota checks and holds
 //   NamedArrays    names over the durable ArrayStore, pending keeps/deletes
 //   TransferSlots, Upload, Download (transfer.h)   transfers in flight
+//   RegionTable    clients' shared-memory regions (host_regions.h)
 //   Reaper         the thread that closes idle sessions
 //   session_device.h   every call made into the device's copy/stream API
 //
@@ -27,8 +28,8 @@
 //      NamedArrays' table, which do not lock themselves. Held only for
 //      table work, never across device work or disk writes; arrays dropped
 //      under it are freed after it (only the destructor frees under it).
-//   3. Leaves, each held only for its own bookkeeping: TransferSlots' and
-//      Reaper's mutexes, the ArrayStore's (its disk writes run without mu_),
+//   3. Leaves, each held only for its own bookkeeping: TransferSlots',
+//      RegionTable's and Reaper's mutexes, the ArrayStore's (its disk writes run without mu_),
 //      the device's memory budget.
 // A QuotaHold takes mu_ when destroyed, so holds are destroyed without it.
 //
@@ -55,6 +56,7 @@
 #include "server/program/planner.h"
 #include "server/session/array_description.h"
 #include "server/session/handle_table.h"
+#include "server/session/host_regions.h"
 #include "server/session/named_arrays.h"
 #include "server/session/quota.h"
 #include "server/session/reaper.h"
@@ -158,6 +160,34 @@ class SessionManager {
                                                           const HandleId& session,
                                                           const HandleId& handle);
 
+  // --- shared-memory regions (host_regions.h) ---
+  // Maps `fd` (taken over, closed on error too) as a region of the
+  // session, brought by the local-data connection `owner`, registered with
+  // the session's device; *pinned says whether that registration took.
+  // NOT_FOUND for the session, RESOURCE_EXHAUSTED naming the flag over the
+  // tenant's region limits, INVALID_ARGUMENT for a bad fd (HostRegion::Map).
+  absl::StatusOr<HandleId> AddRegion(const std::string& tenant, const HandleId& session,
+                                     uint64_t owner, int fd, int64_t bytes, bool* pinned);
+  // Unmaps a region of the session (after any transfer using it); NOT_FOUND
+  // for one it does not have.
+  absl::Status ReleaseRegion(const std::string& tenant, const HandleId& session,
+                             const HandleId& region);
+  // Unmaps every region the connection `owner` brought (it closed).
+  void DropRegionsOf(uint64_t owner);
+  // A new handle holding the region's bytes at `offset` as `shape`/`dtype`.
+  absl::StatusOr<ArrayDescription> UploadFromRegion(const std::string& tenant,
+                                                    const HandleId& session, const HandleId& region,
+                                                    int64_t offset, DType dtype,
+                                                    const Shape& shape);
+  // The handle's bytes written into the region at `offset`.
+  absl::StatusOr<ArrayDescription> DownloadToRegion(const std::string& tenant,
+                                                    const HandleId& session, const HandleId& handle,
+                                                    const HandleId& region, int64_t offset);
+  RegionTable::Usage RegionUsage(const std::string& tenant) const {
+    return regions_.TenantUsage(tenant);
+  }
+  RegionTable::Usage RegionTotals() const { return regions_.Total(); }
+
   // Releases handles of the tenant and deletes names of it (durably, with a
   // data dir); NOT_FOUND (and nothing released) if any is unknown,
   // INVALID_ARGUMENT for a malformed name.
@@ -247,6 +277,7 @@ class SessionManager {
   TenantLedger ledger_;
   NamedArrays names_;
   TransferSlots transfers_;         // locks itself
+  RegionTable regions_;             // locks itself
   std::unique_ptr<Reaper> reaper_;  // started last, stopped first
 };
 

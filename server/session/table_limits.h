@@ -37,6 +37,10 @@ struct TableLimits {
   // Uploads and downloads of one tenant in flight at once: each holds up
   // to two chunks of host memory while its client reads or writes.
   int64_t max_transfers_per_tenant = 64;
+  // Shared-memory regions of one tenant mapped at once, and their bytes:
+  // each is the client's memory page-locked in the server's address space.
+  int64_t max_regions_per_tenant = 64;
+  int64_t max_region_bytes_per_tenant = int64_t{16} << 30;
 };
 
 // "the server's limit of <limit> <what> is reached (<flag>); close sessions

@@ -9,6 +9,7 @@ them together: the same command line, secret paths, ports and data dir."""
 from __future__ import annotations
 
 import copy
+import os
 import shutil
 import subprocess
 import sys
@@ -91,9 +92,12 @@ def test_runtime_stage_invariants(stages, runtime):
     # The HEALTHCHECK asks the plaintext health port: no CA, no token.
     assert "resident health --server=\"$RESIDENT_HEALTH_SERVER\"" in health
     assert "--tls-ca" not in health
-    assert s.all("VOLUME") == ['["/var/lib/resident"]']
+    # The data dir, and the local data socket's folder (shared with client
+    # containers of the host through a volume; writable in a read-only image).
+    assert s.all("VOLUME") == ['["/var/lib/resident", "/run/resident"]']
     f = flags(s)
     assert f["data-dir"] == "/var/lib/resident"
+    assert os.path.dirname(f["local-data-socket"]) == "/run/resident"
     assert f["listen"].endswith(":50051") and f["metrics-listen"].endswith(":9464")
     assert f["health-listen"].endswith(":8081")
     assert s.env()["RESIDENT_HEALTH_SERVER"] == "127.0.0.1:8081"
@@ -135,6 +139,12 @@ def test_compose_lab(stages):
     for s in server["secrets"]:
         assert (COMPOSE.parent / c["secrets"][s["source"]]["file"]).parent.name == "secrets"
     assert "resident-data:/var/lib/resident" in server["volumes"]
+    # The local data socket's folder is a volume client containers can mount.
+    socket_dir = os.path.dirname(flags(stages["cuda"])["local-data-socket"])
+    assert f"resident-local:{socket_dir}" in server["volumes"]
+    notebook = c["services"]["notebook"]
+    assert f"resident-local:{socket_dir}" in notebook["volumes"]
+    assert notebook["profiles"] == ["notebook"]
     devices = server["deploy"]["resources"]["reservations"]["devices"]
     assert devices[0]["driver"] == "nvidia" and "gpu" in devices[0]["capabilities"]
     assert server["read_only"] is True and server["cap_drop"] == ["ALL"]
@@ -221,6 +231,8 @@ def test_statefulset_runs_the_image_as_built(rendered, stages):
                      "health": int(f["health-listen"].rsplit(":", 1)[1])}
     mounts = {m["name"]: m["mountPath"] for m in c["volumeMounts"]}
     assert mounts["data"] == f["data-dir"]
+    assert mounts["local-data"] == os.path.dirname(f["local-data-socket"])
+    assert any(v["name"] == "local-data" and "emptyDir" in v for v in pod["volumes"])
     assert sts["spec"]["volumeClaimTemplates"][0]["metadata"]["name"] == "data"
     secrets = next(v for v in pod["volumes"] if v["name"] == "secrets")
     provided = {mounts["secrets"] + "/" + item["path"]

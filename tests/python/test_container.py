@@ -35,6 +35,7 @@ def cli_binary() -> str:
 def localize(arg: str, secrets: Path, data: Path) -> str:
     """The container's paths and ports, moved to this machine's scratch."""
     arg = arg.replace("/run/secrets/", f"{secrets}/").replace("/var/lib/resident", str(data))
+    arg = arg.replace("/run/resident/", f"{data.parent}/run-resident-")  # the socket's volume
     for port in (":50051", ":9464", ":8081"):
         arg = arg.replace("0.0.0.0" + port, "127.0.0.1:0")
     return arg
@@ -85,6 +86,9 @@ def test_image_command_line_serves_and_persists(stage, lab, workdir, server_bina
         with rs.connect(s.target, token=tokens["alice"], tls_ca=secrets / "resident-tls-ca",
                         tls_server_name="resident") as c:
             check(c.arange(6) * 7, np.arange(6) * 7)
+            # A client of this host (TLS, a token) gets the shared-memory path.
+            assert c.transport == "shared-memory", c.transport_detail
+            check(c.asarray(np.arange(1 << 18, dtype=np.float64)), np.arange(float(1 << 18)))
             try:
                 c.delete(f"kept-{stage}")
             except rs.NotFound:

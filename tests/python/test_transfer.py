@@ -9,7 +9,17 @@ import resident as rs
 from helpers import DTYPES, check, sample
 
 
-def test_upload_and_download_over_64_mib(client):
+@pytest.fixture
+def grpc_client(server):
+    """The chunked gRPC path, even on the server's host (test_local_data.py
+    covers shared memory)."""
+    with rs.connect(server.target, local_data=False) as c:
+        assert c.transport == "grpc"
+        yield c
+
+
+def test_upload_and_download_over_64_mib(grpc_client):
+    client = grpc_client
     n = (80 << 20) // 8  # 80 MiB of float64
     a = np.arange(n, dtype=np.float64) * 0.5
     x = client.asarray(a)
@@ -24,7 +34,7 @@ def test_upload_and_download_over_64_mib(client):
 
 
 def test_large_computed_result_is_downloaded_in_chunks(server):
-    with rs.connect(server.target) as c:
+    with rs.connect(server.target, local_data=False) as c:
         before = server.requests("Download")
         shape = (3000, 3000)  # 72 MB of float64: more than the 64 MiB message limit
         got = (c.ones(shape) * 3.0).get()

@@ -1,5 +1,6 @@
 // Kill soak: clients killed or cancelled at random points of upload,
-// download and run, against the real resident-server binary.
+// download, run and shared-memory transfers (memfd regions over the local
+// data socket), against the real resident-server binary.
 //
 // Two kinds of kill, mixed at random, from several worker threads at once:
 //  - a client process (this binary with --child) doing uploads, downloads or
@@ -10,13 +11,15 @@
 //    the status, mid-program) and its channel dropped, its session closed
 //    or left behind.
 // Afterwards the server must still serve, its device bytes must be exactly
-// back at the baseline, its session and handle tables empty, and its RSS
+// back at the baseline, its session and handle tables empty, no region
+// mapped, its open descriptors back at the warmed-up count, and its RSS
 // settled: less the backend's cache of freed blocks (which Describe reports
 // as cached_bytes), the second half of the soak may not grow it by more than
 // --rss-growth-mib over the first half (no leak trend), nor beyond
 // --rss-bound-mib over the warmed-up server.
 //
 //   kill_soak --server build/server/rpc/resident-server --kills 1000
+#include <dirent.h>
 #include <grpcpp/grpcpp.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -36,6 +39,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "client/local_data.h"
 #include "resident/v1/resident.grpc.pb.h"
 #include "tests/support/server_process.h"
 
@@ -67,11 +71,13 @@ std::unique_ptr<v1::Resident::Stub> NewStub(const std::string& target) {
       grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), args));
 }
 
-std::string Open(v1::Resident::Stub& stub) {
+std::string Open(v1::Resident::Stub& stub, std::string* local_socket = nullptr) {
   grpc::ClientContext ctx;
   ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
   v1::OpenSessionResponse resp;
-  return stub.OpenSession(&ctx, v1::OpenSessionRequest(), &resp).ok() ? resp.session() : "";
+  if (!stub.OpenSession(&ctx, v1::OpenSessionRequest(), &resp).ok()) return "";
+  if (local_socket != nullptr) *local_socket = resp.local_data_socket();
+  return resp.session();
 }
 
 void Close(v1::Resident::Stub& stub, const std::string& session) {
@@ -104,6 +110,30 @@ std::string Pattern(int64_t bytes, uint64_t seed) {
   std::string s(static_cast<size_t>(bytes), '\0');
   for (int64_t i = 0; i < bytes; ++i) s[i] = static_cast<char>((i * 131 + seed) & 0xff);
   return s;
+}
+
+// A shared-memory upload of `bytes` from `region` (filled first), and
+// optionally its download back into the region; the new handle in *handle.
+grpc::Status RegionRoundTrip(v1::Resident::Stub& stub, grpc::ClientContext& ctx,
+                             const std::string& session, client::LocalRegion& region, int64_t bytes,
+                             bool download, std::string* handle) {
+  const std::string data = Pattern(bytes, static_cast<uint64_t>(bytes));
+  std::memcpy(region.data, data.data(), data.size());
+  v1::RegionUploadRequest up;
+  up.set_session(session);
+  up.set_region(region.id);
+  up.set_dtype(v1::DTYPE_FLOAT64);
+  up.add_shape(bytes / 8);
+  v1::ArrayInfo info;
+  grpc::Status s = stub.RegionUpload(&ctx, up, &info);
+  if (!s.ok() || !download) return s;
+  *handle = info.handle();
+  grpc::ClientContext down_ctx;
+  v1::RegionDownloadRequest down;
+  down.set_session(session);
+  down.set_handle(info.handle());
+  down.set_region(region.id);
+  return stub.RegionDownload(&down_ctx, down, &info);
 }
 
 // Uploads `data` as float64 in chunks; `cancel_at` (chunk index, or -1 for
@@ -170,7 +200,37 @@ v1::RunRequest LongRun(const std::string& session, const std::string& handle, in
 
 // --- Child processes: loop until killed --------------------------------------
 
+// A shared-memory client: regions registered, filled, uploaded from and
+// downloaded into, some released, until killed (mid-copy, mid-call, with
+// regions mapped on both sides).
+int RunRegionChild(const Flags& f) {
+  std::mt19937_64 rng(f.seed);
+  auto stub = NewStub(f.target);
+  std::string path;
+  const std::string session = Open(*stub, &path);
+  if (session.empty() || path.empty()) return 2;
+  absl::StatusOr<std::unique_ptr<client::LocalData>> local =
+      client::LocalData::Connect(path, session, "");
+  if (!local.ok()) return 3;
+  for (;;) {
+    const int64_t bytes = 8 * static_cast<int64_t>(1 + rng() % (1 << 20));  // up to 8 MiB
+    absl::StatusOr<std::shared_ptr<client::LocalRegion>> region = (*local)->Acquire(bytes);
+    if (!region.ok()) return 4;
+    grpc::ClientContext ctx;
+    std::string handle;
+    if (RegionRoundTrip(*stub, ctx, session, **region, bytes, rng() % 2 == 0, &handle).ok()) {
+      Release(*stub, session, {handle});
+    }
+    if (rng() % 4 == 0) {
+      (void)(*local)->Release((*region)->id);
+    } else {
+      (*local)->GiveBack(*std::move(region));
+    }
+  }
+}
+
 int RunChild(const Flags& f) {
+  if (f.child == "region") return RunRegionChild(f);
   std::mt19937_64 rng(f.seed);
   auto stub = NewStub(f.target);
   const std::string session = Open(*stub);
@@ -256,7 +316,38 @@ void CancelOneCall(const std::string& target, std::mt19937_64& rng, Tally& tally
   const int64_t chunk = 256 << 10;
   const int64_t chunks = 1 + static_cast<int64_t>(rng() % 8);
   const std::string data = Pattern(chunks * chunk, rng());
-  const int kind = static_cast<int>(rng() % 3);
+  const int kind = static_cast<int>(rng() % 4);
+  if (kind == 3) {  // shared memory: a region call cancelled, its socket closed mid-call
+    std::string path;
+    const std::string s2 = Open(*stub, &path);
+    absl::StatusOr<std::unique_ptr<client::LocalData>> local =
+        client::LocalData::Connect(path, s2, "");
+    absl::StatusOr<std::shared_ptr<client::LocalRegion>> region =
+        local.ok() ? (*local)->Register(chunks * chunk) : local.status();
+    if (!region.ok()) {
+      tally.Unexpected("region", grpc::Status(grpc::StatusCode::UNKNOWN,
+                                              std::string(region.status().message())));
+      return;
+    }
+    grpc::ClientContext ctx;
+    const int delay = static_cast<int>(rng() % 3);
+    const bool close_socket = rng() % 2 == 0;
+    std::thread canceller([&] {
+      std::this_thread::sleep_for(milliseconds(delay));
+      ctx.TryCancel();
+      if (close_socket) local->reset();  // the socket goes while the call may run
+    });
+    std::string handle;
+    grpc::Status st = RegionRoundTrip(*stub, ctx, s2, **region, chunks * chunk, true, &handle);
+    canceller.join();
+    if (!Expected(st) && st.error_code() != grpc::StatusCode::NOT_FOUND) {
+      tally.Unexpected("region transfer", st);  // NOT_FOUND: the socket closed first
+    }
+    tally.Kill("shared-memory transfer cancelled, its socket closed at random");
+    if (rng() % 2 == 0) Close(*stub, s2);
+    Close(*stub, session);
+    return;
+  }
   if (kind == 0) {  // upload: before the first chunk .. after the status was asked for
     const int64_t at = static_cast<int64_t>(rng() % static_cast<uint64_t>(chunks + 2));
     grpc::ClientContext ctx;
@@ -309,7 +400,7 @@ bool WaitForEmpty(v1::Resident::Stub& stub, int64_t baseline, milliseconds timeo
   for (;;) {
     const v1::DescribeResponse d = Describe(stub);
     if (d.devices_size() > 0 && d.devices(0).used_bytes() == baseline &&
-        d.usage().sessions() == 0 && d.usage().handles() == 0) {
+        d.usage().sessions() == 0 && d.usage().handles() == 0 && d.usage().regions() == 0) {
       return true;
     }
     if (Clock::now() > end) return false;
@@ -348,9 +439,18 @@ int RunSoak(const Flags& f) {
     return 1;
   }
   const int64_t baseline = first.devices(0).used_bytes();
+  auto open_fds = [&] {
+    int64_t n = 0;
+    if (DIR* d = opendir(absl::StrCat("/proc/", server.pid(), "/fd").c_str())) {
+      while (readdir(d) != nullptr) ++n;
+      closedir(d);
+    }
+    return n;
+  };
   const auto start = Clock::now();
   for (int i = 0; i < 30; ++i) RoundTrip(*stub);  // warm the allocators
   const int64_t warm_rss = server.rss_bytes();
+  const int64_t warm_fds = open_fds();
 
   Tally tally;
   std::atomic<int64_t> next{0};
@@ -365,10 +465,10 @@ int RunSoak(const Flags& f) {
     for (int w = 0; w < f.workers; ++w) {
       workers.emplace_back([&, w] {
         std::mt19937_64 rng(f.seed * 7919 + static_cast<uint64_t>(w) + 1000 * half);
-        static const char* kActions[] = {"upload", "download", "run"};
+        static const char* kActions[] = {"upload", "download", "run", "region"};
         while (next.fetch_add(1) < stop && !server_died) {
           if (std::uniform_real_distribution<double>(0, 1)(rng) < f.process_fraction) {
-            const char* action = kActions[rng() % 3];
+            const char* action = kActions[rng() % 4];
             const int delay = 5 + static_cast<int>(rng() % 400);
             if (KillOneProcess(f, server.target(), action, rng(), delay)) {
               tally.Kill(absl::StrCat("client process SIGKILLed mid-", action));
@@ -395,6 +495,11 @@ int RunSoak(const Flags& f) {
   const bool alive = server.alive();
   const bool serves = alive && RoundTrip(*stub);
   const v1::DescribeResponse after = Describe(*stub);
+  int64_t fds = open_fds();
+  for (int i = 0; i < 100 && fds > warm_fds; ++i) {  // connections still closing
+    std::this_thread::sleep_for(milliseconds(100));
+    fds = open_fds();
+  }
 
   int64_t total = 0;
   std::printf("kill soak: %s backend, %d workers, %.1f s\n", f.device.c_str(), f.workers, seconds);
@@ -438,6 +543,10 @@ int RunSoak(const Flags& f) {
   check(held[1] <= warm_rss + f.rss_bound_mib * mib,
         absl::StrCat("RSS less the block cache at most ", f.rss_bound_mib,
                      " MiB over the warmed-up server's RSS"));
+  check(after.usage().regions() == 0 && after.usage().region_bytes() == 0,
+        "no shared-memory region left mapped");
+  check(fds <= warm_fds, absl::StrCat("the server's open descriptors back to the warmed-up ",
+                                      warm_fds, " (", fds, ")"));
   check(tally.unexpected.empty(), "no unexpected status (only OK or CANCELLED)");
   for (const auto& [what, n] : tally.unexpected) {
     std::printf("    %lld x %s\n", static_cast<long long>(n), what.c_str());

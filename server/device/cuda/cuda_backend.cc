@@ -303,6 +303,39 @@ void CudaBackend::Trim() {
   (void)Check(cudaMemPoolTrimTo(device_->pool, 0), "cudaMemPoolTrimTo");
 }
 
+absl::StatusOr<std::shared_ptr<void>> CudaBackend::RegisterHost(void* data, int64_t bytes) {
+  if (data == nullptr || bytes <= 0) {
+    return absl::InvalidArgumentError("RegisterHost: no memory to register");
+  }
+  DeviceGuard guard(device_->ordinal);
+  // Portable: the region may be copied to and from any device of the server.
+  const cudaError_t e =
+      cudaHostRegister(data, static_cast<size_t>(bytes), cudaHostRegisterPortable);
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();  // not sticky: clear it
+    return absl::ResourceExhaustedError(
+        absl::StrCat("cudaHostRegister of ", bytes, " bytes failed: ", cudaGetErrorString(e)));
+  }
+  const int ordinal = device_->ordinal;
+  return std::shared_ptr<void>(data, [ordinal](void* p) {
+    DeviceGuard g(ordinal);
+    (void)cudaHostUnregister(p);
+  });
+}
+
+namespace {
+// Whether p is page-locked host memory (cudaHostAlloc'd or registered):
+// copies of it need no staging (a region's range is checked by its owner).
+bool IsPinnedHost(const void* p) {
+  cudaPointerAttributes attr{};
+  if (cudaPointerGetAttributes(&attr, p) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  return attr.type == cudaMemoryTypeHost;
+}
+}  // namespace
+
 absl::Status CheckDeviceBuffer(const DeviceState& device, const Buffer& buffer,
                                const std::shared_ptr<StreamState>& stream, absl::string_view what) {
   const auto* cuda_buffer = dynamic_cast<const CudaBuffer*>(buffer.backing());
@@ -350,7 +383,7 @@ absl::Status CudaStream::CopyToDevice(const void* src, Buffer& dst, int64_t offs
   RETURN_IF_ERROR(CheckCopyOf("CopyToDevice", dst, offset, bytes, src));
   if (bytes == 0) return absl::OkStatus();
   DeviceGuard guard(device_->ordinal);
-  if (bytes >= kStageAbove) {
+  if (bytes >= kStageAbove && !IsPinnedHost(src)) {
     return state_->staging().ToDevice(state_->stream(), static_cast<const char*>(src),
                                       static_cast<char*>(dst.data()) + offset, bytes);
   }
@@ -364,7 +397,7 @@ absl::Status CudaStream::CopyToHost(const Buffer& src, int64_t offset, void* dst
   RETURN_IF_ERROR(CheckCopyOf("CopyToHost", src, offset, bytes, dst));
   if (bytes == 0) return absl::OkStatus();
   DeviceGuard guard(device_->ordinal);
-  if (bytes >= kStageAbove) {
+  if (bytes >= kStageAbove && !IsPinnedHost(dst)) {
     return state_->staging().ToHost(state_->stream(), static_cast<const char*>(src.data()) + offset,
                                     static_cast<char*>(dst), bytes);
   }

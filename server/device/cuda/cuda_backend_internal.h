@@ -191,6 +191,7 @@ class CudaBackend final : public Backend {
   std::unique_ptr<Stream> NewStream() override;
   absl::StatusOr<std::shared_ptr<Buffer>> Allocate(int64_t bytes, Stream& stream) override;
   void Trim() override;
+  absl::StatusOr<std::shared_ptr<void>> RegisterHost(void* data, int64_t bytes) override;
   // cuda_ops.cc: the stream and every operand checked once, then one Do()
   // per op struct.
   absl::Status Run(Stream& stream, const DeviceOp& op) override;

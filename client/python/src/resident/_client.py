@@ -126,6 +126,28 @@ class Client:
         return self._s.id.hex()
 
     @property
+    def transport(self) -> str:
+        """How array bytes move: ``"shared-memory"`` (memfd regions over the
+        server's local data socket: a client on the server's host) or
+        ``"grpc"``. :attr:`transport_detail` says why."""
+        return self._s.transport
+
+    @property
+    def transport_detail(self) -> str:
+        """Why :attr:`transport` is what it is: the socket in use, or why
+        shared memory could not be used (remote host, socket not visible,
+        refused by the server)."""
+        return self._s.transport_detail
+
+    def empty_host(self, shape: ShapeLike, dtype: Any = np.float64) -> np.ndarray:
+        """A new, uninitialised NumPy array in memory shared with the
+        server, so that :meth:`asarray` of it (or of a contiguous part)
+        uploads without copying it first. An ordinary NumPy array when the
+        transport is ``"grpc"``."""
+        dt = _dtypes.normalize(np.dtype(dtype))
+        return self._s.empty_host(normalize_shape(shape), dt)
+
+    @property
     def stats(self) -> Dict[str, int]:
         """Requests this client has sent, by method (``{"Run": 3, ...}``)."""
         return dict(self._s.calls)
@@ -366,7 +388,7 @@ def connect(target: Optional[str] = None, *, token: Optional[str] = None,
             tls_key: Optional[PathOrPem] = None, tls_server_name: Optional[str] = None,
             tls: bool = False, lazy: bool = True, keep_alive: bool = True,
             close_session: bool = True, timeout: Optional[float] = 10.0,
-            device: Union[int, str, None] = None) -> Client:
+            device: Union[int, str, None] = None, local_data: bool = True) -> Client:
     """Connects to a Resident server and opens a session.
 
     Args:
@@ -387,6 +409,9 @@ def connect(target: Optional[str] = None, *, token: Optional[str] = None,
         device: the server device for this session's arrays and programs:
             an index or a name from :meth:`Client.info`; default the least
             loaded. InvalidArgument for an unknown one.
+        local_data: move array bytes through shared memory when the server
+            is on this host and offers its local data socket (default);
+            :attr:`Client.transport` says which path was taken and why.
 
     Raises:
         Unavailable: the server cannot be reached. Unauthenticated: a
@@ -398,4 +423,5 @@ def connect(target: Optional[str] = None, *, token: Optional[str] = None,
     return Client(Session(target, token=token, tls=tls, tls_ca=tls_ca, tls_cert=tls_cert,
                           tls_key=tls_key, tls_server_name=tls_server_name, lazy=lazy,
                           keep_alive=keep_alive, close_on_exit=close_session, timeout=timeout,
-                          device="" if device is None else str(device)))
+                          device="" if device is None else str(device),
+                          local_data=local_data))

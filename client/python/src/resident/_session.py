@@ -20,6 +20,7 @@ from ._errors import (DataLoss, FailedPrecondition, Internal, ResidentError, err
                       from_rpc_error)
 from ._graph import Kind, Node, ScopeBuilder
 from ._infer import Meta
+from ._local_data import GRANULE, LocalData, parallel_copy, target_is_local
 from ._progress import Progress
 from .v1 import resident_pb2 as pb
 from .v1 import resident_pb2_grpc as pb_grpc
@@ -168,7 +169,7 @@ class Session:
     def __init__(self, target: str, *, token: Optional[str], tls: bool, tls_ca: Any,
                  tls_cert: Any, tls_key: Any, tls_server_name: Optional[str], lazy: bool,
                  keep_alive: bool, close_on_exit: bool, timeout: Optional[float],
-                 device: str = "") -> None:
+                 device: str = "", local_data: bool = True) -> None:
         self.target = target
         self.lazy = lazy
         self.recording_body = 0  # > 0 while a loop body is being recorded
@@ -194,11 +195,48 @@ class Session:
         if self.describe.max_message_bytes:
             chunk = min(chunk, self.describe.max_message_bytes // 2)
         self.chunk_bytes = max(chunk, 1)
+        self.local: Optional[LocalData] = None
+        #: Uploads and downloads from this size go through shared memory
+        #: when the local data path is up.
+        self.local_min_bytes = 1 << 20
+        self.transport, self.transport_detail = self._open_local_data(
+            opened.local_data_socket, token, local_data)
         period = max(self.idle_timeout_ms / 3000.0, 0.01) if keep_alive else None
         self._keeper = _Keeper(channel, self.stub, self.id, self.metadata, period,
                                close_on_exit)
         _live_keepers.add(self._keeper)
         weakref.finalize(self, _Keeper.shutdown, self._keeper, False)
+
+    def _open_local_data(self, path: str, token: Optional[str], wanted: bool) -> Tuple[str, str]:
+        """Connects the shared-memory data path when it can; returns the
+        transport ("shared-memory" or "grpc") and why."""
+        if not wanted:
+            return "grpc", "shared memory turned off (connect(local_data=False))"
+        if not path:
+            return "grpc", "the server offers no local data socket (--local-data-socket off)"
+        if not os.path.exists(path):
+            where = ("the server is on another host" if not target_is_local(self.target)
+                     else "another container or mount namespace?")
+            return "grpc", f"the server's local data socket {path} is not visible here ({where})"
+        try:
+            local = LocalData(path, self.id, token)
+        except OSError as e:
+            return "grpc", f"cannot connect to the local data socket {path}: {e.strerror or e}"
+        try:
+            # One region now: proves the server maps our memory for this session.
+            local.give_back(local.register(GRANULE))
+        except (OSError, ResidentError) as e:
+            local.close()
+            return "grpc", f"the local data socket {path} refused a region: {e}"
+        self.local = local
+        pinned = all(r.pinned for r in local.regions.values())
+        return "shared-memory", (f"memfd regions over {path}"
+                                 + ("" if pinned else " (the device could not pin them)"))
+
+    def close_local_data(self) -> None:
+        if self.local is not None:
+            self.local.close()
+            self.local = None
 
     # --- calls ---------------------------------------------------------------
 
@@ -239,6 +277,7 @@ class Session:
     def close(self) -> None:
         if hasattr(self, "_keeper") and not self._keeper.closed:
             self._keeper.shutdown(wait=True)
+        self.close_local_data()
 
     # --- programs ------------------------------------------------------------
 
@@ -292,6 +331,14 @@ class Session:
         host = np.asarray(array, dtype=dtype.newbyteorder("<"), order="C")  # keeps 0-d
         flat = host.reshape(-1).view(np.uint8)
         total = flat.size
+        if self.local is not None and total >= self.local_min_bytes:
+            bar = Progress("upload", total, progress)
+            try:
+                node = self._upload_shared(host, flat, dtype)
+                bar.update(total)
+            finally:
+                bar.close()
+            return node
         chunk = self.chunk_bytes
         bar = Progress("upload", total, progress)
         header = pb.UploadRequest(session=self.id, dtype=_dtypes.to_wire(dtype),
@@ -318,10 +365,65 @@ class Session:
         node.materialize(info, Meta(_dtypes.from_wire(info.dtype), tuple(info.shape)))
         return node
 
+    def _upload_shared(self, host: np.ndarray, flat: np.ndarray, dtype: np.dtype) -> Node:
+        """An upload through a shared-memory region: in place when `host`
+        lives in one (empty_host), else copied into a pooled one."""
+        assert self.local is not None
+        if len(self._keeper.releases) >= RELEASE_BATCH:
+            self.send_releases()
+        found = self.local.find(host)
+        if found is not None:
+            region, offset, own = found[0], found[1], False
+        else:
+            region, offset, own = self.local.acquire(flat.size), 0, True
+        try:
+            if own:
+                parallel_copy(region.bytes[:flat.size], flat)
+            info = self._call("RegionUpload", self.stub.RegionUpload, pb.RegionUploadRequest(
+                session=self.id, region=region.id, offset=offset,
+                dtype=_dtypes.to_wire(dtype), shape=list(host.shape)))
+        finally:
+            if own:
+                self.local.give_back(region)
+        node = Node(Kind.MATERIALIZED, self)
+        node.materialize(info, Meta(_dtypes.from_wire(info.dtype), tuple(info.shape)))
+        return node
+
+    def _download_shared(self, node: Node, meta: Meta, nbytes: int) -> np.ndarray:
+        """A download into a region the returned array then owns."""
+        assert self.local is not None
+        region = self.local.acquire(nbytes)
+        try:
+            self._call("RegionDownload", self.stub.RegionDownload, pb.RegionDownloadRequest(
+                session=self.id, handle=node.handle, region=region.id, offset=0))
+        except BaseException:
+            self.local.give_back(region)
+            raise
+        out = region.bytes[:nbytes].view(meta.dtype.newbyteorder("<")).reshape(meta.shape)
+        return self.local.lease_to(out, region)
+
+    def empty_host(self, shape: Tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+        """A NumPy array in shared memory the server reads in place."""
+        self.check_open()
+        if self.local is None:
+            return np.empty(shape, dtype)
+        return self.local.empty(shape, dtype)
+
     def download(self, node: Node, progress: Optional[bool]) -> np.ndarray:
         self.check_open()
         if not node.handle:
             raise FailedPrecondition("the array was released")
+        meta = node.meta
+        if self.local is not None and meta is not None:
+            nbytes = int(np.prod(meta.shape, dtype=np.int64)) * meta.dtype.itemsize
+            if nbytes >= self.local_min_bytes and meta.dtype.byteorder in "=<|":
+                bar = Progress("download", nbytes, progress)
+                try:
+                    out = self._download_shared(node, meta, nbytes)
+                    bar.update(nbytes)
+                finally:
+                    bar.close()
+                return out
         self.calls["Download"] += 1
         stream = self.stub.Download(pb.DownloadRequest(session=self.id, handle=node.handle),
                                     metadata=self.metadata)

@@ -1,0 +1,275 @@
+#include "server/rpc/local_data_socket.h"
+
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "core/handle_id.h"
+#include "core/log.h"
+#include "resident/v1/resident.pb.h"
+
+namespace resident {
+namespace {
+
+// Requests are a few dozen bytes; anything far larger is not a client of ours.
+constexpr uint32_t kMaxFrameBytes = 64 << 10;
+// File descriptors accepted with one read; more (or a truncated control
+// message) ends the connection.
+constexpr int kMaxFds = 4;
+
+void CloseAll(std::vector<int>& fds) {
+  for (int fd : fds) close(fd);
+  fds.clear();
+}
+
+// Reads exactly n bytes into buf, collecting any descriptors passed with
+// them; false at end of stream, on an error or a truncated control message.
+bool RecvAll(int fd, char* buf, size_t n, std::vector<int>* fds) {
+  size_t got = 0;
+  while (got < n) {
+    iovec iov{buf + got, n - got};
+    alignas(cmsghdr) char control[CMSG_SPACE(kMaxFds * sizeof(int))];
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof(control);
+    const ssize_t r = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
+    if (r < 0 && errno == EINTR) continue;
+    for (cmsghdr* c = CMSG_FIRSTHDR(&msg); r >= 0 && c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
+      if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+      const size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+      for (size_t i = 0; i < count; ++i) {
+        int passed;
+        std::memcpy(&passed, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+        fds->push_back(passed);
+      }
+    }
+    if (r <= 0 || (msg.msg_flags & MSG_CTRUNC) != 0) return false;
+    got += static_cast<size_t>(r);
+  }
+  return true;
+}
+
+bool SendAll(int fd, const std::string& data) {
+  size_t sent = 0;
+  while (sent < data.size()) {
+    const ssize_t r = send(fd, data.data() + sent, data.size() - sent, MSG_NOSIGNAL);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return false;
+    sent += static_cast<size_t>(r);
+  }
+  return true;
+}
+
+std::string Frame(const std::string& payload) {
+  const uint32_t n = static_cast<uint32_t>(payload.size());
+  std::string out(4, '\0');
+  for (int i = 0; i < 4; ++i) out[i] = static_cast<char>((n >> (8 * i)) & 0xff);
+  return out + payload;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<LocalDataSocket>> LocalDataSocket::Start(
+    const LocalDataOptions& options, SessionManager& sessions, const Authenticator& auth) {
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (options.path.empty() || options.path.size() >= sizeof(addr.sun_path)) {
+    return absl::InvalidArgumentError(absl::StrCat("--local-data-socket: the path '", options.path,
+                                                   "' is empty or longer than ",
+                                                   sizeof(addr.sun_path) - 1, " bytes"));
+  }
+  std::memcpy(addr.sun_path, options.path.data(), options.path.size());
+  const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return absl::UnavailableError(absl::StrCat("socket(AF_UNIX): ", strerror(errno)));
+  struct stat st {};
+  if (lstat(options.path.c_str(), &st) == 0) {
+    if (!S_ISSOCK(st.st_mode)) {
+      close(fd);
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--local-data-socket: ", options.path, " exists and is not a socket; not replacing it"));
+    }
+    // A socket someone still serves is not ours to take; a stale one is.
+    if (connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) == 0) {
+      close(fd);
+      return absl::UnavailableError(
+          absl::StrCat("--local-data-socket: another server serves ", options.path));
+    }
+    unlink(options.path.c_str());
+  }
+  if (bind(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) != 0 ||
+      listen(fd, 64) != 0) {
+    const int err = errno;
+    close(fd);
+    return absl::UnavailableError(
+        absl::StrCat("--local-data-socket: cannot listen on ", options.path, ": ", strerror(err)));
+  }
+  if (chmod(options.path.c_str(), options.mode) != 0) {
+    const int err = errno;
+    close(fd);
+    unlink(options.path.c_str());
+    return absl::UnavailableError(
+        absl::StrCat("--local-data-socket: chmod ", options.path, ": ", strerror(err)));
+  }
+  std::unique_ptr<LocalDataSocket> s(new LocalDataSocket(options, sessions, auth, fd));
+  s->acceptor_ = std::thread([p = s.get()] { p->AcceptLoop(); });
+  return s;
+}
+
+LocalDataSocket::~LocalDataSocket() {
+  stopping_ = true;
+  shutdown(listen_fd_, SHUT_RDWR);  // wakes accept()
+  if (acceptor_.joinable()) acceptor_.join();
+  std::vector<std::unique_ptr<Connection>> conns;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    conns = std::move(connections_);
+  }
+  for (auto& c : conns) {
+    std::lock_guard<std::mutex> lock(c->mu);
+    if (c->fd >= 0) shutdown(c->fd, SHUT_RDWR);  // wakes its reads
+  }
+  for (auto& c : conns) c->thread.join();
+  close(listen_fd_);
+  unlink(options_.path.c_str());
+}
+
+int LocalDataSocket::connections() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  int n = 0;
+  for (const auto& c : connections_) n += c->done ? 0 : 1;
+  return n;
+}
+
+void LocalDataSocket::ReapDone() {
+  for (auto it = connections_.begin(); it != connections_.end();) {
+    if ((*it)->done) {
+      (*it)->thread.join();
+      it = connections_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+void LocalDataSocket::AcceptLoop() {
+  while (!stopping_) {
+    const int c = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+    if (c < 0) {
+      if (stopping_) break;
+      if (errno != EINTR && errno != ECONNABORTED) {
+        // Out of descriptors or memory: let some connections end first.
+        RESIDENT_LOG(kWarning, "local data socket: accept: ", strerror(errno));
+        usleep(10000);
+      }
+      continue;
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    ReapDone();
+    if (static_cast<int>(connections_.size()) >= options_.max_connections) {
+      RESIDENT_LOG(kWarning, "local data socket: ", connections_.size(),
+                   " connections already open (the limit); closing a new one");
+      close(c);
+      continue;
+    }
+    auto conn = std::make_unique<Connection>();
+    conn->owner = next_owner_++;
+    conn->fd = c;
+    Connection* raw = conn.get();
+    connections_.push_back(std::move(conn));
+    raw->thread = std::thread([this, raw] { Serve(raw); });
+  }
+}
+
+void LocalDataSocket::Serve(Connection* c) {
+  while (!stopping_) {
+    std::vector<int> fds;
+    char len_bytes[4];
+    if (!RecvAll(c->fd, len_bytes, 4, &fds)) {
+      CloseAll(fds);
+      break;
+    }
+    uint32_t len = 0;
+    for (int i = 0; i < 4; ++i)
+      len |= static_cast<uint32_t>(static_cast<uint8_t>(len_bytes[i])) << (8 * i);
+    if (len > kMaxFrameBytes) {
+      CloseAll(fds);
+      break;  // not speaking our protocol
+    }
+    std::string payload(len, '\0');
+    if (!RecvAll(c->fd, payload.data(), len, &fds)) {
+      CloseAll(fds);
+      break;
+    }
+    v1::LocalDataResponse resp;
+    auto answer = [&](const absl::Status& status) {
+      resp.set_code(static_cast<int>(status.code()));
+      resp.set_message(std::string(status.message()));
+    };
+    v1::LocalDataRequest req;
+    absl::StatusOr<Identity> who = absl::InvalidArgumentError(
+        "the local data request does not parse as resident.v1.LocalDataRequest");
+    if (req.ParseFromString(payload)) {
+      Metadata md;
+      const std::string bearer = "Bearer " + req.token();
+      if (!req.token().empty()) md.emplace("authorization", bearer);
+      who = auth_.Authorize(md, Role::kUser);
+    }
+    std::optional<HandleId> session;
+    if (who.ok()) {
+      session = HandleId::FromBytes(req.session());
+      if (!session) who = absl::InvalidArgumentError("the request names no valid session id");
+    }
+    if (!who.ok()) {
+      CloseAll(fds);
+      answer(who.status());
+    } else if (req.action_case() == v1::LocalDataRequest::kRegisterBytes) {
+      if (fds.size() != 1) {
+        answer(absl::InvalidArgumentError(absl::StrCat(
+            "a register request carries one memfd (SCM_RIGHTS), this one carried ", fds.size())));
+        CloseAll(fds);
+      } else {
+        bool pinned = false;
+        absl::StatusOr<HandleId> id = sessions_.AddRegion(who->tenant, *session, c->owner, fds[0],
+                                                          req.register_bytes(), &pinned);
+        fds.clear();  // AddRegion took it
+        answer(id.status());
+        if (id.ok()) {
+          resp.set_region(id->bytes());
+          resp.set_pinned(pinned);
+        }
+      }
+    } else if (!fds.empty()) {
+      CloseAll(fds);
+      answer(absl::InvalidArgumentError(
+          "only a register request carries a file descriptor; nothing was done"));
+    } else {
+      if (req.action_case() == v1::LocalDataRequest::kReleaseRegion) {
+        std::optional<HandleId> region = HandleId::FromBytes(req.release_region());
+        answer(region ? sessions_.ReleaseRegion(who->tenant, *session, *region)
+                      : absl::InvalidArgumentError("release_region is not a region id"));
+      } else {
+        answer(absl::InvalidArgumentError("the request asks for nothing (register or release)"));
+      }
+    }
+    if (!SendAll(c->fd, Frame(resp.SerializeAsString()))) break;
+  }
+  // The client is gone, broke the protocol, or the server stops: the peer
+  // sees the end now, and its regions go with it.
+  {
+    std::lock_guard<std::mutex> lock(c->mu);
+    close(c->fd);
+    c->fd = -1;
+  }
+  sessions_.DropRegionsOf(c->owner);
+  c->done = true;
+}
+
+}  // namespace resident

@@ -1,0 +1,84 @@
+// The local data path: a Unix socket beside the gRPC port over which
+// clients on the server's host register shared-memory regions (memfds
+// passed as SCM_RIGHTS file descriptors), so that RegionUpload and
+// RegionDownload move array bytes by DMA with none on the network.
+//
+// Frames are a 4-byte little-endian length and a LocalDataRequest (a
+// response frame per request). A connection is authenticated per request
+// with the gRPC bearer token, as a call would be, and names its session;
+// the regions it registers are unmapped when it closes (the client died or
+// is done), when their session ends, or when released. The socket's file
+// mode limits who may connect at all.
+//
+//   ASSIGN_OR_RETURN(auto local, LocalDataSocket::Start(options, sessions, auth));
+//   ... hand local->path() to clients in OpenSessionResponse ...
+#ifndef RESIDENT_SERVER_RPC_LOCAL_DATA_SOCKET_H_
+#define RESIDENT_SERVER_RPC_LOCAL_DATA_SOCKET_H_
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "server/rpc/auth.h"
+#include "server/session/session_manager.h"
+
+namespace resident {
+
+struct LocalDataOptions {
+  std::string path;           // the socket's path; a stale socket there is replaced
+  mode_t mode = 0660;         // its file mode: who on the host may connect
+  int max_connections = 256;  // at once; more are closed at accept
+};
+
+class LocalDataSocket {
+ public:
+  // Binds and listens; UNAVAILABLE if the path cannot be bound,
+  // INVALID_ARGUMENT if something that is not a socket is there.
+  static absl::StatusOr<std::unique_ptr<LocalDataSocket>> Start(const LocalDataOptions& options,
+                                                                SessionManager& sessions,
+                                                                const Authenticator& auth);
+  // Stops accepting, closes every connection (their regions go once no
+  // transfer uses them) and removes the socket file.
+  ~LocalDataSocket();
+  LocalDataSocket(const LocalDataSocket&) = delete;
+  LocalDataSocket& operator=(const LocalDataSocket&) = delete;
+
+  const std::string& path() const { return options_.path; }
+  int connections() const;
+
+ private:
+  struct Connection {
+    uint64_t owner;
+    std::mutex mu;  // guards fd: Serve closes it, Stop shuts it down
+    int fd;         // -1 once closed
+    std::thread thread;
+    std::atomic<bool> done{false};
+  };
+  LocalDataSocket(const LocalDataOptions& options, SessionManager& sessions,
+                  const Authenticator& auth, int listen_fd)
+      : options_(options), sessions_(sessions), auth_(auth), listen_fd_(listen_fd) {}
+  void AcceptLoop();
+  void Serve(Connection* c);
+  void ReapDone();  // joins finished connections (mu_ held)
+
+  const LocalDataOptions options_;
+  SessionManager& sessions_;
+  const Authenticator& auth_;
+  const int listen_fd_;
+  std::atomic<bool> stopping_{false};
+  std::thread acceptor_;
+  mutable std::mutex mu_;
+  std::vector<std::unique_ptr<Connection>> connections_;
+  uint64_t next_owner_ = 1;
+};
+
+}  // namespace resident
+
+#endif  // RESIDENT_SERVER_RPC_LOCAL_DATA_SOCKET_H_
