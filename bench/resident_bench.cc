@@ -111,10 +111,12 @@ struct Results {
 
 // busy: the client spins on the connection while it waits for a Run
 // (ClientOptions::busy_poll); the figures are given both ways.
-std::unique_ptr<Client> Connect(bool lazy = true, bool busy = false) {
+// local_data: shared-memory transfers when the server is on this host.
+std::unique_ptr<Client> Connect(bool lazy = true, bool busy = false, bool local_data = true) {
   ClientOptions o;
   o.lazy = lazy;
   o.busy_poll = busy;
+  o.local_data = local_data;
   return Ok(Client::Connect(absl::GetFlag(FLAGS_server), o), "connect");
 }
 
@@ -789,18 +791,14 @@ double TcpCopy(const std::string& buf, std::string& sink) {
   return ms;
 }
 
-void Transfer(int reps, Results& r) {
-  auto c = Connect(true);
-  const int64_t n = absl::GetFlag(FLAGS_quick) ? int64_t{1} << 23 : int64_t{1} << 27;
-  const double bytes = static_cast<double>(n) * 8;
-  std::string host(static_cast<size_t>(n) * 8, '\0');
-  for (int64_t i = 0; i < n; ++i)
-    reinterpret_cast<double*>(host.data())[i] = static_cast<double>(i);
+// Upload and download of `host` as float64 through `c`, the round trip checked.
+std::pair<Stats, Stats> UpDown(Client& c, int reps, const std::string& host) {
+  const int64_t n = static_cast<int64_t>(host.size()) / 8;
   Array x;
   const Stats up = Repeat(reps, [&] {
     if (x.valid()) Ok(x.Release(), "release");  // one GiB copy at a time, untimed
     const auto t0 = Clock::now();
-    x = Ok(c->Upload(DType::kFloat64, {n}, host), "upload");
+    x = Ok(c.Upload(DType::kFloat64, {n}, host), "upload");
     return Since(t0);
   });
   std::string down;
@@ -815,6 +813,20 @@ void Transfer(int reps, Results& r) {
     std::fprintf(stderr, "resident-bench: transfer: downloaded bytes differ from uploaded\n");
     std::exit(1);
   }
+  return {up, dn};
+}
+
+// The gRPC path (as a remote client gets it) beside a loopback TCP copy, and
+// the shared-memory path (a client on the server's host) beside a memcpy.
+void Transfer(int reps, Results& r) {
+  auto c = Connect(true, false, /*local_data=*/false);
+  const int64_t n = absl::GetFlag(FLAGS_quick) ? int64_t{1} << 23 : int64_t{1} << 27;
+  const double bytes = static_cast<double>(n) * 8;
+  std::string host(static_cast<size_t>(n) * 8, '\0');
+  for (int64_t i = 0; i < n; ++i)
+    reinterpret_cast<double*>(host.data())[i] = static_cast<double>(i);
+  const auto [up, dn] = UpDown(*c, reps, host);
+  std::string down(host.size(), '\0');
   const Stats tcp = Repeat(reps, [&] { return TcpCopy(host, down); });
   auto gbs = [&](const Stats& s) { return bytes / (s.median / 1e3) / 1e9; };
   std::printf("transfer %.0f MiB float64 (round trip checked):\n", bytes / (1 << 20));
@@ -832,6 +844,32 @@ void Transfer(int reps, Results& r) {
   r.Add("transfer.tcp_gbs", gbs(tcp));
   r.Add("transfer.upload_over_tcp", gbs(up) / gbs(tcp));
   r.Add("transfer.download_over_tcp", gbs(dn) / gbs(tcp));
+  c.reset();
+
+  auto local = Connect(true, false, /*local_data=*/true);
+  if (local->transport() != "shared-memory") {
+    std::printf("  shared memory: not used (%s)\n", local->transport_detail().c_str());
+    return;
+  }
+  const auto [sup, sdn] = UpDown(*local, reps, host);
+  std::string sink(host.size(), '\0');
+  std::memcpy(sink.data(), host.data(), host.size());  // touched: time the copy, not faults
+  const Stats cpy = Repeat(reps, [&] {
+    const auto t0 = Clock::now();
+    std::memcpy(sink.data(), host.data(), host.size());
+    return Since(t0);
+  });
+  std::printf("  shared memory upload   median %8.1f ms  %6.2f GB/s  (%.2fx memcpy)\n", sup.median,
+              gbs(sup), gbs(sup) / gbs(cpy));
+  std::printf("  shared memory download median %8.1f ms  %6.2f GB/s  (%.2fx memcpy)\n", sdn.median,
+              gbs(sdn), gbs(sdn) / gbs(cpy));
+  std::printf("  memcpy                 median %8.1f ms  %6.2f GB/s\n", cpy.median, gbs(cpy));
+  r.AddStats("transfer.shm_upload_ms", sup);
+  r.AddStats("transfer.shm_download_ms", sdn);
+  r.AddStats("transfer.memcpy_ms", cpy);
+  r.Add("transfer.shm_upload_gbs", gbs(sup));
+  r.Add("transfer.shm_download_gbs", gbs(sdn));
+  r.Add("transfer.memcpy_gbs", gbs(cpy));
 }
 
 // --- first_result: a fresh process's first answer ----------------------------

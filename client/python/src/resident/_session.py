@@ -355,8 +355,9 @@ class Session:
                 yield msg
                 bar.update(piece.size)
 
-        if len(self._keeper.releases) >= RELEASE_BATCH:
-            self.send_releases()
+        if len(self._keeper.releases) >= RELEASE_BATCH or (self._keeper.releases
+                                                           and total >= self.local_min_bytes):
+            self.send_releases()  # a large upload may need the memory they hold
         try:
             info = self._call("Upload", self.stub.Upload, messages())
         finally:
@@ -369,8 +370,8 @@ class Session:
         """An upload through a shared-memory region: in place when `host`
         lives in one (empty_host), else copied into a pooled one."""
         assert self.local is not None
-        if len(self._keeper.releases) >= RELEASE_BATCH:
-            self.send_releases()
+        if self._keeper.releases:
+            self.send_releases()  # their memory may be what this upload needs
         found = self.local.find(host)
         if found is not None:
             region, offset, own = found[0], found[1], False
