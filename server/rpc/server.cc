@@ -122,7 +122,9 @@ class Server::Impl {
   absl::Status StartLocalData() {
     std::string path = options_.local_data_socket;
     if (path.empty() || path == "off") return absl::OkStatus();
-    if (path == "auto") {
+    if (path == "auto" && absl::StartsWith(options_.listen, "unix:")) {
+      path = absl::StrCat(options_.listen.substr(5), ".data");  // beside the gRPC socket
+    } else if (path == "auto") {
       const char* tmp = std::getenv("TMPDIR");
       path =
           absl::StrCat(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp", "/resident-", port_, ".sock");

@@ -64,8 +64,8 @@ struct ServerOptions {
   // (for kubelet's native gRPC probes; port 0 picks one); empty: off.
   std::string health_listen;
   // The local data path for clients on this host (local_data_socket.h): a
-  // Unix socket's path; "auto" for $TMPDIR (or /tmp)/resident-<port>.sock;
-  // empty or "off": none.
+  // Unix socket's path; "auto" for $TMPDIR (or /tmp)/resident-<port>.sock
+  // (PATH.data beside a unix:PATH listen address); empty or "off": none.
   std::string local_data_socket = "auto";
   int local_data_socket_mode = 0660;  // its file mode: who may connect
   int max_local_data_connections = 256;

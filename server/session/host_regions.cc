@@ -50,6 +50,7 @@ absl::StatusOr<std::shared_ptr<HostRegion>> HostRegion::Map(int fd, int64_t byte
   absl::StatusOr<std::shared_ptr<void>> pin = backend.RegisterHost(p, bytes);
   if (pin.ok()) {
     region->pin_ = *std::move(pin);
+    region->pinned_ = true;
   } else {
     RESIDENT_LOG(kWarning, "a shared-memory region of ", bytes,
                  " bytes is used unpinned: ", pin.status().message());

@@ -47,7 +47,9 @@ class HostRegion {
   HostRegion& operator=(const HostRegion&) = delete;
 
   int64_t bytes() const { return bytes_; }
-  bool pinned() const { return pin_ != nullptr; }
+  // Ready for the device's fastest copies (registered, or a device that
+  // needs no registration); false when registration failed.
+  bool pinned() const { return pinned_; }
   // The memory of [offset, offset + n); INVALID_ARGUMENT outside the region.
   absl::StatusOr<char*> Range(int64_t offset, int64_t n) const;
 
@@ -57,6 +59,7 @@ class HostRegion {
   char* const data_;
   const int64_t bytes_;
   std::shared_ptr<void> pin_;  // the backend's registration
+  bool pinned_ = false;
 };
 
 class RegionTable {

@@ -68,6 +68,15 @@ def test_a_socket_not_visible_here_falls_back_to_grpc(start_server, tmp_path):
         check(c.asarray(np.ones(MIB)), np.ones(MIB))
 
 
+def test_a_unix_listen_address_gets_its_data_socket_beside_it(start_server, tmp_path):
+    grpc_path = tmp_path / "g.sock"
+    start_server(listen=f"unix:{grpc_path}")
+    with rs.connect(f"unix:{grpc_path}") as c:
+        assert c.transport == "shared-memory", c.transport_detail
+        assert f"{grpc_path}.data" in c.transport_detail
+        check(c.asarray(np.arange(MIB)), np.arange(MIB))
+
+
 def test_the_socket_file_mode_is_the_flags(start_server, tmp_path):
     path = tmp_path / "mode.sock"
     start_server(f"--local-data-socket={path}", "--local-data-socket-mode=0600")
