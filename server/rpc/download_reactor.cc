@@ -41,7 +41,6 @@ class DownloadReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> 
                   const grpc::ByteBuffer* request)
       : service_(service), ctx_(ctx) {
     error_ = Begin(*request);
-    if (error_.ok()) total_ = download_->description().nbytes;
     Advance();
   }
 
@@ -66,6 +65,15 @@ class DownloadReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> 
     ASSIGN_OR_RETURN(HandleId session, SessionOf(req.session()));
     ASSIGN_OR_RETURN(HandleId handle, DecodeHandle(req.handle(), "handle"));
     ASSIGN_OR_RETURN(download_, service_.sessions().BeginDownload(tenant_, session, handle));
+    // The range asked for: [begin_, total_).
+    const int64_t nbytes = download_->description().nbytes;
+    if (req.offset() < 0 || req.length() < 0 || req.offset() > nbytes ||
+        req.length() > nbytes - req.offset()) {
+      return absl::OutOfRangeError(absl::StrCat("bytes [", req.offset(), ", +", req.length(),
+                                                ") are outside the array's ", nbytes));
+    }
+    begin_ = offset_ = req.offset();
+    total_ = req.length() == 0 ? nbytes : req.offset() + req.length();
     return absl::OkStatus();
   }
 
@@ -90,7 +98,7 @@ class DownloadReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> 
         writing_ = true;
         if (ready_last_) {
           finished_ = true;
-          service_.metrics().RecordDownload(tenant_, total_);
+          service_.metrics().RecordDownload(tenant_, total_ - begin_);
           lock.unlock();
           // Every byte is in the chunk: let go of the array before the
           // client can see the end (a release or close right after it
@@ -145,7 +153,7 @@ class DownloadReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> 
   // the device into the slice gRPC sends.
   absl::Status Fill(int k, int64_t offset, int64_t n) {
     std::string prefix;
-    if (offset == 0) {
+    if (offset == begin_) {
       v1::DownloadChunk head;
       EncodeArray(download_->description(), head.mutable_array());
       prefix = head.SerializeAsString();
@@ -167,6 +175,7 @@ class DownloadReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> 
 
   std::mutex mu_;       // guards everything below
   absl::Status error_;  // first failure (cancel, read error); stops the call
+  int64_t begin_ = 0;   // the range sent: [begin_, total_)
   int64_t total_ = 0;
   int64_t offset_ = 0;    // next byte to read from the device
   bool writing_ = false;  // a write is in flight

@@ -7,6 +7,8 @@ import pytest
 
 import resident as rs
 from helpers import DTYPES, check, sample
+from resident._errors import from_rpc_error
+from resident.v1 import resident_pb2 as pb
 
 
 @pytest.fixture
@@ -33,12 +35,34 @@ def test_upload_and_download_over_64_mib(grpc_client):
     np.testing.assert_array_equal(y, a * 2.0 - 1.0)
 
 
+def test_download_ranges_outside_the_array_are_out_of_range(grpc_client):
+    x = grpc_client.asarray(np.arange(10.0))
+    s = grpc_client._s
+    h = x._evaluate().handle
+
+    def ranged(offset, length):
+        return b"".join(c.data for c in s.stub.Download(
+            pb.DownloadRequest(session=s.id, handle=h, offset=offset, length=length),
+            metadata=s.metadata))
+
+    assert ranged(8, 16) == np.arange(10.0)[1:3].tobytes()
+    assert ranged(72, 0) == np.arange(10.0)[9:].tobytes()  # 0: to the end
+    assert ranged(80, 0) == b""
+    for offset, length in ((81, 0), (0, 81), (-1, 4), (8, -1), (40, 41)):
+        with pytest.raises(rs.OutOfRange):
+            try:
+                ranged(offset, length)
+            except Exception as e:  # the raw stub raises gRPC's error
+                raise from_rpc_error(e) from None
+
+
 def test_large_computed_result_is_downloaded_in_chunks(server):
     with rs.connect(server.target, local_data=False) as c:
         before = server.requests("Download")
         shape = (3000, 3000)  # 72 MB of float64: more than the 64 MiB message limit
         got = (c.ones(shape) * 3.0).get()
-        assert server.requests("Download") == before + 1
+        # 72 MB: over four concurrent streams of byte ranges
+        assert server.requests("Download") == before + 4
     np.testing.assert_array_equal(got, np.full(shape, 3.0))
 
 

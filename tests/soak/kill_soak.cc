@@ -57,6 +57,7 @@ struct Flags {
   int64_t kills = 1000;
   int workers = 6;
   double process_fraction = 0.3;
+  bool shared_memory_only = false;  // every kill one of a shared-memory transfer
   uint64_t seed = 1;
   int64_t rss_growth_mib = 48;
   int64_t rss_bound_mib = 256;
@@ -306,7 +307,8 @@ bool KillOneProcess(const Flags& f, const std::string& target, const char* actio
 }
 
 // One in-process call cancelled at a random point; its channel is dropped.
-void CancelOneCall(const std::string& target, std::mt19937_64& rng, Tally& tally) {
+void CancelOneCall(const std::string& target, std::mt19937_64& rng, Tally& tally,
+                   bool shared_memory_only) {
   auto stub = NewStub(target);
   const std::string session = Open(*stub);
   if (session.empty()) {
@@ -316,7 +318,7 @@ void CancelOneCall(const std::string& target, std::mt19937_64& rng, Tally& tally
   const int64_t chunk = 256 << 10;
   const int64_t chunks = 1 + static_cast<int64_t>(rng() % 8);
   const std::string data = Pattern(chunks * chunk, rng());
-  const int kind = static_cast<int>(rng() % 4);
+  const int kind = shared_memory_only ? 3 : static_cast<int>(rng() % 4);
   if (kind == 3) {  // shared memory: a region call cancelled, its socket closed mid-call
     std::string path;
     const std::string s2 = Open(*stub, &path);
@@ -468,7 +470,7 @@ int RunSoak(const Flags& f) {
         static const char* kActions[] = {"upload", "download", "run", "region"};
         while (next.fetch_add(1) < stop && !server_died) {
           if (std::uniform_real_distribution<double>(0, 1)(rng) < f.process_fraction) {
-            const char* action = kActions[rng() % 4];
+            const char* action = f.shared_memory_only ? "region" : kActions[rng() % 4];
             const int delay = 5 + static_cast<int>(rng() % 400);
             if (KillOneProcess(f, server.target(), action, rng(), delay)) {
               tally.Kill(absl::StrCat("client process SIGKILLed mid-", action));
@@ -477,7 +479,7 @@ int RunSoak(const Flags& f) {
                                grpc::Status(grpc::StatusCode::UNKNOWN, "exited before its kill"));
             }
           } else {
-            CancelOneCall(server.target(), rng, tally);
+            CancelOneCall(server.target(), rng, tally, f.shared_memory_only);
           }
           if (!server.alive()) server_died = true;
         }
@@ -574,6 +576,8 @@ Flags ParseFlags(int argc, char** argv) {
       f.workers = std::stoi(v);
     else if (k == "--process-fraction")
       f.process_fraction = std::stod(v);
+    else if (k == "--shared-memory-only")
+      f.shared_memory_only = v == "1" || v == "true";
     else if (k == "--seed")
       f.seed = std::stoull(v);
     else if (k == "--rss-growth-mib")

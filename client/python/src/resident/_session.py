@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import atexit
 import collections
+import concurrent.futures
 import os
 import re
 import threading
@@ -29,6 +30,10 @@ PathOrPem = Union[str, bytes, "os.PathLike[str]"]
 
 #: Queued releases beyond this go out before the next non-Run request too.
 RELEASE_BATCH = 256
+#: gRPC downloads from this size come over several concurrent streams of
+#: byte ranges.
+PARALLEL_DOWNLOAD_BYTES = 64 << 20
+DOWNLOAD_STREAMS = 4
 
 
 def _read_pem(value: Optional[PathOrPem], what: str) -> Optional[bytes]:
@@ -403,6 +408,47 @@ class Session:
         out = region.bytes[:nbytes].view(meta.dtype.newbyteorder("<")).reshape(meta.shape)
         return self.local.lease_to(out, region)
 
+    def _download_ranges(self, node: Node, meta: Meta, nbytes: int,
+                         progress: Optional[bool]) -> np.ndarray:
+        """A large download over gRPC as concurrent streams of byte ranges
+        (one stream is bounded by its flow-control window), each written
+        into its place."""
+        buf = np.empty(nbytes, np.uint8)
+        step = -(-nbytes // DOWNLOAD_STREAMS)
+        step = -(-step // (1 << 20)) * (1 << 20)
+        ranges = [(b, min(b + step, nbytes)) for b in range(0, nbytes, step)]
+        bar = Progress("download", nbytes, progress)
+        bar_lock = threading.Lock()
+
+        def update(n: int) -> None:
+            with bar_lock:
+                bar.update(n)
+
+        streams = []
+        for b, e in ranges:
+            self.calls["Download"] += 1
+            streams.append(self.stub.Download(pb.DownloadRequest(
+                session=self.id, handle=node.handle, offset=b, length=e - b),
+                metadata=self.metadata))
+        try:
+            with concurrent.futures.ThreadPoolExecutor(len(streams)) as pool:
+                done = [pool.submit(_receive_range, st, buf, b, e, update)
+                        for st, (b, e) in zip(streams, ranges)]
+                for f in done:
+                    f.result()
+        except grpc.RpcError as e:
+            for st in streams:
+                st.cancel()
+            raise from_rpc_error(e) from None
+        except BaseException:
+            for st in streams:
+                st.cancel()
+            raise
+        finally:
+            bar.close()
+        return buf.view(meta.dtype.newbyteorder("<")).astype(meta.dtype, copy=False).reshape(
+            meta.shape)
+
     def empty_host(self, shape: Tuple[int, ...], dtype: np.dtype) -> np.ndarray:
         """A NumPy array in shared memory the server reads in place."""
         self.check_open()
@@ -425,6 +471,10 @@ class Session:
                 finally:
                     bar.close()
                 return out
+        if meta is not None:
+            nbytes = int(np.prod(meta.shape, dtype=np.int64)) * meta.dtype.itemsize
+            if nbytes >= PARALLEL_DOWNLOAD_BYTES:
+                return self._download_ranges(node, meta, nbytes, progress)
         self.calls["Download"] += 1
         stream = self.stub.Download(pb.DownloadRequest(session=self.id, handle=node.handle),
                                     metadata=self.metadata)
@@ -457,6 +507,20 @@ class Session:
             raise DataLoss(f"download carried {offset} bytes, expected {buf.size}")
         return buf.view(meta.dtype.newbyteorder("<")).astype(meta.dtype, copy=False).reshape(
             meta.shape)
+
+
+def _receive_range(stream: Any, buf: np.ndarray, begin: int, end: int, update: Any) -> None:
+    """One Download stream of bytes [begin, end) into buf."""
+    offset = begin
+    for chunk in stream:
+        piece = chunk.data
+        if offset + len(piece) > end:
+            raise DataLoss(f"a download range carried more than its {end - begin} bytes")
+        buf[offset:offset + len(piece)] = np.frombuffer(piece, np.uint8)
+        offset += len(piece)
+        update(len(piece))
+    if offset != end:
+        raise DataLoss(f"a download range carried {offset - begin} bytes, expected {end - begin}")
 
 
 def _from_bytes(data: bytes, meta: Meta) -> np.ndarray:
