@@ -188,7 +188,16 @@ void LocalDataSocket::AcceptLoop() {
   }
 }
 
+namespace {
+void SetReceiveTimeout(int fd, int ms) {
+  timeval tv{ms / 1000, (ms % 1000) * 1000};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+}
+}  // namespace
+
 void LocalDataSocket::Serve(Connection* c) {
+  bool vouched = false;  // an authenticated request was answered OK
+  SetReceiveTimeout(c->fd, options_.first_request_timeout_ms);
   while (!stopping_) {
     std::vector<int> fds;
     char len_bytes[4];
@@ -260,6 +269,10 @@ void LocalDataSocket::Serve(Connection* c) {
       }
     }
     if (!SendAll(c->fd, Frame(resp.SerializeAsString()))) break;
+    if (!vouched && who.ok() && resp.code() == 0) {
+      vouched = true;
+      SetReceiveTimeout(c->fd, 0);  // a client may then stay quiet between transfers
+    }
   }
   // The client is gone, broke the protocol, or the server stops: the peer
   // sees the end now, and its regions go with it.

@@ -35,6 +35,9 @@ struct LocalDataOptions {
   std::string path;           // the socket's path; a stale socket there is replaced
   mode_t mode = 0660;         // its file mode: who on the host may connect
   int max_connections = 256;  // at once; more are closed at accept
+  // A connection that has not made one authenticated request by then is
+  // closed, so idle strangers cannot hold the connection slots.
+  int first_request_timeout_ms = 10000;
 };
 
 class LocalDataSocket {

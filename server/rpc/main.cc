@@ -1,6 +1,7 @@
 // resident-server: serves resident.v1.Resident until SIGINT/SIGTERM.
 #include <signal.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -82,6 +83,9 @@ ABSL_FLAG(std::string, local_data_socket_mode, "0660",
           "still authenticates each request)");
 ABSL_FLAG(int32_t, max_local_data_connections, 256,
           "connections to --local-data-socket open at once");
+ABSL_FLAG(absl::Duration, local_data_first_request_timeout, absl::Seconds(10),
+          "a --local-data-socket connection that makes no authenticated request by then is "
+          "closed");
 ABSL_FLAG(std::string, metrics_listen, "",
           "HOST:PORT to serve Prometheus metrics on (GET /metrics); empty: off");
 ABSL_FLAG(std::string, health_listen, "",
@@ -161,6 +165,9 @@ int main(int argc, char** argv) {
   options.table_limits.max_regions_per_tenant = absl::GetFlag(FLAGS_max_regions_per_tenant);
   options.local_data_socket = absl::GetFlag(FLAGS_local_data_socket);
   options.max_local_data_connections = absl::GetFlag(FLAGS_max_local_data_connections);
+  options.local_data_first_request_timeout_ms = static_cast<int>(std::clamp<int64_t>(
+      absl::ToInt64Milliseconds(absl::GetFlag(FLAGS_local_data_first_request_timeout)), 1,
+      int64_t{1} << 30));
   {
     const std::string mode = absl::GetFlag(FLAGS_local_data_socket_mode);
     char* end = nullptr;

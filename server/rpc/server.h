@@ -69,6 +69,8 @@ struct ServerOptions {
   std::string local_data_socket = "auto";
   int local_data_socket_mode = 0660;  // its file mode: who may connect
   int max_local_data_connections = 256;
+  // A local data connection without an authenticated request by then closes.
+  int local_data_first_request_timeout_ms = 10000;
 };
 
 // True for 127.0.0.0/8, ::1, localhost and unix: addresses.

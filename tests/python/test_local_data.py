@@ -16,6 +16,7 @@ import struct
 import subprocess
 import sys
 import textwrap
+import time
 
 import numpy as np
 import pytest
@@ -271,6 +272,23 @@ def test_transfers_outside_a_region_or_of_another_session_change_nothing(server,
             session=shm._s.id, handle=x._evaluate().handle, region=region.id,
             offset=region.size - 8))
     assert len(shm.ls()) == n_before + 1  # x only
+
+
+def test_silent_or_unauthenticated_connections_are_closed(start_server, workdir):
+    path, tokens = make_tokens(workdir, {"alice": "user"})
+    s = start_server(f"--auth-tokens={path}", "--local-data-first-request-timeout=1s")
+    with rs.connect(s.target, token=tokens["alice"]) as alice:
+        sock_path = alice._s.local.path
+        silent = RawLocal(sock_path, alice._s.id)  # connects, says nothing
+        wrong = RawLocal(sock_path, alice._s.id, "wrong")
+        assert wrong.ask(pb.LocalDataRequest(release_region=b"\x01" * 16)).code == UNAUTHENTICATED
+        for raw in (silent, wrong):
+            raw.sock.settimeout(5)
+            with pytest.raises((ConnectionError, OSError)):
+                raw.reply()  # the server closes it after the timeout
+        # A client that made a request may stay quiet as long as it likes.
+        time.sleep(1.5)
+        check(alice.asarray(np.arange(MIB)), np.arange(MIB))
 
 
 def test_region_limits_name_their_flags(start_server):
