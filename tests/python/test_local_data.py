@@ -113,6 +113,28 @@ def test_large_results_download_into_a_region_the_array_owns(shm):
     np.testing.assert_array_equal(x.get(), np.arange(n) * 0.5)
 
 
+def test_a_view_keeps_its_downloaded_regions_bytes(shm):
+    n = 6 * MIB // 8
+    first = shm.full((n,), 1.0)
+    got = first.get()
+    view = got[::2]  # NumPy would collapse a plain view's base past `got`
+    part = got.reshape(2, -1)[1]
+    del got
+    gc.collect()
+    for _ in range(3):  # downloads of the same size: the pool reuses free regions
+        assert shm.full((n,), 2.0).get()[0] == 2.0
+        gc.collect()
+    assert np.all(view == 1.0) and np.all(part == 1.0)
+    host = shm.empty_host((n,), np.float64)
+    host[...] = 3.0
+    tail = host[n // 2:]
+    del host
+    gc.collect()
+    assert shm.full((n,), 4.0).get()[0] == 4.0
+    assert np.all(tail == 3.0)
+    check(shm.asarray(tail), np.full(n - n // 2, 3.0))  # still in place, at its offset
+
+
 def test_regions_are_reused_not_piled_up(shm):
     x = shm.ones(6 * MIB // 8)
     for _ in range(30):

@@ -62,7 +62,6 @@ class Region:
         self.pinned = pinned
         self.bytes = np.frombuffer(mm, np.uint8)  # the region as an array (one export)
         self.address = self.bytes.ctypes.data
-        self.leased = False  # an array of the caller's lives in it
 
     def holds(self, a: np.ndarray) -> Optional[int]:
         """The offset of a's memory in this region, if it lies inside."""
@@ -177,17 +176,13 @@ class LocalData:
             if fits:
                 best = min(fits, key=lambda r: r.size)
                 self.free.remove(best)
-                best.leased = True
                 return best
-        region = self.register(size)
-        region.leased = True
-        return region
+        return self.register(size)
 
     def give_back(self, region: Region) -> None:
         """Back to the pool; the oldest free ones beyond the pool's bounds go."""
         excess: List[Region] = []
         with self.pool_lock:
-            region.leased = False
             if region.id not in self.regions:
                 return
             self.free.append(region)
@@ -197,11 +192,16 @@ class LocalData:
         for r in excess:
             self.release(r)
 
-    def lease_to(self, array: np.ndarray, region: Region) -> np.ndarray:
-        """Ties the region to `array`: it returns to the pool once the array
-        (and every view of it) is gone."""
-        weakref.finalize(array, _give_back_later, weakref.ref(self), region)
-        return array
+    def lease(self, region: Region, shape: Tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+        """The region's first bytes as a new array that owns the region: it
+        returns to the pool once the array and every view of it are gone.
+        The flat array's base is a memoryview, not an ndarray, so NumPy
+        collapses every later view's base to that flat array and no
+        further: it is the one to watch."""
+        nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+        flat = np.frombuffer(memoryview(region.mm)[:nbytes], dtype)
+        weakref.finalize(flat, _give_back_later, weakref.ref(self), region)
+        return flat.reshape(shape)
 
     def find(self, a: np.ndarray) -> Optional[Tuple[Region, int]]:
         """The region and offset of an array living in one of ours."""
@@ -216,9 +216,7 @@ class LocalData:
 
     def empty(self, shape: Tuple[int, ...], dtype: np.dtype) -> np.ndarray:
         nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
-        region = self.acquire(max(nbytes, 1))
-        out = region.bytes[:nbytes].view(dtype).reshape(shape)
-        return self.lease_to(out, region)
+        return self.lease(self.acquire(max(nbytes, 1)), shape, dtype)
 
     def close(self) -> None:
         if self.closed:

@@ -337,13 +337,8 @@ class Session:
         flat = host.reshape(-1).view(np.uint8)
         total = flat.size
         if self.local is not None and total >= self.local_min_bytes:
-            bar = Progress("upload", total, progress)
-            try:
-                node = self._upload_shared(host, flat, dtype)
-                bar.update(total)
-            finally:
-                bar.close()
-            return node
+            return _with_bar("upload", total, progress,
+                             lambda: self._upload_shared(host, flat, dtype))
         chunk = self.chunk_bytes
         bar = Progress("upload", total, progress)
         header = pb.UploadRequest(session=self.id, dtype=_dtypes.to_wire(dtype),
@@ -405,8 +400,7 @@ class Session:
         except BaseException:
             self.local.give_back(region)
             raise
-        out = region.bytes[:nbytes].view(meta.dtype.newbyteorder("<")).reshape(meta.shape)
-        return self.local.lease_to(out, region)
+        return self.local.lease(region, meta.shape, meta.dtype.newbyteorder("<"))
 
     def _download_ranges(self, node: Node, meta: Meta, nbytes: int,
                          progress: Optional[bool]) -> np.ndarray:
@@ -461,18 +455,12 @@ class Session:
         if not node.handle:
             raise FailedPrecondition("the array was released")
         meta = node.meta
-        if self.local is not None and meta is not None:
-            nbytes = int(np.prod(meta.shape, dtype=np.int64)) * meta.dtype.itemsize
-            if nbytes >= self.local_min_bytes and meta.dtype.byteorder in "=<|":
-                bar = Progress("download", nbytes, progress)
-                try:
-                    out = self._download_shared(node, meta, nbytes)
-                    bar.update(nbytes)
-                finally:
-                    bar.close()
-                return out
         if meta is not None:
             nbytes = int(np.prod(meta.shape, dtype=np.int64)) * meta.dtype.itemsize
+            if (self.local is not None and nbytes >= self.local_min_bytes
+                    and meta.dtype.byteorder in "=<|"):
+                return _with_bar("download", nbytes, progress,
+                                 lambda: self._download_shared(node, meta, nbytes))
             if nbytes >= PARALLEL_DOWNLOAD_BYTES:
                 return self._download_ranges(node, meta, nbytes, progress)
         self.calls["Download"] += 1
@@ -507,6 +495,18 @@ class Session:
             raise DataLoss(f"download carried {offset} bytes, expected {buf.size}")
         return buf.view(meta.dtype.newbyteorder("<")).astype(meta.dtype, copy=False).reshape(
             meta.shape)
+
+
+def _with_bar(label: str, nbytes: int, progress: Optional[bool], transfer: Any) -> Any:
+    """transfer() under a progress bar that fills when it returns (a
+    shared-memory transfer is one call)."""
+    bar = Progress(label, nbytes, progress)
+    try:
+        out = transfer()
+        bar.update(nbytes)
+        return out
+    finally:
+        bar.close()
 
 
 def _receive_range(stream: Any, buf: np.ndarray, begin: int, end: int, update: Any) -> None:
