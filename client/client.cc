@@ -308,6 +308,11 @@ absl::StatusOr<HostData> Array::Download() const {
   return DownloadBytes(*node_->core, node_->handle, node_->nbytes);
 }
 
+absl::StatusOr<HostView> Array::DownloadView() const {
+  if (absl::Status s = Evaluate(); !s.ok()) return s;
+  return DownloadViewBytes(*node_->core, node_->handle, node_->nbytes);
+}
+
 absl::Status Array::Release() {
   if (!node_ || node_->kind != Node::Kind::kMaterialized || node_->handle.empty()) {
     return absl::FailedPreconditionError("array is not on the server");

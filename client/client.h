@@ -20,7 +20,9 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -115,6 +117,44 @@ struct HostData {
   std::string bytes;
 };
 
+// An array's bytes in host memory, read without a copy where the transport
+// allows: on shared memory, bytes() is the region the server wrote into,
+// leased to this view (and its copies) until the last is destroyed, then
+// reused by the client's next transfer; over gRPC the view owns a
+// downloaded copy. A view may outlive its Client and Array.
+//
+//   ASSIGN_OR_RETURN(HostView v, x.DownloadView());
+//   absl::Span<const double> d = v.span<double>();  // INVALID_ARGUMENT-free: check v.dtype()
+class HostView {
+ public:
+  HostView() = default;
+  HostView(DType dtype, Shape shape, std::string_view bytes, std::shared_ptr<const void> keep,
+           bool zero_copy)
+      : dtype_(dtype),
+        shape_(std::move(shape)),
+        bytes_(bytes),
+        keep_(std::move(keep)),
+        zero_copy_(zero_copy) {}
+  DType dtype() const { return dtype_; }
+  const Shape& shape() const { return shape_; }
+  std::string_view bytes() const { return bytes_; }
+  // The elements as T; the caller checks dtype() == DTypeOf<T>().
+  template <typename T>
+  absl::Span<const T> span() const {
+    return absl::Span<const T>(reinterpret_cast<const T*>(bytes_.data()),
+                               bytes_.size() / sizeof(T));
+  }
+  // True when bytes() is shared memory the server wrote (no copy made here).
+  bool zero_copy() const { return zero_copy_; }
+
+ private:
+  DType dtype_ = DType::kFloat64;
+  Shape shape_;
+  std::string_view bytes_;
+  std::shared_ptr<const void> keep_;  // the leased region, or the owned copy
+  bool zero_copy_ = false;
+};
+
 class Client;
 struct Node;
 struct ClientCore;
@@ -174,6 +214,9 @@ class Array {
 
   // Downloads the array (in chunks; any size).
   absl::StatusOr<HostData> Download() const;
+  // The array's bytes without a copy on the shared-memory transport (see
+  // HostView); over gRPC, a download the view owns.
+  absl::StatusOr<HostView> DownloadView() const;
   // Downloads into a vector; INVALID_ARGUMENT if T is not the array's dtype.
   template <typename T>
   absl::StatusOr<std::vector<T>> ToVector() const {

@@ -81,7 +81,7 @@ struct ClientCore : std::enable_shared_from_this<ClientCore> {
   ClientOptions options;
   ServerInfo info;
   // The shared-memory data path (local_data.h), when connected.
-  std::unique_ptr<LocalData> local;
+  std::shared_ptr<LocalData> local;  // shared with the HostViews leasing its regions
   std::string transport = "grpc", transport_detail;
 
   std::mutex mu;  // serialises program building and flushing

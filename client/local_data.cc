@@ -12,50 +12,13 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "core/local_frame.h"
 
 namespace resident::client {
 namespace {
 
 constexpr int64_t kGranule = int64_t{2} << 20;
 constexpr size_t kKeepFree = 4;  // free regions kept for reuse
-
-bool SendAll(int fd, const char* p, size_t n, int pass_fd) {
-  bool first = true;
-  while (n > 0) {
-    iovec iov{const_cast<char*>(p), n};
-    msghdr msg{};
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))];
-    if (first && pass_fd >= 0) {
-      msg.msg_control = control;
-      msg.msg_controllen = sizeof(control);
-      cmsghdr* c = CMSG_FIRSTHDR(&msg);
-      c->cmsg_level = SOL_SOCKET;
-      c->cmsg_type = SCM_RIGHTS;
-      c->cmsg_len = CMSG_LEN(sizeof(int));
-      std::memcpy(CMSG_DATA(c), &pass_fd, sizeof(int));
-    }
-    const ssize_t r = sendmsg(fd, &msg, MSG_NOSIGNAL);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) return false;
-    first = false;
-    p += r;
-    n -= static_cast<size_t>(r);
-  }
-  return true;
-}
-
-bool RecvAll(int fd, char* p, size_t n) {
-  while (n > 0) {
-    const ssize_t r = recv(fd, p, n, 0);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) return false;
-    p += r;
-    n -= static_cast<size_t>(r);
-  }
-  return true;
-}
 
 }  // namespace
 
@@ -86,24 +49,18 @@ LocalData::~LocalData() { close(fd_); }
 absl::StatusOr<v1::LocalDataResponse> LocalData::Request(v1::LocalDataRequest req, int fd) {
   if (req.session().empty()) req.set_session(session_);
   if (req.token().empty() && !token_.empty()) req.set_token(token_);
-  const std::string payload = req.SerializeAsString();
-  std::string frame(4, '\0');
-  const uint32_t n = static_cast<uint32_t>(payload.size());
-  for (int i = 0; i < 4; ++i) frame[i] = static_cast<char>((n >> (8 * i)) & 0xff);
-  frame += payload;
   std::lock_guard<std::mutex> lock(mu_);
-  char head[4];
-  if (!SendAll(fd_, frame.data(), frame.size(), fd) || !RecvAll(fd_, head, 4)) {
+  if (!SendFrame(fd_, req.SerializeAsString(), fd)) {
     return absl::UnavailableError(absl::StrCat("the local data socket ", path_, " closed"));
   }
-  uint32_t len = 0;
-  for (int i = 0; i < 4; ++i)
-    len |= static_cast<uint32_t>(static_cast<uint8_t>(head[i])) << (8 * i);
-  std::string body(len, '\0');
+  std::string body;
+  std::vector<int> fds;  // the server passes none; any that came are closed
   v1::LocalDataResponse resp;
-  if (len > (1u << 20) || !RecvAll(fd_, body.data(), len) || !resp.ParseFromString(body)) {
-    return absl::UnavailableError("the local data socket answered something unreadable");
+  if (!RecvFrame(fd_, 1u << 20, &body, &fds) || !resp.ParseFromString(body)) {
+    return absl::UnavailableError(
+        absl::StrCat("the local data socket ", path_, " closed or answered something unreadable"));
   }
+  CloseAll(fds);
   return resp;
 }
 

@@ -186,8 +186,16 @@ absl::StatusOr<v1::ArrayInfo> UploadShared(ClientCore& core, DType dtype, const 
   return info;
 }
 
-absl::StatusOr<HostData> DownloadShared(ClientCore& core, const std::string& handle,
-                                        int64_t nbytes) {
+// RegionDownload of `handle` into a region of the pool: the region, still
+// leased to the caller, and the array's dtype and shape.
+struct SharedDownload {
+  std::shared_ptr<LocalRegion> region;
+  DType dtype;
+  Shape shape;
+};
+
+absl::StatusOr<SharedDownload> DownloadToRegion(ClientCore& core, const std::string& handle,
+                                                int64_t nbytes) {
   ASSIGN_OR_RETURN(std::shared_ptr<LocalRegion> region, core.local->Acquire(nbytes));
   v1::RegionDownloadRequest req;
   req.set_session(core.session);
@@ -196,21 +204,25 @@ absl::StatusOr<HostData> DownloadShared(ClientCore& core, const std::string& han
   v1::ArrayInfo info;
   grpc::ClientContext ctx;
   absl::Status s = FromGrpc(core.stub->RegionDownload(&ctx, req, &info));
-  HostData out;
   if (s.ok() && info.nbytes() != nbytes) {
     s = absl::DataLossError(absl::StrCat("the array has ", info.nbytes(), " bytes, not ", nbytes));
   }
-  if (s.ok()) {
-    absl::StatusOr<DType> dtype = DecodeDType(info.dtype());
-    if (!dtype.ok()) s = dtype.status();
-    if (s.ok()) {
-      out.dtype = *dtype;
-      out.shape.assign(info.shape().begin(), info.shape().end());
-      out.bytes.assign(region->data, static_cast<size_t>(nbytes));
-    }
+  absl::StatusOr<DType> dtype = s.ok() ? DecodeDType(info.dtype()) : s;
+  if (!dtype.ok()) {
+    core.local->GiveBack(std::move(region));
+    return dtype.status();
   }
-  core.local->GiveBack(std::move(region));
-  if (!s.ok()) return s;
+  return SharedDownload{std::move(region), *dtype, Shape(info.shape().begin(), info.shape().end())};
+}
+
+absl::StatusOr<HostData> DownloadShared(ClientCore& core, const std::string& handle,
+                                        int64_t nbytes) {
+  ASSIGN_OR_RETURN(SharedDownload d, DownloadToRegion(core, handle, nbytes));
+  HostData out;
+  out.dtype = d.dtype;
+  out.shape = std::move(d.shape);
+  out.bytes.assign(d.region->data, static_cast<size_t>(nbytes));
+  core.local->GiveBack(std::move(d.region));
   return out;
 }
 
@@ -268,6 +280,26 @@ absl::StatusOr<v1::ArrayInfo> UploadBytes(ClientCore& core, DType dtype, const S
     return absl::DataLossError("the upload's response does not parse as resident.v1.ArrayInfo");
   }
   return info;
+}
+
+absl::StatusOr<HostView> DownloadViewBytes(ClientCore& core, const std::string& handle,
+                                           int64_t nbytes) {
+  if (core.local == nullptr || nbytes < kLocalMinBytes) {
+    ASSIGN_OR_RETURN(HostData d, DownloadBytes(core, handle, nbytes));
+    auto owned = std::make_shared<HostData>(std::move(d));
+    return HostView(owned->dtype, owned->shape, owned->bytes, owned, false);
+  }
+  ASSIGN_OR_RETURN(SharedDownload d, DownloadToRegion(core, handle, nbytes));
+  // The lease ends with the last view: the region goes back to the pool, or,
+  // if the client is gone (its socket closed, the server's side unmapped),
+  // it is only unmapped here.
+  const std::string_view bytes(d.region->data, static_cast<size_t>(nbytes));
+  std::shared_ptr<const void> lease(
+      d.region.get(),
+      [region = d.region, pool = std::weak_ptr<LocalData>(core.local)](const void*) mutable {
+        if (std::shared_ptr<LocalData> p = pool.lock()) p->GiveBack(std::move(region));
+      });
+  return HostView(d.dtype, std::move(d.shape), bytes, std::move(lease), true);
 }
 
 absl::StatusOr<HostData> DownloadBytes(ClientCore& core, const std::string& handle,

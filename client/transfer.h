@@ -22,6 +22,11 @@ absl::StatusOr<v1::ArrayInfo> UploadBytes(ClientCore& core, DType dtype, const S
 absl::StatusOr<HostData> DownloadBytes(ClientCore& core, const std::string& handle,
                                        int64_t nbytes = -1);
 
+// The array `handle` as a HostView: a leased region on shared memory when
+// connected and nbytes is large enough, else an owned download.
+absl::StatusOr<HostView> DownloadViewBytes(ClientCore& core, const std::string& handle,
+                                           int64_t nbytes = -1);
+
 // Connects the shared-memory path to the server's local data socket
 // `path` (empty: the server offers none) unless options.local_data is off,
 // proving it with one region; sets core.transport and transport_detail.

@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/handle_id.h"
+#include "core/local_frame.h"
 #include "core/log.h"
 #include "resident/v1/resident.pb.h"
 
@@ -19,61 +20,6 @@ namespace {
 
 // Requests are a few dozen bytes; anything far larger is not a client of ours.
 constexpr uint32_t kMaxFrameBytes = 64 << 10;
-// File descriptors accepted with one read; more (or a truncated control
-// message) ends the connection.
-constexpr int kMaxFds = 4;
-
-void CloseAll(std::vector<int>& fds) {
-  for (int fd : fds) close(fd);
-  fds.clear();
-}
-
-// Reads exactly n bytes into buf, collecting any descriptors passed with
-// them; false at end of stream, on an error or a truncated control message.
-bool RecvAll(int fd, char* buf, size_t n, std::vector<int>* fds) {
-  size_t got = 0;
-  while (got < n) {
-    iovec iov{buf + got, n - got};
-    alignas(cmsghdr) char control[CMSG_SPACE(kMaxFds * sizeof(int))];
-    msghdr msg{};
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control;
-    msg.msg_controllen = sizeof(control);
-    const ssize_t r = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
-    if (r < 0 && errno == EINTR) continue;
-    for (cmsghdr* c = CMSG_FIRSTHDR(&msg); r >= 0 && c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
-      if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
-      const size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-      for (size_t i = 0; i < count; ++i) {
-        int passed;
-        std::memcpy(&passed, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-        fds->push_back(passed);
-      }
-    }
-    if (r <= 0 || (msg.msg_flags & MSG_CTRUNC) != 0) return false;
-    got += static_cast<size_t>(r);
-  }
-  return true;
-}
-
-bool SendAll(int fd, const std::string& data) {
-  size_t sent = 0;
-  while (sent < data.size()) {
-    const ssize_t r = send(fd, data.data() + sent, data.size() - sent, MSG_NOSIGNAL);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) return false;
-    sent += static_cast<size_t>(r);
-  }
-  return true;
-}
-
-std::string Frame(const std::string& payload) {
-  const uint32_t n = static_cast<uint32_t>(payload.size());
-  std::string out(4, '\0');
-  for (int i = 0; i < 4; ++i) out[i] = static_cast<char>((n >> (8 * i)) & 0xff);
-  return out + payload;
-}
 
 }  // namespace
 
@@ -188,6 +134,24 @@ void LocalDataSocket::AcceptLoop() {
   }
 }
 
+absl::Status LocalDataSocket::Claim(Connection* c, const std::string& tenant) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!c->tenant.empty()) {
+    if (c->tenant == tenant) return absl::OkStatus();
+    return absl::PermissionDeniedError(
+        "this local data connection belongs to another tenant; open a connection of your own");
+  }
+  int held = 0;
+  for (const auto& other : connections_) held += !other->done && other->tenant == tenant ? 1 : 0;
+  if (held >= options_.max_connections_per_tenant) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "tenant '", tenant, "' already holds ", held,
+        " local data connections (--max-local-data-connections-per-tenant); close one first"));
+  }
+  c->tenant = tenant;
+  return absl::OkStatus();
+}
+
 namespace {
 void SetReceiveTimeout(int fd, int ms) {
   timeval tv{ms / 1000, (ms % 1000) * 1000};
@@ -200,23 +164,9 @@ void LocalDataSocket::Serve(Connection* c) {
   SetReceiveTimeout(c->fd, options_.first_request_timeout_ms);
   while (!stopping_) {
     std::vector<int> fds;
-    char len_bytes[4];
-    if (!RecvAll(c->fd, len_bytes, 4, &fds)) {
-      CloseAll(fds);
-      break;
-    }
-    uint32_t len = 0;
-    for (int i = 0; i < 4; ++i)
-      len |= static_cast<uint32_t>(static_cast<uint8_t>(len_bytes[i])) << (8 * i);
-    if (len > kMaxFrameBytes) {
-      CloseAll(fds);
-      break;  // not speaking our protocol
-    }
-    std::string payload(len, '\0');
-    if (!RecvAll(c->fd, payload.data(), len, &fds)) {
-      CloseAll(fds);
-      break;
-    }
+    std::string payload;
+    // False also for a frame far over kMaxFrameBytes: not a client of ours.
+    if (!RecvFrame(c->fd, kMaxFrameBytes, &payload, &fds)) break;
     v1::LocalDataResponse resp;
     auto answer = [&](const absl::Status& status) {
       resp.set_code(static_cast<int>(status.code()));
@@ -230,6 +180,14 @@ void LocalDataSocket::Serve(Connection* c) {
       const std::string bearer = "Bearer " + req.token();
       if (!req.token().empty()) md.emplace("authorization", bearer);
       who = auth_.Authorize(md, Role::kUser);
+    }
+    bool claimed = true;
+    if (who.ok()) {
+      absl::Status claim = Claim(c, who->tenant);
+      if (!claim.ok()) {
+        who = claim;
+        claimed = false;
+      }
     }
     std::optional<HandleId> session;
     if (who.ok()) {
@@ -268,7 +226,7 @@ void LocalDataSocket::Serve(Connection* c) {
         answer(absl::InvalidArgumentError("the request asks for nothing (register or release)"));
       }
     }
-    if (!SendAll(c->fd, Frame(resp.SerializeAsString()))) break;
+    if (!SendFrame(c->fd, resp.SerializeAsString()) || !claimed) break;
     if (!vouched && who.ok() && resp.code() == 0) {
       vouched = true;
       SetReceiveTimeout(c->fd, 0);  // a client may then stay quiet between transfers

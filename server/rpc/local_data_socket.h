@@ -35,6 +35,10 @@ struct LocalDataOptions {
   std::string path;           // the socket's path; a stale socket there is replaced
   mode_t mode = 0660;         // its file mode: who on the host may connect
   int max_connections = 256;  // at once; more are closed at accept
+  // Held by one tenant at once: a connection belongs to the tenant of its
+  // first authenticated request; one more is refused (RESOURCE_EXHAUSTED) and
+  // closed, so one tenant cannot take every slot.
+  int max_connections_per_tenant = 32;
   // A connection that has not made one authenticated request by then is
   // closed, so idle strangers cannot hold the connection slots.
   int first_request_timeout_ms = 10000;
@@ -59,8 +63,9 @@ class LocalDataSocket {
  private:
   struct Connection {
     uint64_t owner;
-    std::mutex mu;  // guards fd: Serve closes it, Stop shuts it down
-    int fd;         // -1 once closed
+    std::string tenant;  // set by its first authenticated request (mu_ held)
+    std::mutex mu;       // guards fd: Serve closes it, Stop shuts it down
+    int fd;              // -1 once closed
     std::thread thread;
     std::atomic<bool> done{false};
   };
@@ -70,6 +75,9 @@ class LocalDataSocket {
   void AcceptLoop();
   void Serve(Connection* c);
   void ReapDone();  // joins finished connections (mu_ held)
+  // Gives c to tenant on its first authenticated request: RESOURCE_EXHAUSTED
+  // past the tenant's cap, PERMISSION_DENIED if c belongs to another tenant.
+  absl::Status Claim(Connection* c, const std::string& tenant);
 
   const LocalDataOptions options_;
   SessionManager& sessions_;

@@ -83,6 +83,8 @@ ABSL_FLAG(std::string, local_data_socket_mode, "0660",
           "still authenticates each request)");
 ABSL_FLAG(int32_t, max_local_data_connections, 256,
           "connections to --local-data-socket open at once");
+ABSL_FLAG(int32_t, max_local_data_connections_per_tenant, 32,
+          "--local-data-socket connections one tenant may hold open at once");
 ABSL_FLAG(absl::Duration, local_data_first_request_timeout, absl::Seconds(10),
           "a --local-data-socket connection that makes no authenticated request by then is "
           "closed");
@@ -165,6 +167,8 @@ int main(int argc, char** argv) {
   options.table_limits.max_regions_per_tenant = absl::GetFlag(FLAGS_max_regions_per_tenant);
   options.local_data_socket = absl::GetFlag(FLAGS_local_data_socket);
   options.max_local_data_connections = absl::GetFlag(FLAGS_max_local_data_connections);
+  options.max_local_data_connections_per_tenant =
+      absl::GetFlag(FLAGS_max_local_data_connections_per_tenant);
   options.local_data_first_request_timeout_ms = static_cast<int>(std::clamp<int64_t>(
       absl::ToInt64Milliseconds(absl::GetFlag(FLAGS_local_data_first_request_timeout)), 1,
       int64_t{1} << 30));
@@ -181,10 +185,12 @@ int main(int argc, char** argv) {
   if (!resident::ParseByteSize(absl::GetFlag(FLAGS_max_region_bytes_per_tenant),
                                &options.table_limits.max_region_bytes_per_tenant) ||
       options.table_limits.max_region_bytes_per_tenant < 1 ||
-      options.table_limits.max_regions_per_tenant < 1 || options.max_local_data_connections < 1) {
+      options.table_limits.max_regions_per_tenant < 1 || options.max_local_data_connections < 1 ||
+      options.max_local_data_connections_per_tenant < 1) {
     std::fprintf(stderr,
-                 "--max-regions-per-tenant, --max-region-bytes-per-tenant and "
-                 "--max-local-data-connections must be at least 1\n");
+                 "--max-regions-per-tenant, --max-region-bytes-per-tenant, "
+                 "--max-local-data-connections and --max-local-data-connections-per-tenant must "
+                 "be at least 1\n");
     return 2;
   }
   if (options.max_queued_per_tenant < 1 || options.table_limits.max_sessions < 1 ||

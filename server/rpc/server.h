@@ -69,6 +69,7 @@ struct ServerOptions {
   std::string local_data_socket = "auto";
   int local_data_socket_mode = 0660;  // its file mode: who may connect
   int max_local_data_connections = 256;
+  int max_local_data_connections_per_tenant = 32;
   // A local data connection without an authenticated request by then closes.
   int local_data_first_request_timeout_ms = 10000;
 };

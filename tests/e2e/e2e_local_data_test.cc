@@ -2,6 +2,7 @@
 // server's local data socket), array bytes round-trip through memfd regions
 // with no Upload or Download call, and it falls back to gRPC, saying why,
 // when the socket is off or not wanted. The regions go with the client.
+#include <algorithm>
 #include <cstdint>
 #include <numeric>
 #include <vector>
@@ -12,6 +13,7 @@
 namespace resident::e2e {
 namespace {
 
+using client::HostView;
 using ::testing::HasSubstr;
 
 int64_t Regions(Server& server) { return server.sessions().RegionTotals().regions; }
@@ -55,6 +57,54 @@ TEST(LocalDataTest, ClientsOnTheServersHostMoveBytesThroughSharedMemory) {
   ASSERT_TRUE(plain.ok());
   EXPECT_EQ((*plain)->transport(), "grpc");
   EXPECT_THAT((*plain)->transport_detail(), HasSubstr("turned off"));
+}
+
+TEST(LocalDataTest, DownloadViewsReadTheServersRegionWithoutACopy) {
+  std::unique_ptr<Server> server = StartServer();
+  ASSERT_NE(server, nullptr);
+  const std::string target = absl::StrCat("127.0.0.1:", server->port());
+  std::vector<int32_t> values(1 << 20);  // 4 MiB
+  std::iota(values.begin(), values.end(), -7);
+  HostView outlives;
+  {
+    auto c = Client::Connect(target);
+    ASSERT_TRUE(c.ok()) << c.status();
+    ASSERT_EQ((*c)->transport(), "shared-memory") << (*c)->transport_detail();
+    absl::StatusOr<Array> x = (*c)->Upload(Shape{1 << 10, 1 << 10}, absl::MakeConstSpan(values));
+    ASSERT_TRUE(x.ok()) << x.status();
+    const int64_t before = Regions(*server);
+    for (int i = 0; i < 12; ++i) {  // views come and go: their regions are reused
+      absl::StatusOr<HostView> v = x->DownloadView();
+      ASSERT_TRUE(v.ok()) << v.status();
+      EXPECT_TRUE(v->zero_copy());
+      EXPECT_EQ(v->dtype(), DType::kInt32);
+      EXPECT_EQ(v->shape(), (Shape{1 << 10, 1 << 10}));
+      ASSERT_EQ(v->span<int32_t>().size(), values.size());
+      EXPECT_TRUE(std::equal(values.begin(), values.end(), v->span<int32_t>().begin()));
+    }
+    EXPECT_LE(Regions(*server), before + 1);
+    // Two live views hold two regions: the second download cannot overwrite the first.
+    absl::StatusOr<HostView> a = x->DownloadView();
+    absl::StatusOr<HostView> b = (*x + *x).DownloadView();
+    ASSERT_TRUE(a.ok() && b.ok());
+    EXPECT_NE(a->bytes().data(), b->bytes().data());
+    EXPECT_EQ(a->span<int32_t>()[9], values[9]);
+    EXPECT_EQ(b->span<int32_t>()[9], 2 * values[9]);
+    outlives = *std::move(b);
+  }
+  // The client is gone (its regions released on the server); the view's
+  // mapping stays readable until the view goes.
+  EXPECT_EQ(outlives.span<int32_t>()[values.size() - 1], 2 * values.back());
+  ClientOptions no_shm;
+  no_shm.local_data = false;
+  auto plain = Client::Connect(target, no_shm);
+  ASSERT_TRUE(plain.ok());
+  absl::StatusOr<Array> y = (*plain)->Upload(Shape{1 << 20}, absl::MakeConstSpan(values));
+  ASSERT_TRUE(y.ok());
+  absl::StatusOr<HostView> owned = y->DownloadView();
+  ASSERT_TRUE(owned.ok()) << owned.status();
+  EXPECT_FALSE(owned->zero_copy());
+  EXPECT_TRUE(std::equal(values.begin(), values.end(), owned->span<int32_t>().begin()));
 }
 
 TEST(LocalDataTest, AServerWithoutTheSocketServesOverGrpcAndSaysSo) {

@@ -223,7 +223,7 @@ def memfd(size: int, seal: bool = True) -> int:
     return fd
 
 
-INVALID, NOT_FOUND, RESOURCE_EXHAUSTED, UNAUTHENTICATED = 3, 5, 8, 16
+INVALID, NOT_FOUND, PERMISSION_DENIED, RESOURCE_EXHAUSTED, UNAUTHENTICATED = 3, 5, 7, 8, 16
 
 
 def test_bad_regions_are_refused_and_the_socket_keeps_serving(shm):
@@ -343,6 +343,38 @@ def test_tokens_authenticate_the_socket_too(start_server, workdir):
             raw = RawLocal(alice._s.local.path, alice._s.id, token)
             assert raw.ask(pb.LocalDataRequest(register_bytes=MIB), [fd]).code == code
         os.close(fd)
+
+
+def test_local_connections_are_capped_per_tenant(start_server, workdir):
+    path, tokens = make_tokens(workdir, {"alice": "user", "bob": "user"})
+    s = start_server(f"--auth-tokens={path}", "--max-local-data-connections-per-tenant=2")
+    def nothing() -> pb.LocalDataRequest:  # releases an unknown region
+        return pb.LocalDataRequest(release_region=b"\x01" * 16)
+    first = rs.connect(s.target, token=tokens["alice"])
+    with rs.connect(s.target, token=tokens["alice"]) as second, \
+            rs.connect(s.target, token=tokens["alice"]) as third, \
+            rs.connect(s.target, token=tokens["bob"]) as bob:
+        assert [c.transport for c in (first, second, third, bob)] == \
+            ["shared-memory", "shared-memory", "grpc", "shared-memory"]
+        assert "--max-local-data-connections-per-tenant" in third.transport_detail
+        check(third.asarray(np.arange(MIB)), np.arange(MIB))  # over gRPC
+        # A third connection of alice's by hand: refused, then closed.
+        raw = RawLocal(second._s.local.path, second._s.id, tokens["alice"])
+        assert raw.ask(nothing()).code == RESOURCE_EXHAUSTED
+        with pytest.raises((ConnectionError, OSError)):
+            raw.ask(nothing())
+        # A connection stays its first tenant's: alice cannot borrow bob's.
+        raw = RawLocal(bob._s.local.path, bob._s.id, tokens["bob"])
+        assert raw.ask(nothing()).code == NOT_FOUND
+        raw.token = tokens["alice"]
+        r = raw.ask(pb.LocalDataRequest(release_region=b"\x01" * 16, session=second._s.id))
+        assert r.code == PERMISSION_DENIED and "another tenant" in r.message
+        first.close()  # its connection's slot comes back
+
+        def alice_gets_shared_memory() -> bool:
+            with rs.connect(s.target, token=tokens["alice"]) as c:
+                return c.transport == "shared-memory"
+        assert wait_until(alice_gets_shared_memory)
 
 
 KILLED_CLIENT = textwrap.dedent("""
