@@ -290,6 +290,26 @@ class Client {
   std::vector<Array> Loop(int64_t n, const std::vector<Array>& carried,
                           const std::function<std::vector<Array>(const std::vector<Array>&)>& body);
 
+  // A server-side while loop, decided on the device: `while cond(x) and
+  // trips < max_trips: x = body(x)`, in one program. cond returns a 0-d bool
+  // array. The result: the final carried values, the trips taken (0-d
+  // int64) and `capped` (0-d bool: max_trips stopped it with cond still
+  // true), all pending until used. A bad body (cond not a bool scalar, a
+  // carried value changing dtype or shape) is INVALID_ARGUMENT when they are.
+  //
+  //   WhileResult r = client.While(
+  //       [&](const std::vector<Array>& s) { return s[1] > 1e-8; },
+  //       [&](const std::vector<Array>& s) { return std::vector<Array>{s[0] * 0.5, ...}; },
+  //       {x, err}, 1000);
+  struct WhileResult {
+    std::vector<Array> carried;
+    Array trips;
+    Array capped;
+  };
+  WhileResult While(const std::function<Array(const std::vector<Array>&)>& cond,
+                    const std::function<std::vector<Array>(const std::vector<Array>&)>& body,
+                    const std::vector<Array>& init, int64_t max_trips);
+
   // Admin role only (PERMISSION_DENIED otherwise): every session on the
   // server, and closing any of them by id or a unique hex prefix of at
   // least 8 digits; returns the closed session's full id.
@@ -308,6 +328,8 @@ class Client {
 
  private:
   explicit Client(std::shared_ptr<ClientCore> core) : core_(std::move(core)) {}
+  // The `count` outputs of a loop or while node (flushed unless lazy).
+  std::vector<Array> LoopOutputs(const std::shared_ptr<Node>& loop, size_t count);
   std::shared_ptr<ClientCore> core_;
 };
 
@@ -525,6 +547,11 @@ RESIDENT_CLIENT_OPERATOR(-, subtract)
 RESIDENT_CLIENT_OPERATOR(*, multiply)
 RESIDENT_CLIENT_OPERATOR(/, divide)
 RESIDENT_CLIENT_OPERATOR(%, remainder)
+// Comparisons give bool arrays, as NumPy's (a while's condition: x > tol).
+RESIDENT_CLIENT_OPERATOR(<, less)
+RESIDENT_CLIENT_OPERATOR(<=, less_equal)
+RESIDENT_CLIENT_OPERATOR(>, greater)
+RESIDENT_CLIENT_OPERATOR(>=, greater_equal)
 #undef RESIDENT_CLIENT_OPERATOR
 inline Array operator-(const Array& a) { return negative(a); }
 

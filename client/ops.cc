@@ -199,48 +199,52 @@ Array astype(const Array& a, DType dtype) {
   return core->Finish(std::move(n));
 }
 
-std::vector<Array> Client::Loop(
-    int64_t n, const std::vector<Array>& carried,
-    const std::function<std::vector<Array>(const std::vector<Array>&)>& body) {
-  // The body is recorded once against parameter placeholders, then sent as
-  // the loop's body program: the server runs all n iterations.
-  auto tag = std::make_shared<int>(0);
+namespace {
+
+// The parameter placeholders of a body scope tagged `tag`, one per carried value.
+std::vector<Array> ScopeParams(const std::shared_ptr<ClientCore>& core, const void* tag,
+                               size_t count) {
   std::vector<Array> params;
-  for (size_t i = 0; i < carried.size(); ++i) {
+  for (size_t i = 0; i < count; ++i) {
     auto p = std::make_shared<Node>();
-    p->core = core_;
+    p->core = core;
     p->kind = Node::Kind::kParam;
-    p->scope = tag.get();
+    p->scope = tag;
     p->index = static_cast<int>(i);
     params.push_back(MakeArray(std::move(p)));
   }
-  std::vector<Array> next = body(params);
-  auto loop = core_->NewOp("loop", {});
-  loop->ins.set_trip_count(n);
-  loop->num_outputs = static_cast<int>(carried.size());
-  std::vector<std::shared_ptr<Node>> yields;
-  yields.reserve(next.size());
-  for (const Array& a : next) yields.push_back(NodeOf(a));
-  ScopeBuilder builder(tag.get(), static_cast<int>(carried.size()));
-  absl::Status built = builder.Build(yields, loop->ins.mutable_body());
-  for (const auto& y : yields) {
+  return params;
+}
+
+// Emits `targets` as the body program `out` (yields = targets) of the scope
+// `tag`; the first error, if any.
+absl::Status BuildScope(ScopeBuilder& builder, const std::vector<std::shared_ptr<Node>>& targets,
+                        v1::Program* out) {
+  absl::Status built = builder.Build(targets, out);
+  for (const auto& y : targets) {
     absl::StatusOr<v1::Operand> o =
         y ? builder.OperandOf(y.get()) : absl::InvalidArgumentError("empty Array");
     if (!o.ok()) {
       built.Update(o.status());
       break;
     }
-    *loop->ins.mutable_body()->add_yields() = *o;
+    *out->add_yields() = *o;
   }
-  if (next.size() != carried.size()) {
-    built.Update(absl::InvalidArgumentError(absl::StrCat(
-        "loop body returned ", next.size(), " values for ", carried.size(), " carried values")));
-  }
-  loop->error = built;
-  for (const Array& a : carried) loop->inputs.push_back(NodeOf(a));
-  for (const auto& inv : builder.invariants()) loop->inputs.push_back(inv);
+  return built;
+}
+
+std::vector<std::shared_ptr<Node>> NodesOf(const std::vector<Array>& arrays) {
+  std::vector<std::shared_ptr<Node>> nodes;
+  nodes.reserve(arrays.size());
+  for (const Array& a : arrays) nodes.push_back(NodeOf(a));
+  return nodes;
+}
+
+}  // namespace
+
+std::vector<Array> Client::LoopOutputs(const std::shared_ptr<Node>& loop, size_t count) {
   std::vector<Array> outputs;
-  for (size_t i = 0; i < carried.size(); ++i) {
+  for (size_t i = 0; i < count; ++i) {
     auto o = std::make_shared<Node>();
     o->core = core_;
     o->kind = Node::Kind::kLoopOutput;
@@ -249,13 +253,71 @@ std::vector<Array> Client::Loop(
     loop->outputs.push_back(o);
     outputs.push_back(MakeArray(std::move(o)));
   }
-  if (!core_->options.lazy && !outputs.empty()) {
-    std::vector<std::shared_ptr<Node>> targets;
-    targets.reserve(outputs.size());
-    for (const Array& a : outputs) targets.push_back(NodeOf(a));
-    core_->Flush(targets).IgnoreError();
-  }
+  if (!core_->options.lazy && !outputs.empty()) core_->Flush(NodesOf(outputs)).IgnoreError();
   return outputs;
+}
+
+std::vector<Array> Client::Loop(
+    int64_t n, const std::vector<Array>& carried,
+    const std::function<std::vector<Array>(const std::vector<Array>&)>& body) {
+  // The body is recorded once against parameter placeholders, then sent as
+  // the loop's body program: the server runs all n iterations.
+  auto tag = std::make_shared<int>(0);
+  std::vector<Array> next = body(ScopeParams(core_, tag.get(), carried.size()));
+  auto loop = core_->NewOp("loop", {});
+  loop->ins.set_trip_count(n);
+  loop->num_outputs = static_cast<int>(carried.size());
+  ScopeBuilder builder(tag.get(), static_cast<int>(carried.size()));
+  absl::Status built = BuildScope(builder, NodesOf(next), loop->ins.mutable_body());
+  if (next.size() != carried.size()) {
+    built.Update(absl::InvalidArgumentError(absl::StrCat(
+        "loop body returned ", next.size(), " values for ", carried.size(), " carried values")));
+  }
+  loop->error = built;
+  for (const Array& a : carried) loop->inputs.push_back(NodeOf(a));
+  for (const auto& inv : builder.invariants()) loop->inputs.push_back(inv);
+  return LoopOutputs(loop, carried.size());
+}
+
+Client::WhileResult Client::While(
+    const std::function<Array(const std::vector<Array>&)>& cond,
+    const std::function<std::vector<Array>(const std::vector<Array>&)>& body,
+    const std::vector<Array>& init, int64_t max_trips) {
+  auto tag = std::make_shared<int>(0);
+  const std::vector<Array> params = ScopeParams(core_, tag.get(), init.size());
+  const std::vector<std::shared_ptr<Node>> test = {NodeOf(cond(params))};
+  const std::vector<std::shared_ptr<Node>> next = NodesOf(body(params));
+  auto loop = core_->NewOp("while", {});
+  loop->ins.set_trip_count(max_trips);
+  loop->num_outputs = static_cast<int>(init.size()) + 2;
+  // Both scopes take every outer array either reads, numbered once.
+  ScopeBuilder scout(tag.get(), static_cast<int>(init.size()));
+  std::vector<std::shared_ptr<Node>> all = test;
+  all.insert(all.end(), next.begin(), next.end());
+  v1::Program scratch;
+  absl::Status built = BuildScope(scout, all, &scratch);
+  ScopeBuilder for_cond(tag.get(), static_cast<int>(init.size()));
+  for_cond.PresetInvariants(scout.invariants());
+  built.Update(BuildScope(for_cond, test, loop->ins.mutable_cond()));
+  ScopeBuilder for_body(tag.get(), static_cast<int>(init.size()));
+  for_body.PresetInvariants(scout.invariants());
+  built.Update(BuildScope(for_body, next, loop->ins.mutable_body()));
+  if (next.size() != init.size()) {
+    built.Update(absl::InvalidArgumentError(absl::StrCat(
+        "while body returned ", next.size(), " values for ", init.size(), " carried values")));
+  }
+  if (init.empty()) built.Update(absl::InvalidArgumentError("while needs a carried value"));
+  loop->error = built;
+  for (const Array& a : init) loop->inputs.push_back(NodeOf(a));
+  for (const auto& inv : scout.invariants()) loop->inputs.push_back(inv);
+  std::vector<Array> outs = LoopOutputs(loop, init.size() + 2);
+  WhileResult r;
+  r.capped = outs.back();
+  outs.pop_back();
+  r.trips = outs.back();
+  outs.pop_back();
+  r.carried = std::move(outs);
+  return r;
 }
 
 }  // namespace resident::client

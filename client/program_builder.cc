@@ -62,8 +62,10 @@ absl::Status ScopeBuilder::Build(const std::vector<std::shared_ptr<Node>>& targe
       }
       if (!Internal(n.get())) {
         visited[n.get()] = true;
-        invariant_index_[n.get()] = static_cast<int>(invariants_.size());
-        invariants_.push_back(n);
+        if (!invariant_index_.contains(n.get())) {  // else preset
+          invariant_index_[n.get()] = static_cast<int>(invariants_.size());
+          invariants_.push_back(n);
+        }
         return;
       }
       stack.emplace_back(n, 0);

@@ -19,6 +19,14 @@ class ScopeBuilder {
   // the top level. num_carried: the body's carried parameters.
   ScopeBuilder(const void* scope, int num_carried) : scope_(scope), num_carried_(num_carried) {}
 
+  // Numbers these outer nodes as the body's invariants, in order, before
+  // Build: a while's condition and body share one parameter list.
+  void PresetInvariants(const std::vector<std::shared_ptr<Node>>& invariants) {
+    for (const auto& n : invariants) {
+      invariant_index_[n.get()] = static_cast<int>(invariants_.size());
+      invariants_.push_back(n);
+    }
+  }
   // Emits every pending node `targets` need into `out`, in dependency order.
   absl::Status Build(const std::vector<std::shared_ptr<Node>>& targets, v1::Program* out);
   // The operand that names `node` inside this scope (after Build).

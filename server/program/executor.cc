@@ -63,6 +63,13 @@ class Executor {
   absl::Status RunLoop(const Instruction& ins, const PlannedScope& body, const FusedLoopPlan* fused,
                        std::vector<DeviceArray> args, std::vector<DeviceArray>& values,
                        int first_output);
+  // A while, trip by trip: the condition runs on the device and its one
+  // byte is read back before each trip.
+  absl::Status RunWhile(const Instruction& ins, const PlannedScope& body, const PlannedScope& cond,
+                        std::vector<DeviceArray> args, std::vector<DeviceArray>& values,
+                        int first_output);
+  // A 0-d array of `dtype` holding `value`.
+  absl::StatusOr<DeviceArray> ScalarArray(DType dtype, const Scalar& value);
   // Runs `region` as one fused op and frees what died in it; false (nothing
   // done) when the backend does not take it.
   absl::StatusOr<bool> RunRegion(const FusedRegion& region, const PlannedScope& scope,
@@ -100,6 +107,9 @@ absl::Status Executor::RunScope(const PlannedScope& scope, std::vector<DeviceArr
     if (ins.op == OpKind::kLoop) {
       RETURN_IF_ERROR(RunLoop(ins, *scope.bodies[i], scope.fused_loop_at[i].get(), std::move(args),
                               values, first));
+    } else if (ins.op == OpKind::kWhile) {
+      RETURN_IF_ERROR(
+          RunWhile(ins, *scope.bodies[i], *scope.conds[i], std::move(args), values, first));
     } else {
       const int end = i + 1 < scope.first_output.size() ? scope.first_output[i + 1]
                                                         : static_cast<int>(scope.types.size());
@@ -215,13 +225,66 @@ absl::Status Executor::RunLoop(const Instruction& ins, const PlannedScope& body,
   return absl::OkStatus();
 }
 
+absl::Status Executor::RunWhile(const Instruction& ins, const PlannedScope& body,
+                                const PlannedScope& cond, std::vector<DeviceArray> args,
+                                std::vector<DeviceArray>& values, int first_output) {
+  const Program& prog = *ins.body;
+  const size_t carried = prog.yields.size();
+  std::vector<DeviceArray> current(std::make_move_iterator(args.begin()),
+                                   std::make_move_iterator(args.begin() + carried));
+  const std::vector<DeviceArray> invariants(args.begin() + carried, args.end());
+  args.clear();
+  // The scope's values: carried, then invariants, then its own.
+  auto scope_values = [&](const PlannedScope& s, bool move_carried) {
+    std::vector<DeviceArray> v(s.types.size());
+    for (size_t c = 0; c < carried; ++c) v[c] = move_carried ? std::move(current[c]) : current[c];
+    for (size_t j = 0; j < invariants.size(); ++j) v[carried + j] = invariants[j];
+    return v;
+  };
+  int64_t trips = 0;
+  bool capped = false;
+  for (;;) {
+    if (options_.check_continue) RETURN_IF_ERROR(options_.check_continue());
+    std::vector<DeviceArray> cond_values = scope_values(cond, false);
+    RETURN_IF_ERROR(Annotate(RunScope(cond, cond_values), "while cond"));
+    const DeviceArray test = Lookup(ins.cond->yields[0], cond_values);
+    cond_values.clear();
+    uint8_t holds = 0;
+    // Waits for the trip's work: the stream runs in order.
+    RETURN_IF_ERROR(ctx_.stream.CopyToHost(*test.buffer, 0, &holds, 1));
+    if (holds == 0) break;
+    if (trips == ins.trip_count) {
+      capped = true;  // max_trips reached with the condition still true
+      break;
+    }
+    std::vector<DeviceArray> body_values = scope_values(body, true);
+    RETURN_IF_ERROR(Annotate(RunScope(body, body_values), "while body"));
+    for (size_t c = 0; c < carried; ++c) current[c] = Lookup(prog.yields[c], body_values);
+    ++trips;
+  }
+  ASSIGN_OR_RETURN(values[first_output + carried], ScalarArray(DType::kInt64, Scalar::Int(trips)));
+  ASSIGN_OR_RETURN(values[first_output + carried + 1],
+                   ScalarArray(DType::kBool, Scalar::Bool(capped)));
+  for (size_t c = 0; c < carried; ++c) values[first_output + c] = std::move(current[c]);
+  if (options_.loops != nullptr) {
+    ++options_.loops->whiles;
+    options_.loops->while_trips += trips;
+    if (capped) ++options_.loops->capped;
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<DeviceArray> Executor::ScalarArray(DType dtype, const Scalar& value) {
+  DeviceArray s{nullptr, dtype, {}};
+  ASSIGN_OR_RETURN(s.buffer, ctx_.device.Allocate(ItemSize(dtype), ctx_.stream, ctx_.reservation));
+  RETURN_IF_ERROR(ctx_.device.backend().Run(ctx_.stream, FillOp{value, &s}));
+  return s;
+}
+
 absl::Status Executor::FillScalars(absl::Span<const FusedLoopPlan::ScalarParam> scalars,
                                    std::vector<DeviceArray>& args) {
   for (const FusedLoopPlan::ScalarParam& sp : scalars) {
-    DeviceArray s{nullptr, sp.dtype, {}};
-    ASSIGN_OR_RETURN(s.buffer,
-                     ctx_.device.Allocate(ItemSize(sp.dtype), ctx_.stream, ctx_.reservation));
-    RETURN_IF_ERROR(ctx_.device.backend().Run(ctx_.stream, FillOp{sp.value, &s}));
+    ASSIGN_OR_RETURN(DeviceArray s, ScalarArray(sp.dtype, sp.value));
     args.push_back(std::move(s));
   }
   return absl::OkStatus();

@@ -36,6 +36,14 @@ struct FusionCounts {
   int64_t reductions = 0;
 };
 
+// The while loops a run made (trip by trip, the condition read back each
+// trip), their trips, and those that stopped at max_trips.
+struct LoopCounts {
+  int64_t whiles = 0;
+  int64_t while_trips = 0;
+  int64_t capped = 0;
+};
+
 struct ExecOptions {
   // Called before every op; a non-OK status (deadline passed, cancelled,
   // server draining) stops the program there and is returned.
@@ -43,6 +51,7 @@ struct ExecOptions {
   // Filled when set.
   RunPhases* phases = nullptr;
   FusionCounts* fused = nullptr;  // added to when set
+  LoopCounts* loops = nullptr;    // added to when set
 };
 
 // The arrays of plan.outputs, in order, once the device has finished them.

@@ -131,6 +131,9 @@ constexpr OpDef kOps[] = {
      RandomBound, nullptr, InferRandom, RunRandom, 2},
     {OpKind::kExponential, "exponential", 1, false, false, ResultBuffer::kNew, std::nullopt,
      nullptr, RandomBound, nullptr, InferRandom, RunRandom, 2},
+    // Planned and run by the planner and executor themselves, as loop is.
+    {OpKind::kWhile, "while", kAnyOperands, false, false, ResultBuffer::kNew, std::nullopt, nullptr,
+     nullptr, nullptr},
 };
 
 constexpr bool InOpKindOrder() {
@@ -140,7 +143,7 @@ constexpr bool InOpKindOrder() {
   return true;
 }
 static_assert(InOpKindOrder(), "kOps rows must follow OpKind's order");
-static_assert(std::size(kOps) == static_cast<size_t>(OpKind::kExponential) + 1,
+static_assert(std::size(kOps) == static_cast<size_t>(OpKind::kWhile) + 1,
               "every OpKind needs a row");
 
 }  // namespace
@@ -182,6 +185,7 @@ bool TakesScalars(OpKind op) { return OpDefOf(op).takes_scalars; }
 
 int NumResults(const Instruction& ins) {
   if (ins.op == OpKind::kLoop) return ins.body ? static_cast<int>(ins.body->yields.size()) : 0;
+  if (ins.op == OpKind::kWhile) return ins.body ? static_cast<int>(ins.body->yields.size()) + 2 : 2;
   return OpDefOf(ins.op).results;
 }
 

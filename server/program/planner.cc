@@ -80,6 +80,7 @@ absl::Status Planner::PlanScope(const Program& program, std::vector<ValueType> p
   }
   scope.first_output.resize(n);
   scope.bodies.resize(n);
+  scope.conds.resize(n);
   scope.fused_loop_at.resize(n);
   scope.lowering_at.resize(n);
   scope.dies_after.resize(n);
@@ -115,7 +116,8 @@ absl::Status Planner::PlanScope(const Program& program, std::vector<ValueType> p
       }
     }
     scope.first_output[i] = static_cast<int>(scope.types.size());
-    if (ins.op != OpKind::kLoop) {
+    const bool is_while = ins.op == OpKind::kWhile;
+    if (ins.op != OpKind::kLoop && !is_while) {
       absl::StatusOr<std::vector<ValueType>> types = InferTypes(ins, operand_types);
       if (!types.ok()) return Annotate(types.status(), ctx_of());
       // Every result's size fits int64 bytes, whatever op made it (a sum
@@ -154,8 +156,9 @@ absl::Status Planner::PlanScope(const Program& program, std::vector<ValueType> p
       ops = SaturatingAdd(ops, 1);
       continue;
     }
-    // A loop: operands are carried values then invariants; the body's
-    // yields give the next carried values and must keep their types.
+    // A loop or while: operands are carried values then invariants; the
+    // body's yields give the next carried values and must keep their types.
+    // A while's trip_count is its max_trips.
     const std::string ctx = ctx_of();
     if (depth + 1 > limits_.max_loop_depth) {
       return absl::InvalidArgumentError(
@@ -163,7 +166,8 @@ absl::Status Planner::PlanScope(const Program& program, std::vector<ValueType> p
     }
     if (ins.trip_count < 0 || ins.trip_count > limits_.max_trip_count) {
       return absl::InvalidArgumentError(absl::StrCat(
-          ctx, ": trip count ", ins.trip_count, " is outside [0, ", limits_.max_trip_count, "]"));
+          ctx, is_while ? ": max_trips " : ": trip count ", ins.trip_count, " is outside [0, ",
+          limits_.max_trip_count, "] (the server's --max-trip-count)"));
     }
     if (ins.body == nullptr) {
       return absl::InvalidArgumentError(absl::StrCat(ctx, ": loop has no body"));
@@ -199,14 +203,46 @@ absl::Status Planner::PlanScope(const Program& program, std::vector<ValueType> p
       defined_by.push_back(static_cast<int>(i));
     }
     alloc[i] = SaturatingAdd(body->peak_bytes, carried_bytes);
+    int64_t cond_ops = 0;
+    if (is_while) {
+      // The condition sees the body's parameters and yields one bool scalar;
+      // it is planned as a body of its own (its values die with each test).
+      auto cond = std::make_unique<PlannedScope>();
+      std::vector<int> cond_keep;
+      RETURN_IF_ERROR(PlanScope(*ins.cond, operand_types, cond_keep, depth + 1,
+                                absl::StrCat(ctx, ", cond "), *cond, cond_ops));
+      if (ins.cond->yields.size() != 1) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            ctx, ": cond yields ", ins.cond->yields.size(), " values; it must yield one"));
+      }
+      const std::string cctx = absl::StrCat(ctx, ": cond yield");
+      ASSIGN_OR_RETURN(ValueType ct, OperandType(ins.cond->yields[0], *cond, cond->types.size(),
+                                                 [&] { return cctx; }));
+      if (ct.dtype != DType::kBool || !ct.shape.empty()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(cctx, " is ", TypeString(ct),
+                         "; a while condition must be a bool scalar (shape ()), e.g. "
+                         "(r @ r > tol).all() or a comparison of 0-d values"));
+      }
+      alloc[i] = SaturatingAdd(alloc[i], SaturatingAdd(cond->peak_bytes, 16));
+      for (DType d : {DType::kInt64, DType::kBool}) {  // trips, capped
+        scope.types.push_back(ValueType{d, {}});
+        last_use.push_back(-1);
+        owned.push_back(ItemSize(d));
+        aliased.push_back(false);
+        defined_by.push_back(static_cast<int>(i));
+      }
+      scope.conds[i] = std::move(cond);
+    }
     // An iteration costs at least one op, so that loops of empty bodies
-    // (nested, they would spin ~2^60 times) stay under max_executed_ops.
-    ops = SaturatingAdd(
-        ops, SaturatingAdd(1, SaturatingMul(ins.trip_count, std::max<int64_t>(body_ops, 1))));
+    // (nested, they would spin ~2^60 times) stay under max_executed_ops; a
+    // while counts its condition too, at max_trips.
+    const int64_t per_trip = SaturatingAdd(std::max<int64_t>(body_ops, 1), cond_ops);
+    ops = SaturatingAdd(ops, SaturatingAdd(1, SaturatingMul(ins.trip_count, per_trip)));
     // Decided here, once, so the executor only executes (loops inside
     // loops too).
     if (std::optional<FusedLoopPlan> fused =
-            PlanFusedLoop(ins, *body, operand_types, plan_.inputs)) {
+            is_while ? std::nullopt : PlanFusedLoop(ins, *body, operand_types, plan_.inputs)) {
       scope.fused_loop_at[i] = std::make_shared<const FusedLoopPlan>(*std::move(fused));
     }
     scope.bodies[i] = std::move(body);

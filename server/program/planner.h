@@ -42,7 +42,8 @@ struct PlannedScope {
   std::vector<int> first_output;                      // per instruction: its first value id
   std::vector<std::vector<int>> dies_after;           // per instruction: values to free
   std::vector<int> unused_params;                     // freed before the first instruction
-  std::vector<std::unique_ptr<PlannedScope>> bodies;  // per instruction; loops
+  std::vector<std::unique_ptr<PlannedScope>> bodies;  // per instruction; loops, whiles
+  std::vector<std::unique_ptr<PlannedScope>> conds;   // per instruction; whiles' conditions
   // Per instruction: the fused region (fusion.h) that begins there, or null.
   // The executor runs a region as one op where the backend takes it, else
   // its instructions one by one.

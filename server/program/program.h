@@ -82,6 +82,8 @@ enum class OpKind {
   kRandom,
   kNormal,       // normal and standard_normal: kRandom's operands and results
   kExponential,  // exponential and standard_exponential: the same
+  // while(cond, body): loop's operands, a condition body, max_trips.
+  kWhile,
 };
 
 // A wire op name: its OpKind and, for kElementwise, the table's row. Every
@@ -137,14 +139,16 @@ struct Instruction {
   bool descending = false;              // argsort, sort: the Array API's descending
   bool full = false;                    // qr: mode='complete'; svd: full_matrices
   std::vector<SliceRange> slices;       // slice: one per leading axis
-  int64_t trip_count = 0;               // loop
-  std::shared_ptr<const Program> body;  // loop
+  int64_t trip_count = 0;               // loop; while: max_trips
+  std::shared_ptr<const Program> body;  // loop, while
+  std::shared_ptr<const Program> cond;  // while: yields one bool scalar
 };
 
 // Whether `op` accepts scalar operands (Instruction::scalars).
 bool TakesScalars(OpKind op);
-// How many values `ins` defines: one, a loop's carried values, or the
-// results of qr (2), svd (3), eigh (2) and slogdet (2).
+// How many values `ins` defines: one, a loop's carried values, a while's
+// carried values and its trips and capped, or the results of qr (2), svd
+// (3), eigh (2) and slogdet (2).
 int NumResults(const Instruction& ins);
 
 // The instruction's name for messages: NumPy's name for an elementwise one

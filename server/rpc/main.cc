@@ -29,6 +29,9 @@ ABSL_FLAG(std::string, log_level, "info", "debug, info, warning or error");
 ABSL_FLAG(absl::Duration, session_idle_timeout, absl::Minutes(30),
           "close sessions (and free their arrays) after this long unused");
 ABSL_FLAG(int64_t, max_message_bytes, 64 << 20, "largest gRPC message, bytes");
+ABSL_FLAG(int64_t, max_trip_count, int64_t{1} << 30,
+          "largest trip count of a loop and max_trips of a while (a while that reaches its "
+          "max_trips stops there and says so); larger is INVALID_ARGUMENT");
 ABSL_FLAG(int64_t, max_inline_bytes, 4 << 20,
           "largest total of results returned inline by one program, bytes");
 ABSL_FLAG(int64_t, chunk_bytes, 4 << 20, "download chunk size, bytes");
@@ -121,6 +124,11 @@ int main(int argc, char** argv) {
   options.session_idle_timeout = absl::GetFlag(FLAGS_session_idle_timeout);
   options.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
   options.limits.max_inline_bytes = absl::GetFlag(FLAGS_max_inline_bytes);
+  options.limits.max_trip_count = absl::GetFlag(FLAGS_max_trip_count);
+  if (options.limits.max_trip_count < 0) {
+    std::fprintf(stderr, "--max-trip-count must not be negative\n");
+    return 2;
+  }
   options.chunk_bytes = absl::GetFlag(FLAGS_chunk_bytes);
   options.auth_tokens_file = absl::GetFlag(FLAGS_auth_tokens);
   options.tls_cert_file = absl::GetFlag(FLAGS_tls_cert);

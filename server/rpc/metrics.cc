@@ -82,6 +82,14 @@ void Metrics::RecordFusion(const FusionCounts& fused) {
   fused_.reductions += fused.reductions;
 }
 
+void Metrics::RecordLoops(const LoopCounts& loops) {
+  if (loops.whiles == 0) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  loops_.whiles += loops.whiles;
+  loops_.while_trips += loops.while_trips;
+  loops_.capped += loops.capped;
+}
+
 void Metrics::RecordProgram(const std::string& tenant, int64_t ops) {
   std::lock_guard<std::mutex> lock(mu_);
   TenantCounters& t = tenants_[tenant];
@@ -173,6 +181,15 @@ std::string Metrics::Render(const MetricsGauges& g) const {
   Header(out, "resident_fused_reductions_total", "counter",
          "Reductions computed inside a fused region's op (the reduced values never written).");
   absl::StrAppend(&out, "resident_fused_reductions_total ", fused_.reductions, "\n");
+  Header(out, "resident_while_loops_total", "counter",
+         "While loops run by completed programs, by form: trip by trip (the condition read "
+         "back to the host each trip).");
+  absl::StrAppend(&out, "resident_while_loops_total{form=\"trip_by_trip\"} ", loops_.whiles, "\n");
+  Header(out, "resident_while_loops_capped_total", "counter",
+         "While loops that stopped at max_trips with their condition still true.");
+  absl::StrAppend(&out, "resident_while_loops_capped_total ", loops_.capped, "\n");
+  Header(out, "resident_while_trips_total", "counter", "Trips taken by completed while loops.");
+  absl::StrAppend(&out, "resident_while_trips_total ", loops_.while_trips, "\n");
   Header(out, "resident_transfer_bytes_total", "counter",
          "Array bytes moved by Upload and Download.");
   for (const auto& [tenant, c] : tenants_) {

@@ -68,6 +68,8 @@ class Metrics {
   void RecordRunPhases(double queued, double session, const RunPhases& phases, double reply);
   // The fused ops a completed program ran (loops, straight-line regions).
   void RecordFusion(const FusionCounts& fused);
+  // The while loops a completed program ran, their trips, and the capped ones.
+  void RecordLoops(const LoopCounts& loops);
   void RecordUpload(const std::string& tenant, int64_t bytes);
   void RecordDownload(const std::string& tenant, int64_t bytes);
 
@@ -100,6 +102,7 @@ class Metrics {
   std::map<std::string, Histogram> latency_;                       // by method
   std::map<std::string, TenantCounters> tenants_;
   FusionCounts fused_;
+  LoopCounts loops_;
 };
 
 // A label value escaped for the text format (backslash, quote, newline).

@@ -87,11 +87,20 @@ absl::StatusOr<std::shared_ptr<const Program>> DecodeScope(const v1::Program& wi
       ins.slices.push_back(range);
     }
     ins.trip_count = w.trip_count();
-    if (ins.op == OpKind::kLoop) {
+    if (ins.op == OpKind::kLoop || ins.op == OpKind::kWhile) {
       ASSIGN_OR_RETURN(
           ins.body, DecodeScope(w.body(), depth + 1, max_depth, absl::StrCat(octx(), ", body ")));
     } else if (w.has_body()) {
-      return absl::InvalidArgumentError(absl::StrCat(octx(), ": only loop has a body"));
+      return absl::InvalidArgumentError(absl::StrCat(octx(), ": only loop and while have a body"));
+    }
+    if (ins.op == OpKind::kWhile) {
+      if (!w.has_cond()) {
+        return absl::InvalidArgumentError(absl::StrCat(octx(), ": while needs a cond program"));
+      }
+      ASSIGN_OR_RETURN(
+          ins.cond, DecodeScope(w.cond(), depth + 1, max_depth, absl::StrCat(octx(), ", cond ")));
+    } else if (w.has_cond()) {
+      return absl::InvalidArgumentError(absl::StrCat(octx(), ": only while has a cond"));
     }
     CanonicaliseScalars(ins);
     program->instructions.push_back(std::move(ins));

@@ -99,6 +99,8 @@ class SmallProgramCheck {
         case OpKind::kMatmul:
         case OpKind::kArange:
           return false;
+        case OpKind::kWhile:  // its trips are not known before it runs
+          return false;
         case OpKind::kLoop:
           if (ins.body == nullptr || ins.trip_count < 0 ||
               ins.trip_count > kMaxExecuted / std::max<int64_t>(1, times)) {
@@ -349,6 +351,8 @@ grpc::ServerUnaryReactor* ResidentService::Run(grpc::CallbackServerContext* ctx,
       exec.phases = &phases;
       FusionCounts fused;
       exec.fused = &fused;
+      LoopCounts loops;
+      exec.loops = &loops;
       int64_t ops = 0;
       PeerCopyStats copies;
       absl::StatusOr<std::vector<ProgramResult>> r = sessions_.Run(
@@ -356,6 +360,7 @@ grpc::ServerUnaryReactor* ResidentService::Run(grpc::CallbackServerContext* ctx,
       if (r.ok()) {
         metrics_.RecordProgram(tenant, ops);
         metrics_.RecordFusion(fused);
+        metrics_.RecordLoops(loops);
         call->response().set_peer_copies(copies.arrays);
         call->response().set_peer_copy_bytes(copies.bytes);
       }

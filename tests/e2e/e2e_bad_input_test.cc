@@ -77,6 +77,20 @@ v1::Instruction DoublingLoop(int64_t trips, v1::Operand x) {
   return loop;
 }
 
+// A while over one carried value 0 (`x`): cond yields `cond_op`(x, x)
+// (greater_equal: always true for numbers), body doubles it.
+v1::Instruction DoublingWhile(int64_t max_trips, v1::Operand x,
+                              const std::string& cond_op = "greater_equal") {
+  v1::Instruction w = Ins("while");
+  w.set_trip_count(max_trips);
+  *w.add_operands() = std::move(x);
+  *w.mutable_cond()->add_instructions() = Binary(cond_op, Val(0), Val(0));
+  *w.mutable_cond()->add_yields() = Val(1);
+  *w.mutable_body()->add_instructions() = Binary("add", Val(0), Val(0));
+  *w.mutable_body()->add_yields() = Val(1);
+  return w;
+}
+
 constexpr int64_t kPremade = 1000;  // int64 elements of the pre-made array
 
 class BadInputTest : public ::testing::Test {
@@ -484,6 +498,64 @@ TEST_F(BadInputTest, EveryBadRequestIsRefusedAndTheServerStillServes) {
          o->set_value(1);
          o->set_keep(true);
          return Run(req, std::chrono::milliseconds(200)).status();
+       },
+       absl::StatusCode::kDeadlineExceeded, ""},
+      {"while without a cond",
+       [&] {
+         v1::Instruction w = DoublingWhile(4, Val(0));
+         w.clear_cond();
+         return RunKeep(program({Ins("ones", {3}), w}), 1);
+       },
+       absl::StatusCode::kInvalidArgument, "while needs a cond program"},
+      {"cond on a loop",
+       [&] {
+         v1::Instruction loop = DoublingLoop(4, Val(0));
+         *loop.mutable_cond() = DoublingWhile(4, Val(0)).cond();
+         return RunKeep(program({Ins("ones", {3}), loop}), 1);
+       },
+       absl::StatusCode::kInvalidArgument, "only while has a cond"},
+      {"while cond that is not bool",
+       [&] {
+         return RunKeep(program({Ins("ones", {}), DoublingWhile(4, Val(0), "add")}), 1);
+       },
+       absl::StatusCode::kInvalidArgument, "a while condition must be a bool scalar"},
+      {"while cond that is not a scalar",
+       [&] {
+         return RunKeep(program({Ins("ones", {3}), DoublingWhile(4, Val(0))}), 1);
+       },
+       absl::StatusCode::kInvalidArgument, "cond yield is bool (3,)"},
+      {"while cond yielding two values",
+       [&] {
+         v1::Instruction w = DoublingWhile(4, Val(0));
+         *w.mutable_cond()->add_yields() = Val(1);
+         return RunKeep(program({Ins("ones", {}), w}), 1);
+       },
+       absl::StatusCode::kInvalidArgument, "cond yields 2 values"},
+      {"while body changing the carried dtype",
+       [&] {
+         v1::Instruction w = DoublingWhile(4, Val(0));
+         *w.mutable_body()->mutable_instructions(0) = Binary("less", Val(0), Val(0));
+         return RunKeep(program({Ins("ones", {}), w}), 1);
+       },
+       absl::StatusCode::kInvalidArgument, "must keep each carried value's dtype and shape"},
+      {"while max_trips over the server's cap",
+       [&] {
+         return RunKeep(program({Ins("ones", {}), DoublingWhile(int64_t{1} << 40, Val(0))}), 1);
+       },
+       absl::StatusCode::kInvalidArgument, "--max-trip-count"},
+      {"while past its deadline stops and keeps nothing",
+       [&]() -> absl::Status {
+         v1::RunRequest req;
+         req.set_session(session_);
+         // x >= x holds for ever (0 doubles to 0); max_trips is the cap's.
+         *req.mutable_program() =
+             program({Ins("zeros", {}), DoublingWhile(int64_t{1} << 30, Val(0))});
+         for (uint32_t v : {1u, 2u, 3u}) {
+           v1::Output* o = req.add_outputs();
+           o->set_value(v);
+           o->set_keep(true);
+         }
+         return Run(req, std::chrono::milliseconds(300)).status();
        },
        absl::StatusCode::kDeadlineExceeded, ""},
       {"missing session",

@@ -249,54 +249,126 @@ class Client:
 
             x = c.loop(1024, x, lambda x: x + x)
         """
-        s = self._s
-        s.check_open()
         trips = operator.index(n)
-        single = isinstance(carried, ndarray)
-        init: List[ndarray] = [carried] if isinstance(carried, ndarray) else list(carried)
-        if not init:
-            raise ValueError("loop needs at least one carried array")
-        for a in init:
-            self._check_mine(a, "loop carried value")
-        tag = object()
-        params = [ndarray._wrap(Node(Kind.PARAM, s, a._node.meta, scope=tag, index=i))
-                  for i, a in enumerate(init)]
-        s.recording_body += 1  # eager clients record a body whole, too
-        try:
-            result = body(params[0] if single else list(params))
-        finally:
-            s.recording_body -= 1
-        if isinstance(result, ndarray):
-            nexts = [result]
-        elif not single and isinstance(result, (list, tuple)):
-            nexts = list(result)
-        else:
-            raise TypeError("the loop body must return " + (
-                "a resident array" if single else "a list of resident arrays") +
-                f", not {type(result).__name__}")
-        if len(nexts) != len(init):
-            raise ValueError(f"loop body returned {len(nexts)} values for {len(init)} "
-                             "carried values")
-        for a in nexts:
-            self._check_mine(a, "loop body result")
+        init, params, single, tag = self._loop_params(carried, "loop")
+        arg = params[0] if single else list(params)
+        nexts = self._record(body, arg, "loop body", None if single else len(init))
         ins = pb.Instruction(op="loop", trip_count=trips)
         builder = ScopeBuilder(tag, len(init))
         yields = [a._node for a in nexts]
         builder.build(yields, ins.body)
         for y in yields:
             ins.body.yields.append(builder.operand(y))
-        loop = Node(Kind.OP, s, None, ins, [a._node for a in init] + builder.invariants,
-                    num_outputs=len(init))
+        outs = self._loop_node(ins, init, builder.invariants, yields, 0)
+        if single:
+            return outs[0]
+        return tuple(outs) if isinstance(carried, tuple) else outs
+
+    def while_loop(self, cond: Callable[[Any], Any], body: Callable[[Any], Any],
+                   init: Carried, *, max_trips: int, full_output: bool = False) -> Any:
+        """A loop the server runs until a condition computed on the device
+        fails, in one program: ``while cond(x) and trips < max_trips: x =
+        body(x)`` (the shape of ``jax.lax.while_loop``). Returns the final
+        carried values; with ``full_output=True`` also the trips taken and
+        whether ``max_trips`` stopped it with the condition still true, as
+        0-d arrays: ``(x, trips, capped)``.
+
+        ``cond`` takes the carried values (like ``body``) and returns a 0-d
+        bool array, e.g. ``lambda s: s[1] > 1e-16``; ``body`` returns the next
+        carried values, each of the same dtype and shape. Both are called
+        once, here, to record them; they may use arrays from outside the
+        loop (computed once) and Python scalars. ``max_trips`` is required
+        (at most the server's --max-trip-count).
+
+            x, r = c.while_loop(lambda s: (s[1] * s[1]).sum() > tol**2,
+                                step, [x0, r0], max_trips=10_000)
+        """
+        trips = operator.index(max_trips)
+        if trips < 0:
+            raise ValueError(f"max_trips must not be negative, not {trips}")
+        given = init
+        init, params, single, tag = self._loop_params(given, "while_loop")
+        arg = params[0] if single else list(params)
+        test = self._record(cond, arg, "while_loop cond", None)[0]
+        nexts = self._record(body, arg, "while_loop body", None if single else len(init))
+        ins = pb.Instruction(op="while", trip_count=trips)
+        # Both scopes take every outer array either uses, numbered once.
+        scout = ScopeBuilder(tag, len(init))
+        scout.build([test._node] + [a._node for a in nexts], pb.Program())
+        yields = [a._node for a in nexts]
+        for target, out in (([test._node], ins.cond), (yields, ins.body)):
+            builder = ScopeBuilder(tag, len(init))
+            builder.preset_invariants(scout.invariants)
+            builder.build(target, out)
+            for y in target:
+                out.yields.append(builder.operand(y))
+        outs = self._loop_node(ins, init, scout.invariants, yields, 2)
+        values = outs[0] if single else (tuple(outs[:len(init)]) if isinstance(given, tuple)
+                                         else outs[:len(init)])
+        if not full_output:
+            return values
+        return values, outs[len(init)], outs[len(init) + 1]
+
+    def _loop_params(self, carried: Carried, what: str):
+        """The initial values as a list, the body's parameter arrays, whether
+        one array (not a list) is carried, and the scope's tag."""
+        s = self._s
+        s.check_open()
+        single = isinstance(carried, ndarray)
+        init: List[ndarray] = [carried] if single else list(carried)
+        if not init:
+            raise ValueError(f"{what} needs at least one carried array")
+        for a in init:
+            self._check_mine(a, f"{what} carried value")
+        tag = object()
+        params = [ndarray._wrap(Node(Kind.PARAM, s, a._node.meta, scope=tag, index=i))
+                  for i, a in enumerate(init)]
+        return init, params, single, tag
+
+    def _record(self, fn: Callable[[Any], Any], arg: Any, what: str,
+                count: Optional[int]) -> List[ndarray]:
+        """Calls ``fn(arg)`` to record a body: its results, ``count`` of them
+        as a list (None: one array, returned alone)."""
+        s = self._s
+        s.recording_body += 1  # eager clients record a body whole, too
+        try:
+            result = fn(arg)
+        finally:
+            s.recording_body -= 1
+        if count is None and isinstance(result, ndarray):
+            results = [result]
+        elif count is not None and isinstance(result, (list, tuple)):
+            results = list(result)
+            if len(results) != count:
+                raise ValueError(f"{what} returned {len(results)} values for {count} "
+                                 "carried values")
+        else:
+            raise TypeError(f"the {what} must return " + (
+                "a resident array" if count is None else "a list of resident arrays") +
+                f", not {type(result).__name__}")
+        for a in results:
+            self._check_mine(a, f"{what} result")
+        return results
+
+    def _loop_node(self, ins: "pb.Instruction", init: List[ndarray], invariants: List[Node],
+                   yields: List[Node], extra: int) -> List[ndarray]:
+        """The loop or while op node and its outputs: the carried values,
+        then ``extra`` 0-d results (a while's trips and capped)."""
+        s = self._s
+        loop = Node(Kind.OP, s, None, ins, [a._node for a in init] + invariants,
+                    num_outputs=len(init) + extra)
         outs = []
         for i, (a, y) in enumerate(zip(init, yields)):
             meta = a._node.meta if y.meta == a._node.meta else None
             outs.append(ndarray._wrap(Node(Kind.LOOP_OUTPUT, s, meta, inputs=[loop], index=i)))
+        for k, dtype in enumerate((np.dtype(np.int64), np.dtype(np.bool_))[:extra]):
+            meta = Meta(dtype, ())
+            outs.append(ndarray._wrap(Node(Kind.LOOP_OUTPUT, s, meta, inputs=[loop],
+                                           index=len(init) + k)))
         loop.outputs = tuple(weakref.ref(o._node) for o in outs)
         if not s.lazy and not s.recording_body:
             s.flush([o._node for o in outs])
-        if single:
-            return outs[0]
-        return tuple(outs) if isinstance(carried, tuple) else outs
+        return outs
 
     def _check_mine(self, a: Any, what: str) -> None:
         if isinstance(a, np.ndarray):
@@ -388,7 +460,8 @@ def connect(target: Optional[str] = None, *, token: Optional[str] = None,
             tls_key: Optional[PathOrPem] = None, tls_server_name: Optional[str] = None,
             tls: bool = False, lazy: bool = True, keep_alive: bool = True,
             close_session: bool = True, timeout: Optional[float] = 10.0,
-            device: Union[int, str, None] = None, local_data: bool = True) -> Client:
+            device: Union[int, str, None] = None, local_data: bool = True,
+            run_timeout: Optional[float] = None) -> Client:
     """Connects to a Resident server and opens a session.
 
     Args:
@@ -412,6 +485,10 @@ def connect(target: Optional[str] = None, *, token: Optional[str] = None,
         local_data: move array bytes through shared memory when the server
             is on this host and offers its local data socket (default);
             :attr:`Client.transport` says which path was taken and why.
+        run_timeout: seconds each program may run (its gRPC deadline);
+            past it the server stops the program between ops (a while loop
+            between trips) and DeadlineExceeded is raised, nothing kept.
+            Default: no limit.
 
     Raises:
         Unavailable: the server cannot be reached. Unauthenticated: a
@@ -424,4 +501,4 @@ def connect(target: Optional[str] = None, *, token: Optional[str] = None,
                           tls_key=tls_key, tls_server_name=tls_server_name, lazy=lazy,
                           keep_alive=keep_alive, close_on_exit=close_session, timeout=timeout,
                           device="" if device is None else str(device),
-                          local_data=local_data))
+                          local_data=local_data, run_timeout=run_timeout))

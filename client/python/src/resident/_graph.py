@@ -110,6 +110,13 @@ class ScopeBuilder:
         self._invariant_index: Dict[int, int] = {}
         self._internal: Dict[int, bool] = {}
 
+    def preset_invariants(self, invariants: Sequence[Node]) -> None:
+        """Numbers these outer nodes as the body's invariants, in order, before
+        build: a while's condition and body share one parameter list."""
+        for n in invariants:
+            self._invariant_index[id(n)] = len(self.invariants)
+            self.invariants.append(n)
+
     def _is_internal(self, root: Node) -> bool:
         """Computed inside this scope: at the top level every pending node; in
         a body, the pending nodes that depend on one of its parameters."""
@@ -158,8 +165,9 @@ class ScopeBuilder:
                         "an array made inside a loop body was used outside its loop")
                 if not self._is_internal(n):
                     visited[id(n)] = True
-                    self._invariant_index[id(n)] = len(self.invariants)
-                    self.invariants.append(n)
+                    if id(n) not in self._invariant_index:  # else preset
+                        self._invariant_index[id(n)] = len(self.invariants)
+                        self.invariants.append(n)
                     return
                 visited[id(n)] = False
                 stack.append([n, 0])

@@ -174,8 +174,10 @@ class Session:
     def __init__(self, target: str, *, token: Optional[str], tls: bool, tls_ca: Any,
                  tls_cert: Any, tls_key: Any, tls_server_name: Optional[str], lazy: bool,
                  keep_alive: bool, close_on_exit: bool, timeout: Optional[float],
-                 device: str = "", local_data: bool = True) -> None:
+                 device: str = "", local_data: bool = True,
+                 run_timeout: Optional[float] = None) -> None:
         self.target = target
+        self.run_timeout = run_timeout  # each program's deadline, seconds
         self.lazy = lazy
         self.recording_body = 0  # > 0 while a loop body is being recorded
         self.metadata: Tuple[Tuple[str, str], ...] = (
@@ -314,7 +316,7 @@ class Session:
                     kept.append(n)
             req.release.extend(self._keeper.take_releases())
             try:
-                resp = self._call("Run", self.stub.Run, req)
+                resp = self._call("Run", self.stub.Run, req, timeout=self.run_timeout)
             except ResidentError as e:
                 _mark_refused_draws(e, builder)
                 raise _with_site(e, builder) from None
