@@ -4,7 +4,7 @@
 //
 // Two kinds of kill, mixed at random, from several worker threads at once:
 //  - a client process (this binary with --child) doing uploads, downloads or
-//    long programs in a loop is SIGKILLed after a random delay: its
+//    long programs (loops and never-ending whiles) is SIGKILLed after a random delay: its
 //    connection drops mid-call, its session is left for the idle reaper;
 //  - an in-process call on a channel of its own is cancelled at a chosen
 //    point (before the first chunk, mid-stream, after the last chunk before
@@ -180,21 +180,42 @@ grpc::Status Download(v1::Resident::Stub& stub, grpc::ClientContext& ctx,
 }
 
 // A program that runs long on any device: a loop doubling a 4096-element
-// array `trips` times.
-v1::RunRequest LongRun(const std::string& session, const std::string& handle, int64_t trips) {
+// array `trips` times, or (as_while) a while doing the same whose condition,
+// a 0-d int64 compared with itself, never fails (max_trips `trips`).
+v1::RunRequest LongRun(const std::string& session, const std::string& handle, int64_t trips,
+                       bool as_while = false) {
+  auto binary = [](v1::Program* p, const char* op, uint32_t a, uint32_t b) {
+    v1::Instruction* ins = p->add_instructions();
+    ins->set_op(op);
+    ins->add_operands()->set_value(a);
+    ins->add_operands()->set_value(b);
+  };
   v1::RunRequest req;
   req.set_session(session);
-  v1::Instruction* loop = req.mutable_program()->add_instructions();
-  loop->set_op("loop");
+  v1::Program* program = req.mutable_program();
+  if (as_while) {
+    v1::Instruction* k = program->add_instructions();  // value 0: k = 0
+    k->set_op("zeros");
+    k->set_dtype(v1::DTYPE_INT64);
+  }
+  v1::Instruction* loop = program->add_instructions();
+  loop->set_op(as_while ? "while" : "loop");
   loop->set_trip_count(trips);
   loop->add_operands()->set_handle(handle);
-  v1::Instruction* add = loop->mutable_body()->add_instructions();
-  add->set_op("add");
-  add->add_operands()->set_value(0);
-  add->add_operands()->set_value(0);
-  loop->mutable_body()->add_yields()->set_value(1);
+  v1::Program* body = loop->mutable_body();
+  binary(body, "add", 0, 0);  // x + x
+  if (as_while) {
+    loop->add_operands()->set_value(0);
+    binary(body, "add", 1, 1);  // k + k: still 0
+    body->add_yields()->set_value(2);
+    body->add_yields()->set_value(3);
+    binary(loop->mutable_cond(), "greater_equal", 1, 1);
+    loop->mutable_cond()->add_yields()->set_value(2);
+  } else {
+    body->add_yields()->set_value(1);
+  }
   v1::Output* o = req.add_outputs();
-  o->set_value(0);
+  o->set_value(as_while ? 1 : 0);  // the carried x
   o->set_keep(true);
   return req;
 }
@@ -257,7 +278,9 @@ int RunChild(const Flags& f) {
         held.push_back(small_info.handle());
         grpc::ClientContext r;
         v1::RunResponse resp;
-        if (stub->Run(&r, LongRun(session, small_info.handle(), int64_t{1} << 30), &resp).ok()) {
+        const bool as_while = rng() % 2 == 0;
+        if (stub->Run(&r, LongRun(session, small_info.handle(), int64_t{1} << 30, as_while), &resp)
+                .ok()) {
           for (const v1::RunResult& res : resp.results()) held.push_back(res.array().handle());
         }
       }
@@ -384,12 +407,14 @@ void CancelOneCall(const std::string& target, std::mt19937_64& rng, Tally& tally
         std::this_thread::sleep_for(milliseconds(delay));
         ctx.TryCancel();
       });
-      grpc::Status s = stub->Run(&ctx, LongRun(session, info.handle(), int64_t{1} << 30), &resp);
+      const bool as_while = rng() % 2 == 0;
+      grpc::Status s =
+          stub->Run(&ctx, LongRun(session, info.handle(), int64_t{1} << 30, as_while), &resp);
       canceller.join();
       if (!Expected(s) && s.error_code() != grpc::StatusCode::RESOURCE_EXHAUSTED) {
         tally.Unexpected("run", s);
       }
-      tally.Kill("run cancelled mid-program");
+      tally.Kill(as_while ? "while cancelled mid-loop" : "run cancelled mid-program");
     }
   }
   if (rng() % 2 == 0) Close(*stub, session);  // else the reaper's job
