@@ -1,0 +1,220 @@
+#!/usr/bin/env python3
+"""Loops that decide on the device: conjugate gradient and Jacobi to a
+tolerance, and a fixed loop whose body holds a dot, each as one Resident
+request (`c.while_loop`, `c.loop`) beside the same algorithm as a client-side
+loop that checks convergence every iteration (a round trip each) and beside
+NumPy, and CuPy where it is installed (a Python loop synchronising on each
+test, as CuPy users write it), in the same run.
+
+    bench/while_loops.py --server 127.0.0.1:50051 [--cg 2048] [--jacobi 1024]
+        [--dot 256] [--trips 1000] [--reps 3] [--json out.json]
+
+Each figure is the median of --reps runs after one warm-up, from the call to
+the answer in hand (the trip count read back). The algorithms are written
+once over an array namespace (numpy, cupy, resident) so each side runs the
+same operations.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+
+import numpy as np
+
+import resident as rs
+
+
+def median_ms(reps: int, fn) -> tuple:
+    """(median ms, what fn returned last) after one warm-up."""
+    out = fn()
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        out = fn()
+        times.append((time.perf_counter() - t0) * 1e3)
+    return statistics.median(times), out
+
+
+# --- the algorithms, over a namespace xp -------------------------------------------
+
+
+def laplacian(xp, p):
+    """The 5-point Laplacian of p (n x n) with zero Dirichlet boundaries,
+    matrix-free: 4p minus its four shifted copies."""
+    n = p.shape[0]
+    zr = xp.zeros((1, n), dtype=p.dtype)
+    zc = xp.zeros((n, 1), dtype=p.dtype)
+    return (4 * p - xp.concatenate([zr, p[:-1]], axis=0) - xp.concatenate([p[1:], zr], axis=0)
+            - xp.concatenate([zc, p[:, :-1]], axis=1) - xp.concatenate([p[:, 1:], zc], axis=1))
+
+
+def cg_parts(xp, b, tol):
+    """Conjugate gradient on laplacian(x) = b from x = 0: the initial state,
+    the condition and the step."""
+    bb = xp.sum(b * b)
+    threshold = tol * tol * bb  # |r| / |b| > tol
+
+    def cond(s):
+        return s[3] > threshold
+
+    def step(s):
+        x, r, p, rr = s
+        ap = laplacian(xp, p)
+        alpha = rr / xp.sum(p * ap)
+        x = x + alpha * p
+        r = r - alpha * ap
+        rr_new = xp.sum(r * r)
+        return [x, r, r + (rr_new / rr) * p, rr_new]
+    return [xp.zeros_like(b), b, b, bb], cond, step
+
+
+def jacobi_parts(xp, b, tol):
+    """Jacobi sweeps on laplacian(x) = b until no element moves by more than tol."""
+    def cond(s):
+        return s[1] > tol
+
+    def step(s):
+        x, _ = s
+        n = x.shape[0]
+        zr = xp.zeros((1, n), dtype=x.dtype)
+        zc = xp.zeros((n, 1), dtype=x.dtype)
+        nb = (xp.concatenate([zr, x[:-1]], axis=0) + xp.concatenate([x[1:], zr], axis=0)
+              + xp.concatenate([zc, x[:, :-1]], axis=1) + xp.concatenate([x[:, 1:], zc], axis=1))
+        x_new = (b + nb) * 0.25
+        return [x_new, xp.max(xp.abs(x_new - x))]
+    return [xp.zeros_like(b), xp.max(xp.abs(b)) + 2 * tol], cond, step
+
+
+def host_loop(state, cond, step, max_trips, test=bool):
+    """The client-side loop: the condition read back every iteration."""
+    trips = 0
+    while test(cond(state)) and trips < max_trips:
+        state = step(state)
+        trips += 1
+    return trips
+
+
+# --- the runs ------------------------------------------------------------------------
+
+
+def run_problem(name, parts, n, tol, max_trips, reps, c, cupy, m, rows):
+    rhs = np.sin(np.linspace(0, 3, n * n)).reshape(n, n) / (n * n)
+
+    def numpy_run():
+        s, cond, step = parts(np, rhs, tol)
+        return host_loop(s, cond, step, max_trips)
+    t, trips = median_ms(reps, numpy_run)
+    m[f"{name}.numpy_ms"], m[f"{name}.trips"] = t, trips
+    rows.append((name, "NumPy, Python loop", t, trips))
+    if cupy is not None:
+        b_dev = cupy.asarray(rhs)
+
+        def cupy_run():
+            s, cond, step = parts(cupy, b_dev, tol)
+            trips = host_loop(s, cond, step, max_trips)  # bool() synchronises each test
+            cupy.cuda.Device().synchronize()
+            return trips
+        t, trips = median_ms(reps, cupy_run)
+        m[f"{name}.cupy_loop_ms"] = t
+        rows.append((name, "CuPy, Python loop (sync per test)", t, trips))
+    b_res = c.asarray(rhs)
+
+    def resident_while():
+        s, cond, step = parts(rs, b_res, tol)
+        _, trips, capped = c.while_loop(cond, step, s, max_trips=max_trips, full_output=True)
+        return int(trips)
+    t, trips = median_ms(reps, resident_while)
+    m[f"{name}.resident_while_ms"], m[f"{name}.resident_trips"] = t, trips
+    rows.append((name, "Resident while_loop, one request", t, trips))
+
+    def resident_host_loop():
+        s, cond, step = parts(rs, b_res, tol)
+        return host_loop(s, cond, step, max_trips)  # a round trip per test
+    # The client-side loop is slow; one timed run after the warm-up.
+    t, trips = median_ms(1, resident_host_loop)
+    m[f"{name}.resident_host_loop_ms"] = t
+    rows.append((name, "Resident, Python loop (round trip per test)", t, trips))
+
+
+def run_dot_loop(n, trips, reps, c, cupy, m, rows):
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((n, n)) / n
+    x0 = rng.standard_normal((n, n))
+
+    def body(xp, x):
+        return xp.tanh(a_of[xp.__name__] @ x) * 0.5 + x * 0.5
+    a_of = {"numpy": a}
+
+    def numpy_run():
+        x = x0
+        for _ in range(trips):
+            x = body(np, x)
+        return float(x[0, 0])
+    t, _ = median_ms(reps, numpy_run)
+    m["dot_loop.numpy_ms"] = t
+    rows.append((f"{trips} x ({n}² dot + update)", "NumPy", t, trips))
+    if cupy is not None:
+        a_of["cupy"] = cupy.asarray(a)
+        x_dev = cupy.asarray(x0)
+
+        def cupy_run():
+            x = x_dev
+            for _ in range(trips):
+                x = body(cupy, x)
+            cupy.cuda.Device().synchronize()
+            return trips
+        t, _ = median_ms(reps, cupy_run)
+        m["dot_loop.cupy_ms"] = t
+        rows.append((f"{trips} x ({n}² dot + update)", "CuPy, one launch per op", t, trips))
+    a_of["resident"] = c.asarray(a)
+    x_res = c.asarray(x0)
+
+    def resident_run():
+        x = c.loop(trips, x_res, lambda x: body(rs, x))
+        return float(x[0, 0])
+    t, _ = median_ms(reps, resident_run)
+    m["dot_loop.resident_ms"] = t
+    rows.append((f"{trips} x ({n}² dot + update)", "Resident loop, one request", t, trips))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--server", default="127.0.0.1:50051")
+    ap.add_argument("--cg", type=int, default=2048, help="CG grid side (to |r|/|b| 1e-8)")
+    ap.add_argument("--jacobi", type=int, default=1024, help="Jacobi grid side")
+    ap.add_argument("--jacobi-tol", type=float, default=1e-9)
+    ap.add_argument("--dot", type=int, default=256, help="the fixed loop's matrix side")
+    ap.add_argument("--trips", type=int, default=1000, help="the fixed loop's trips")
+    ap.add_argument("--max-trips", type=int, default=100_000)
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--json")
+    args = ap.parse_args()
+    try:
+        import cupy  # noqa: PLC0415: GPU hosts only
+        cupy.cuda.runtime.getDeviceCount()
+    except Exception:  # no module, driver or device
+        cupy = None
+    m: dict = {}
+    rows: list = []
+    with rs.connect(args.server) as c:
+        rs.set_default_client(c)
+        m["device"] = c.device
+        run_problem(f"CG {args.cg}²", cg_parts, args.cg, 1e-8, args.max_trips, args.reps, c,
+                    cupy, m, rows)
+        run_problem(f"Jacobi {args.jacobi}²", jacobi_parts, args.jacobi, args.jacobi_tol,
+                    args.max_trips, args.reps, c, cupy, m, rows)
+        run_dot_loop(args.dot, args.trips, args.reps, c, cupy, m, rows)
+    print(f"server device {m['device']}" + ("" if cupy is None else ", CuPy in the same run"))
+    print("| workload | how | ms | trips |\n| --- | --- | ---: | ---: |")
+    for name, how, ms, trips in rows:
+        print(f"| {name} | {how} | {ms:.1f} | {trips} |")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(m, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
