@@ -852,6 +852,18 @@ void Transfer(int reps, Results& r) {
     return;
   }
   const auto [sup, sdn] = UpDown(*local, reps, host);
+  // Array::DownloadView: the bytes stay in the region the server wrote.
+  Array x = Ok(local->Upload(DType::kFloat64, {n}, host), "upload");
+  const Stats view = Repeat(reps, [&] {
+    const auto t0 = Clock::now();
+    resident::client::HostView v = Ok(x.DownloadView(), "download view");
+    const double ms = Since(t0);
+    if (v.bytes().size() != host.size() || std::memcmp(v.bytes().data(), host.data(), 4096) != 0) {
+      std::fprintf(stderr, "resident-bench: transfer: the view's bytes differ\n");
+      std::exit(1);
+    }
+    return ms;
+  });
   std::string sink(host.size(), '\0');
   std::memcpy(sink.data(), host.data(), host.size());  // touched: time the copy, not faults
   const Stats cpy = Repeat(reps, [&] {
@@ -863,7 +875,11 @@ void Transfer(int reps, Results& r) {
               gbs(sup), gbs(sup) / gbs(cpy));
   std::printf("  shared memory download median %8.1f ms  %6.2f GB/s  (%.2fx memcpy)\n", sdn.median,
               gbs(sdn), gbs(sdn) / gbs(cpy));
+  std::printf("  shared memory DownloadView median %8.1f ms  %6.2f GB/s  (%.2fx memcpy)\n",
+              view.median, gbs(view), gbs(view) / gbs(cpy));
   std::printf("  memcpy                 median %8.1f ms  %6.2f GB/s\n", cpy.median, gbs(cpy));
+  r.AddStats("transfer.shm_download_view_ms", view);
+  r.Add("transfer.shm_download_view_gbs", gbs(view));
   r.AddStats("transfer.shm_upload_ms", sup);
   r.AddStats("transfer.shm_download_ms", sdn);
   r.AddStats("transfer.memcpy_ms", cpy);

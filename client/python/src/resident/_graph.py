@@ -37,7 +37,7 @@ class Node:
 
     __slots__ = ("kind", "session", "handle", "meta", "ins", "inputs", "num_outputs",
                  "scope", "index", "user", "borrowed", "scalar", "site", "outputs", "refused",
-                 "__weakref__")
+                 "consumers", "__weakref__")
 
     def __init__(self, kind: Kind, session: "Session", meta: Optional[Meta] = None,
                  ins: Optional["pb.Instruction"] = None, inputs: Sequence["Node"] = (),
@@ -48,6 +48,12 @@ class Node:
         self.meta = meta
         self.ins = ins
         self.inputs = tuple(inputs)
+        # Pending nodes that read this one: a flush keeps (as a handle) a
+        # node it computes when one outside the flush still needs it, else
+        # that consumer would compute it again at the next flush.
+        self.consumers = 0
+        for i in self.inputs:
+            i.consumers += 1
         self.num_outputs = num_outputs
         self.scope = scope
         self.index = index
@@ -70,6 +76,8 @@ class Node:
         self.handle = info.handle
         self.meta = meta
         self.ins = None
+        for i in self.inputs:
+            i.consumers -= 1
         self.inputs = ()
 
     def has_user(self) -> bool:
@@ -80,6 +88,8 @@ class Node:
         # Never a call from here, which could block inside a garbage collection.
         if self.kind is Kind.MATERIALIZED and self.handle and not self.borrowed:
             self.session.queue_release(self.handle)
+        for i in self.inputs:  # a pending node dropped unrun
+            i.consumers -= 1
 
 
 _PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep

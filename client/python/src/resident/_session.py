@@ -306,11 +306,17 @@ class Session:
                         "its generator has gone on from the state before that draw")
             target_ids = {id(t) for t in targets}
             inline_ids = {id(t) for t in inline}
+            # Consumers inside this program: a node read by more pending
+            # nodes than these is still needed by one outside it.
+            inside: Dict[int, int] = collections.Counter()
+            for n in builder.order:
+                for i in n.inputs:
+                    inside[id(i)] += 1
             kept: List[Node] = []
             for n in builder.order:
                 if n.kind is Kind.OP and n.num_outputs != 1:
                     continue  # a loop: its outputs are nodes of their own
-                if id(n) in target_ids or n.has_user():
+                if id(n) in target_ids or n.has_user() or n.consumers > inside[id(n)]:
                     req.outputs.add(value=builder.value_of(n), keep=True,
                                     return_data=id(n) in inline_ids)
                     kept.append(n)
