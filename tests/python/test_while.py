@@ -7,6 +7,8 @@ a client's deadline stop a loop that would not end."""
 from __future__ import annotations
 
 import re
+import threading
+import time
 
 import numpy as np
 import pytest
@@ -150,3 +152,29 @@ def test_a_loop_that_never_ends_stops_at_the_deadline(start_server):
         with pytest.raises(rs.DeadlineExceeded):
             never.get()
         check(c.ones(2) + 1, np.full(2, 2.0))
+
+
+def test_an_administrators_close_stops_a_while_between_trips(start_server, workdir):
+    from conftest import make_tokens  # noqa: PLC0415
+    path, tok = make_tokens(workdir, {"alice": "user", "ops": "admin"})
+    s = start_server(f"--auth-tokens={path}")
+    with rs.connect(s.target, token=tok["alice"]) as alice, \
+            rs.connect(s.target, token=tok["ops"]) as ops:
+        never = alice.while_loop(lambda x: (x >= 0).all(), lambda x: x + 1, alice.zeros(64),
+                                 max_trips=1 << 30)
+        outcome = {}
+
+        def run():
+            try:
+                never.get()
+            except rs.ResidentError as e:
+                outcome["error"] = e
+        worker = threading.Thread(target=run)
+        worker.start()
+        time.sleep(0.5)  # the loop is running
+        assert ops.admin_close(alice.session_id) == alice.session_id
+        worker.join(timeout=30)
+        assert not worker.is_alive()
+        assert isinstance(outcome.get("error"), rs.Cancelled), outcome
+        assert "closed while the program ran" in str(outcome["error"])
+        check(ops.ones(2) + 1, np.full(2, 2.0))  # the server serves on
