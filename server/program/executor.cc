@@ -66,8 +66,8 @@ class Executor {
   // A while, trip by trip: the condition runs on the device and its one
   // byte is read back before each trip.
   absl::Status RunWhile(const Instruction& ins, const PlannedScope& body, const PlannedScope& cond,
-                        std::vector<DeviceArray> args, std::vector<DeviceArray>& values,
-                        int first_output);
+                        int64_t trip_ops, std::vector<DeviceArray> args,
+                        std::vector<DeviceArray>& values, int first_output);
   // A 0-d array of `dtype` holding `value`.
   absl::StatusOr<DeviceArray> ScalarArray(DType dtype, const Scalar& value);
   // Runs `region` as one fused op and frees what died in it; false (nothing
@@ -108,8 +108,8 @@ absl::Status Executor::RunScope(const PlannedScope& scope, std::vector<DeviceArr
       RETURN_IF_ERROR(RunLoop(ins, *scope.bodies[i], scope.fused_loop_at[i].get(), std::move(args),
                               values, first));
     } else if (ins.op == OpKind::kWhile) {
-      RETURN_IF_ERROR(
-          RunWhile(ins, *scope.bodies[i], *scope.conds[i], std::move(args), values, first));
+      RETURN_IF_ERROR(RunWhile(ins, *scope.bodies[i], *scope.conds[i], scope.trip_ops[i],
+                               std::move(args), values, first));
     } else {
       const int end = i + 1 < scope.first_output.size() ? scope.first_output[i + 1]
                                                         : static_cast<int>(scope.types.size());
@@ -226,8 +226,9 @@ absl::Status Executor::RunLoop(const Instruction& ins, const PlannedScope& body,
 }
 
 absl::Status Executor::RunWhile(const Instruction& ins, const PlannedScope& body,
-                                const PlannedScope& cond, std::vector<DeviceArray> args,
-                                std::vector<DeviceArray>& values, int first_output) {
+                                const PlannedScope& cond, int64_t trip_ops,
+                                std::vector<DeviceArray> args, std::vector<DeviceArray>& values,
+                                int first_output) {
   const Program& prog = *ins.body;
   const size_t carried = prog.yields.size();
   std::vector<DeviceArray> current(std::make_move_iterator(args.begin()),
@@ -270,6 +271,7 @@ absl::Status Executor::RunWhile(const Instruction& ins, const PlannedScope& body
     ++options_.loops->whiles;
     options_.loops->while_trips += trips;
     if (capped) ++options_.loops->capped;
+    options_.loops->ops_not_run += (ins.trip_count - trips) * trip_ops;
   }
   return absl::OkStatus();
 }

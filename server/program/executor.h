@@ -42,6 +42,9 @@ struct LoopCounts {
   int64_t whiles = 0;
   int64_t while_trips = 0;
   int64_t capped = 0;
+  // Ops of the trips whiles did not take: Plan::executed_ops less this is
+  // what ran.
+  int64_t ops_not_run = 0;
 };
 
 struct ExecOptions {

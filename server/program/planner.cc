@@ -81,6 +81,7 @@ absl::Status Planner::PlanScope(const Program& program, std::vector<ValueType> p
   scope.first_output.resize(n);
   scope.bodies.resize(n);
   scope.conds.resize(n);
+  scope.trip_ops.resize(n);
   scope.fused_loop_at.resize(n);
   scope.lowering_at.resize(n);
   scope.dies_after.resize(n);
@@ -239,6 +240,7 @@ absl::Status Planner::PlanScope(const Program& program, std::vector<ValueType> p
     // while counts its condition too, at max_trips.
     const int64_t per_trip = SaturatingAdd(std::max<int64_t>(body_ops, 1), cond_ops);
     ops = SaturatingAdd(ops, SaturatingAdd(1, SaturatingMul(ins.trip_count, per_trip)));
+    if (is_while) scope.trip_ops[i] = per_trip;
     // Decided here, once, so the executor only executes (loops inside
     // loops too).
     if (std::optional<FusedLoopPlan> fused =
@@ -372,10 +374,11 @@ absl::StatusOr<Plan> PlanAs(const std::shared_ptr<const Program>& program,
     plan.output_types.push_back(t);
   }
   if (ops > limits.max_executed_ops) {
-    return absl::InvalidArgumentError(absl::StrCat("program would run ", ops,
-                                                   " ops (trip counts multiplied out), over "
-                                                   "the limit of ",
-                                                   limits.max_executed_ops));
+    return absl::InvalidArgumentError(
+        absl::StrCat("program would run ", ops,
+                     " ops (loop trip counts and while max_trips multiplied out), over "
+                     "the limit of ",
+                     limits.max_executed_ops));
   }
   plan.executed_ops = ops;
   plan.peak_bytes = plan.top.peak_bytes;

@@ -44,6 +44,9 @@ struct PlannedScope {
   std::vector<int> unused_params;                     // freed before the first instruction
   std::vector<std::unique_ptr<PlannedScope>> bodies;  // per instruction; loops, whiles
   std::vector<std::unique_ptr<PlannedScope>> conds;   // per instruction; whiles' conditions
+  // Per instruction: a while's ops per trip (body and condition), which
+  // Plan::executed_ops counts max_trips times.
+  std::vector<int64_t> trip_ops;
   // Per instruction: the fused region (fusion.h) that begins there, or null.
   // The executor runs a region as one op where the backend takes it, else
   // its instructions one by one.

@@ -358,7 +358,7 @@ grpc::ServerUnaryReactor* ResidentService::Run(grpc::CallbackServerContext* ctx,
       absl::StatusOr<std::vector<ProgramResult>> r = sessions_.Run(
           tenant, session, *decoded->program, std::move(*decoded->outputs), exec, &ops, &copies);
       if (r.ok()) {
-        metrics_.RecordProgram(tenant, ops);
+        metrics_.RecordProgram(tenant, ops - loops.ops_not_run);
         metrics_.RecordFusion(fused);
         metrics_.RecordLoops(loops);
         call->response().set_peer_copies(copies.arrays);

@@ -112,6 +112,7 @@ def test_a_while_is_one_request_and_counted(server):
     with rs.connect(server.target, lazy=True) as c:
         runs = server.requests("Run")
         before = _metric(server, "resident_while_trips_total")
+        ops_before = _ops(server)
         x = c.while_loop(lambda x: x.sum() < 1000, lambda x: x * 1.5 + 1, c.ones(3),
                          max_trips=1000)
         y = (x + 1).get()
@@ -120,6 +121,13 @@ def test_a_while_is_one_request_and_counted(server):
                                      np.ones(3), 1000)
         np.testing.assert_array_equal(y, want + 1)
         assert _metric(server, "resident_while_trips_total") == before + trips
+        # Ops count the trips taken (a few per trip), not max_trips' worth.
+        assert 0 < _ops(server) - ops_before < 10 * (trips + 1), (trips, _ops(server) - ops_before)
+
+
+def _ops(server):
+    m = re.search(r'^resident_ops_total\{tenant="default"\} (\d+)', server.metrics(), re.M)
+    return int(m.group(1)) if m else 0
 
 
 def _metric(server, name):
