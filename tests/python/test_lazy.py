@@ -9,6 +9,7 @@ import numpy as np
 
 import resident as rs
 from helpers import check
+from resident.v1 import resident_pb2 as pb
 
 
 def test_seed_loop_written_naively_is_one_request(server):
@@ -99,10 +100,12 @@ def test_a_value_computed_for_one_test_is_kept_for_the_pending_values_that_read_
     # computes p_(k-1) on the way; p_k (pending, held) reads p_(k-1), which
     # nothing else holds. Kept as a handle, it is not computed again at the
     # next test, so every test costs the same few ops, not one more each time.
+    # And p itself runs with each test, as an eager library would run it.
     with rs.connect(server.target) as c:
         r, p = c.ones(4), c.ones(4)
-        costs = []
+        costs, handles = [], []
         for _ in range(12):
+            handles.append(c._s.call("Describe", pb.DescribeRequest()).usage.handles)
             before = _ops_run(server)
             assert bool((r * r).sum() > 0)
             costs.append(_ops_run(server) - before)
@@ -110,6 +113,9 @@ def test_a_value_computed_for_one_test_is_kept_for_the_pending_values_that_read_
             p = r_next + p * 0.25
             r = r_next
         assert max(costs[2:]) == min(costs[2:]), costs
+        # p, held and pending, ran along with each test: no history of
+        # every iteration's arrays is held on the server for it.
+        assert max(handles[3:]) == min(handles[3:]), handles
         want_r, want_p = np.ones(4), np.ones(4)
         for _ in range(12):
             want_r, want_p = want_r + want_p * 0.5, (want_r + want_p * 0.5) + want_p * 0.25

@@ -37,7 +37,7 @@ class Node:
 
     __slots__ = ("kind", "session", "handle", "meta", "ins", "inputs", "num_outputs",
                  "scope", "index", "user", "borrowed", "scalar", "site", "outputs", "refused",
-                 "consumers", "__weakref__")
+                 "consumers", "consumer_refs", "__weakref__")
 
     def __init__(self, kind: Kind, session: "Session", meta: Optional[Meta] = None,
                  ins: Optional["pb.Instruction"] = None, inputs: Sequence["Node"] = (),
@@ -52,8 +52,14 @@ class Node:
         # node it computes when one outside the flush still needs it, else
         # that consumer would compute it again at the next flush.
         self.consumers = 0
+        # The pending consumers themselves, while this node is pending: a
+        # flush that computes it also computes those it makes ready.
+        self.consumer_refs: List[weakref.ref] = []
+        me = weakref.ref(self)
         for i in self.inputs:
             i.consumers += 1
+            if i.kind is Kind.OP or i.kind is Kind.LOOP_OUTPUT:
+                i.consumer_refs.append(me)
         self.num_outputs = num_outputs
         self.scope = scope
         self.index = index
@@ -79,6 +85,7 @@ class Node:
         for i in self.inputs:
             i.consumers -= 1
         self.inputs = ()
+        self.consumer_refs = []
 
     def has_user(self) -> bool:
         return self.user is not None and self.user() is not None

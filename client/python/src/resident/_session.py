@@ -168,6 +168,32 @@ def _mark_refused_draws(e: ResidentError, builder: ScopeBuilder) -> None:
             n.refused = e.details
 
 
+#: Pending nodes a flush examines for held consumers beyond the ones it runs.
+_CONSUMER_SCAN_LIMIT = 4096
+
+
+def _held_consumers(order: Sequence[Node]) -> List[Node]:
+    """Held pending single-result ops outside ``order`` that read what it
+    computes, directly or through unheld pending ops."""
+    seen = {id(n) for n in order}
+    extras: List[Node] = []
+    frontier = list(order)
+    scanned = 0
+    while frontier and scanned < _CONSUMER_SCAN_LIMIT:
+        n = frontier.pop()
+        for ref in n.consumer_refs:
+            c = ref()
+            if (c is None or id(c) in seen or c.kind is not Kind.OP or c.num_outputs != 1
+                    or c.refused is not None):
+                continue
+            scanned += 1
+            seen.add(id(c))
+            frontier.append(c)
+            if c.has_user():
+                extras.append(c)
+    return extras
+
+
 class Session:
     """A session of the server and the channel to it (one per Client)."""
 
@@ -291,50 +317,72 @@ class Session:
     def flush(self, targets: Sequence[Node], inline: Sequence[Node] = ()) -> Dict[int, np.ndarray]:
         """Runs every pending node the targets need as one program, keeping
         the targets and every node an ndarray still wraps. Returns the data
-        of the ``inline`` targets (by id) that came back with the result."""
+        of the ``inline`` targets (by id) that came back with the result.
+
+        Held pending arrays that read what the program computes run in it
+        too, as an eager library would have run them: in a Python loop that
+        tests one value per iteration, the others (CG's x) then never build
+        up a history that holds every iteration's arrays on the server. If
+        the program fails with them, it runs again without them, so an
+        error comes only from what was asked for."""
         self.check_open()
         with self.lock:
             builder = ScopeBuilder(None, 0)
-            req = pb.RunRequest(session=self.id)
-            builder.build(targets, req.program)
+            builder.build(targets, pb.Program())
             if not builder.order:
                 return {}
-            for n in builder.order:
-                if n.refused is not None:
-                    raise FailedPrecondition(
-                        f"this array needs a random draw the server refused ({n.refused}); "
-                        "its generator has gone on from the state before that draw")
-            target_ids = {id(t) for t in targets}
-            inline_ids = {id(t) for t in inline}
-            # Consumers inside this program: a node read by more pending
-            # nodes than these is still needed by one outside it.
-            inside: Dict[int, int] = collections.Counter()
-            for n in builder.order:
-                for i in n.inputs:
-                    inside[id(i)] += 1
-            kept: List[Node] = []
-            for n in builder.order:
-                if n.kind is Kind.OP and n.num_outputs != 1:
-                    continue  # a loop: its outputs are nodes of their own
-                if id(n) in target_ids or n.has_user() or n.consumers > inside[id(n)]:
-                    req.outputs.add(value=builder.value_of(n), keep=True,
-                                    return_data=id(n) in inline_ids)
-                    kept.append(n)
-            req.release.extend(self._keeper.take_releases())
-            try:
-                resp = self._call("Run", self.stub.Run, req, timeout=self.run_timeout)
-            except ResidentError as e:
-                _mark_refused_draws(e, builder)
-                raise _with_site(e, builder) from None
-            if len(resp.results) != len(kept):
-                raise Internal(f"server returned {len(resp.results)} results for {len(kept)} outputs")
-            data: Dict[int, np.ndarray] = {}
-            for n, r in zip(kept, resp.results):
-                meta = Meta(_dtypes.from_wire(r.array.dtype), tuple(r.array.shape))
-                n.materialize(r.array, meta)
-                if id(n) in inline_ids:
-                    data[id(n)] = _from_bytes(r.data, meta)
-            return data
+            extras = _held_consumers(builder.order)
+            if extras:
+                try:
+                    return self._run(list(targets) + extras, targets, inline)
+                except ResidentError:
+                    pass  # as asked, without the extras
+            return self._run(targets, targets, inline)
+
+    def _run(self, nodes: Sequence[Node], targets: Sequence[Node],
+             inline: Sequence[Node]) -> Dict[int, np.ndarray]:
+        """One Run of every pending node ``nodes`` need (flush's body)."""
+        builder = ScopeBuilder(None, 0)
+        req = pb.RunRequest(session=self.id)
+        builder.build(nodes, req.program)
+        if not builder.order:
+            return {}
+        for n in builder.order:
+            if n.refused is not None:
+                raise FailedPrecondition(
+                    f"this array needs a random draw the server refused ({n.refused}); "
+                    "its generator has gone on from the state before that draw")
+        target_ids = {id(t) for t in targets}
+        inline_ids = {id(t) for t in inline}
+        # Consumers inside this program: a node read by more pending
+        # nodes than these is still needed by one outside it.
+        inside: Dict[int, int] = collections.Counter()
+        for n in builder.order:
+            for i in n.inputs:
+                inside[id(i)] += 1
+        kept: List[Node] = []
+        for n in builder.order:
+            if n.kind is Kind.OP and n.num_outputs != 1:
+                continue  # a loop: its outputs are nodes of their own
+            if id(n) in target_ids or n.has_user() or n.consumers > inside[id(n)]:
+                req.outputs.add(value=builder.value_of(n), keep=True,
+                                return_data=id(n) in inline_ids)
+                kept.append(n)
+        req.release.extend(self._keeper.take_releases())
+        try:
+            resp = self._call("Run", self.stub.Run, req, timeout=self.run_timeout)
+        except ResidentError as e:
+            _mark_refused_draws(e, builder)
+            raise _with_site(e, builder) from None
+        if len(resp.results) != len(kept):
+            raise Internal(f"server returned {len(resp.results)} results for {len(kept)} outputs")
+        data: Dict[int, np.ndarray] = {}
+        for n, r in zip(kept, resp.results):
+            meta = Meta(_dtypes.from_wire(r.array.dtype), tuple(r.array.shape))
+            n.materialize(r.array, meta)
+            if id(n) in inline_ids:
+                data[id(n)] = _from_bytes(r.data, meta)
+        return data
 
     # --- transfers -----------------------------------------------------------
 
