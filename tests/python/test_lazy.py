@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 import numpy as np
+import pytest
 
 import resident as rs
 from helpers import check
@@ -121,3 +122,17 @@ def test_a_value_computed_for_one_test_is_kept_for_the_pending_values_that_read_
             want_r, want_p = want_r + want_p * 0.5, (want_r + want_p * 0.5) + want_p * 0.25
         np.testing.assert_array_equal(r.get(), want_r)
         np.testing.assert_array_equal(p.get(), want_p)
+
+
+def test_a_held_array_run_along_that_fails_does_not_fail_what_was_asked(server):
+    with rs.connect(server.target) as c:
+        four = c.asarray(np.ones(4))
+        y = c.ones(3) + 1
+        bad = y + four  # held, pending, reads y: it would run along with y, and fails
+        check(y, np.full(3, 2.0))
+        with pytest.raises(rs.InvalidArgument, match="broadcast"):
+            bad.get()
+        good = y * 2  # y is on the server now; a held consumer that works runs along
+        z = y + 1
+        check(z, np.full(3, 3.0))
+        check(good, np.full(3, 4.0))

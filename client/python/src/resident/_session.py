@@ -327,26 +327,34 @@ class Session:
         error comes only from what was asked for."""
         self.check_open()
         with self.lock:
-            builder = ScopeBuilder(None, 0)
-            builder.build(targets, pb.Program())
+            builder, req = self._program(targets)
             if not builder.order:
                 return {}
             extras = _held_consumers(builder.order)
             if extras:
                 try:
-                    return self._run(list(targets) + extras, targets, inline)
-                except ResidentError:
-                    pass  # as asked, without the extras
-            return self._run(targets, targets, inline)
+                    wide, wide_req = self._program(list(targets) + extras)
+                    return self._send(wide, wide_req, targets, inline, mark_refusals=False)
+                except ResidentError as e:
+                    # Refused, needing a refused draw, or an extra made in a
+                    # loop body still being built: run as asked. Any other
+                    # failure (a deadline, the server gone) would fail that too.
+                    if e.code not in _REFUSALS and not isinstance(e, FailedPrecondition):
+                        raise
+            return self._send(builder, req, targets, inline, mark_refusals=True)
 
-    def _run(self, nodes: Sequence[Node], targets: Sequence[Node],
-             inline: Sequence[Node]) -> Dict[int, np.ndarray]:
-        """One Run of every pending node ``nodes`` need (flush's body)."""
+    def _program(self, nodes: Sequence[Node]) -> Tuple[ScopeBuilder, "pb.RunRequest"]:
+        """The program of every pending node ``nodes`` need."""
         builder = ScopeBuilder(None, 0)
         req = pb.RunRequest(session=self.id)
         builder.build(nodes, req.program)
-        if not builder.order:
-            return {}
+        return builder, req
+
+    def _send(self, builder: ScopeBuilder, req: "pb.RunRequest", targets: Sequence[Node],
+              inline: Sequence[Node], mark_refusals: bool) -> Dict[int, np.ndarray]:
+        """Runs ``req`` (built by ``builder``), keeping the targets, held
+        nodes and nodes a pending one outside still reads; with
+        ``mark_refusals``, a refusal marks the random draws it was about."""
         for n in builder.order:
             if n.refused is not None:
                 raise FailedPrecondition(
@@ -372,7 +380,8 @@ class Session:
         try:
             resp = self._call("Run", self.stub.Run, req, timeout=self.run_timeout)
         except ResidentError as e:
-            _mark_refused_draws(e, builder)
+            if mark_refusals:
+                _mark_refused_draws(e, builder)
             raise _with_site(e, builder) from None
         if len(resp.results) != len(kept):
             raise Internal(f"server returned {len(resp.results)} results for {len(kept)} outputs")
