@@ -8,6 +8,14 @@ test, as CuPy users write it), in the same run.
 
     bench/while_loops.py --server 127.0.0.1:50051 [--cg 2048] [--jacobi 1024]
         [--dot 256] [--trips 1000] [--reps 3] [--json out.json]
+        [--server-trip-by-trip 127.0.0.1:50052]
+
+--server-trip-by-trip names a second server started with --loop-graphs=false:
+the same request there runs trip by trip (the condition read back each
+trip), so the two rows show what the device graph saves. Beside CuPy's Python
+loop the bench also times CuPy running the same number of trips with no test
+at all (one launch per op, nothing read back): the floor of a client-side
+loop.
 
 Each figure is the median of --reps runs after one warm-up, from the call to
 the answer in hand (the trip count read back). The algorithms are written
@@ -99,7 +107,14 @@ def host_loop(state, cond, step, max_trips, test=bool):
 # --- the runs ------------------------------------------------------------------------
 
 
-def run_problem(name, parts, n, tol, max_trips, reps, c, cupy, m, rows):
+def fixed_trips(state, step, trips):
+    """The same steps with no test: what the kernels cost without the checks."""
+    for _ in range(trips):
+        state = step(state)
+    return state
+
+
+def run_problem(name, parts, n, tol, max_trips, reps, c, cupy, m, rows, c_plain=None):
     rhs = np.sin(np.linspace(0, 3, n * n)).reshape(n, n) / (n * n)
 
     def numpy_run():
@@ -119,15 +134,33 @@ def run_problem(name, parts, n, tol, max_trips, reps, c, cupy, m, rows):
         t, trips = median_ms(reps, cupy_run)
         m[f"{name}.cupy_loop_ms"] = t
         rows.append((name, "CuPy, Python loop (sync per test)", t, trips))
-    b_res = c.asarray(rhs)
 
-    def resident_while():
-        s, cond, step = parts(rs, b_res, tol)
-        _, trips, capped = c.while_loop(cond, step, s, max_trips=max_trips, full_output=True)
-        return int(trips)
-    t, trips = median_ms(reps, resident_while)
-    m[f"{name}.resident_while_ms"], m[f"{name}.resident_trips"] = t, trips
-    rows.append((name, "Resident while_loop, one request", t, trips))
+        def cupy_untested():
+            s, _, step = parts(cupy, b_dev, tol)
+            fixed_trips(s, step, trips)
+            cupy.cuda.Device().synchronize()
+            return trips
+        t, _ = median_ms(reps, cupy_untested)
+        m[f"{name}.cupy_no_test_ms"] = t
+        rows.append((name, "CuPy, same trips, no test", t, trips))
+
+    def resident_while_on(client, key, how):
+        rs.set_default_client(client)
+        b_res = client.asarray(rhs)
+
+        def resident_while():
+            s, cond, step = parts(rs, b_res, tol)
+            _, trips, _ = client.while_loop(cond, step, s, max_trips=max_trips, full_output=True)
+            return int(trips)
+        t, trips = median_ms(reps, resident_while)
+        m[f"{name}.{key}_ms"], m[f"{name}.{key}_trips"] = t, trips
+        rows.append((name, how, t, trips))
+        rs.set_default_client(c)
+    resident_while_on(c, "resident_while", "Resident while_loop, one request")
+    if c_plain is not None:
+        resident_while_on(c_plain, "resident_while_trip_by_trip",
+                          "Resident while_loop, one request, --loop-graphs=false")
+    b_res = c.asarray(rhs)
 
     def resident_host_loop():
         s, cond, step = parts(rs, b_res, tol)
@@ -138,7 +171,7 @@ def run_problem(name, parts, n, tol, max_trips, reps, c, cupy, m, rows):
     rows.append((name, "Resident, Python loop (round trip per test)", t, trips))
 
 
-def run_dot_loop(n, trips, reps, c, cupy, m, rows):
+def run_dot_loop(n, trips, reps, c, cupy, m, rows, c_plain=None):
     rng = np.random.default_rng(0)
     a = rng.standard_normal((n, n)) / n
     x0 = rng.standard_normal((n, n))
@@ -168,15 +201,22 @@ def run_dot_loop(n, trips, reps, c, cupy, m, rows):
         t, _ = median_ms(reps, cupy_run)
         m["dot_loop.cupy_ms"] = t
         rows.append((f"{trips} x ({n}² dot + update)", "CuPy, one launch per op", t, trips))
-    a_of["resident"] = c.asarray(a)
-    x_res = c.asarray(x0)
+    for client, key, how in ((c, "resident", "Resident loop, one request"),
+                             (c_plain, "resident_trip_by_trip",
+                              "Resident loop, one request, --loop-graphs=false")):
+        if client is None:
+            continue
+        rs.set_default_client(client)
+        a_of["resident"] = client.asarray(a)
+        x_res = client.asarray(x0)
 
-    def resident_run():
-        x = c.loop(trips, x_res, lambda x: body(rs, x))
-        return float(x[0, 0])
-    t, _ = median_ms(reps, resident_run)
-    m["dot_loop.resident_ms"] = t
-    rows.append((f"{trips} x ({n}² dot + update)", "Resident loop, one request", t, trips))
+        def resident_run():
+            x = client.loop(trips, x_res, lambda x: body(rs, x))
+            return float(x[0, 0])
+        t, _ = median_ms(reps, resident_run)
+        m[f"dot_loop.{key}_ms"] = t
+        rows.append((f"{trips} x ({n}² dot + update)", how, t, trips))
+    rs.set_default_client(c)
 
 
 def main() -> None:
@@ -190,6 +230,8 @@ def main() -> None:
     ap.add_argument("--max-trips", type=int, default=100_000)
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--json")
+    ap.add_argument("--server-trip-by-trip",
+                    help="a second server started with --loop-graphs=false, timed beside")
     args = ap.parse_args()
     try:
         import cupy  # noqa: PLC0415: GPU hosts only
@@ -198,14 +240,17 @@ def main() -> None:
         cupy = None
     m: dict = {}
     rows: list = []
+    c_plain = rs.connect(args.server_trip_by_trip) if args.server_trip_by_trip else None
     with rs.connect(args.server) as c:
         rs.set_default_client(c)
         m["device"] = c.device
         run_problem(f"CG {args.cg}²", cg_parts, args.cg, 1e-8, args.max_trips, args.reps, c,
-                    cupy, m, rows)
+                    cupy, m, rows, c_plain)
         run_problem(f"Jacobi {args.jacobi}²", jacobi_parts, args.jacobi, args.jacobi_tol,
-                    args.max_trips, args.reps, c, cupy, m, rows)
-        run_dot_loop(args.dot, args.trips, args.reps, c, cupy, m, rows)
+                    args.max_trips, args.reps, c, cupy, m, rows, c_plain)
+        run_dot_loop(args.dot, args.trips, args.reps, c, cupy, m, rows, c_plain)
+    if c_plain is not None:
+        c_plain.close()
     print(f"server device {m['device']}" + ("" if cupy is None else ", CuPy in the same run"))
     print("| workload | how | ms | trips |\n| --- | --- | ---: | ---: |")
     for name, how, ms, trips in rows:

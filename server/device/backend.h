@@ -23,6 +23,7 @@
 #define RESIDENT_SERVER_DEVICE_BACKEND_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -109,6 +110,42 @@ class Allocator {
   virtual void SetMemoryLimit(int64_t bytes) {}
 };
 
+// A loop recorded once as a device graph (Backend::CaptureLoop) and run in
+// rounds: the device itself tests the condition after each trip and
+// decides whether to run the next, so a round costs one launch and one
+// synchronisation however many trips it takes.
+class LoopGraph {
+ public:
+  // What a round ended with: the trips taken by all rounds so far, and
+  // whether the condition held after the last of them (a fixed-trip loop's
+  // always holds).
+  struct Round {
+    int64_t trips = 0;
+    bool holds = true;
+  };
+  virtual ~LoopGraph() = default;
+  // Runs trips while the condition holds, until `trips_after` trips in all
+  // (at least one more: call it only when the condition held); complete on
+  // return. The carried values live in the slots the capture wrote.
+  virtual absl::StatusOr<Round> Run(int64_t trips_after) = 0;
+};
+
+// What CaptureLoop records, in a trip's order. Both run on the capturing
+// thread, queueing ops on the stream as any op is queued; the ops are
+// recorded, not run.
+struct LoopCaptureSpec {
+  // Queues one trip's body, then the writes of its results into the
+  // carried values' buffers.
+  std::function<absl::Status()> body;
+  // A while: queues the condition on the carried values and returns its
+  // bool scalar. Empty for a fixed-trip loop.
+  std::function<absl::StatusOr<DeviceArray>()> cond;
+  // Memory of this device that every buffer a trip allocates (values and
+  // scratch) is carved from while recording; the graph keeps it for its
+  // life, as the addresses it replays.
+  std::shared_ptr<Buffer> arena;
+};
+
 // One device: its description, its memory, its streams, and the op entry
 // point. Buffers and streams may outlive the Backend that made them.
 class Backend : public DeviceInfo, public Allocator {
@@ -132,6 +169,19 @@ class Backend : public DeviceInfo, public Allocator {
   // memory still works, at pageable speed).
   virtual absl::StatusOr<std::shared_ptr<void>> RegisterHost(void* data, int64_t bytes) {
     return std::shared_ptr<void>();
+  }
+  // Whether CaptureLoop can work here (CUDA 12.4+: conditional graph nodes).
+  virtual bool CapturesLoops() const { return false; }
+  // Records `spec`'s trip into a graph whose condition is decided on the
+  // device (CUDA: a conditional WHILE node). Allocations made while
+  // recording come from spec.arena, which lives with the graph, so every
+  // replay finds its buffers at the same addresses. Nothing
+  // runs and no array changes. UNIMPLEMENTED where not supported; any
+  // other error (an op that cannot be recorded, the arena too small) means
+  // run the loop trip by trip instead.
+  virtual absl::StatusOr<std::unique_ptr<LoopGraph>> CaptureLoop(Stream& stream,
+                                                                 const LoopCaptureSpec& spec) {
+    return absl::UnimplementedError(name() + " does not record loops as graphs");
   }
 };
 

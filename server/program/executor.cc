@@ -10,10 +10,12 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
+#include "core/log.h"
 #include "core/status_macros.h"
 #include "server/device/interrupt.h"
 #include "server/program/fusion.h"
 #include "server/program/ops.h"
+#include "server/program/saturating.h"
 
 namespace resident {
 namespace {
@@ -38,6 +40,28 @@ int64_t NextRoundTrips(int64_t trips, std::chrono::steady_clock::duration took, 
                                            : std::max<int64_t>(1, static_cast<int64_t>(next));
 }
 
+// A loop graph's first round takes this many trips; later rounds are sized
+// by time as fused loops' are (NextRoundTrips).
+constexpr int64_t kFirstGraphRound = 8;
+// A fixed-trip loop with fewer trips left than this after its first runs
+// on trip by trip: recording costs about as much as a few trips' launches.
+constexpr int64_t kMinGraphTrips = 4;
+
+// A carried value as a loop graph's body sees it: a view of the slot the
+// executor owns. Dropping it frees nothing, and when the body holds the only
+// view the trip may overwrite the value in place, as it may any value no
+// one else holds (the planner's liveness says the trip no longer reads it).
+class BorrowedBuffer final : public Buffer {
+ public:
+  explicit BorrowedBuffer(const Buffer* inner) : inner_(inner) {}
+  void* data() const override { return inner_->data(); }
+  int64_t size() const override { return inner_->size(); }
+  const Buffer* backing() const override { return inner_->backing(); }
+
+ private:
+  const Buffer* inner_;
+};
+
 // Whether `backend` should run `spec` as one fused pass: it supports fused
 // loops in every dtype the loop holds.
 bool ShouldFuse(const Backend& backend, const FusedLoopSpec& spec) {
@@ -61,13 +85,29 @@ class Executor {
     return values[o.value];
   }
   absl::Status RunLoop(const Instruction& ins, const PlannedScope& body, const FusedLoopPlan* fused,
-                       std::vector<DeviceArray> args, std::vector<DeviceArray>& values,
+                       bool graph, std::vector<DeviceArray> args, std::vector<DeviceArray>& values,
                        int first_output);
-  // A while, trip by trip: the condition runs on the device and its one
-  // byte is read back before each trip.
+  // A while: the condition runs on the device and its one byte is read
+  // back before each trip, until, where `graph` and the backend allow, the
+  // trips after the first run as a device graph (RunGraphTrips).
   absl::Status RunWhile(const Instruction& ins, const PlannedScope& body, const PlannedScope& cond,
-                        int64_t trip_ops, std::vector<DeviceArray> args,
+                        int64_t trip_ops, bool graph, std::vector<DeviceArray> args,
                         std::vector<DeviceArray>& values, int first_output);
+  // Whether loops the plan marks may be recorded here.
+  bool GraphsAllowed() const {
+    return options_.loop_graphs && ctx_.device.backend().CapturesLoops();
+  }
+  // The rest of a loop (cond null: until ins.trip_count) or while (while
+  // its condition holds, at most ins.trip_count trips in all), after
+  // `trips` trips, recorded as one device graph and run in rounds. On
+  // return `current` holds the carried values, `trips` the trips taken and
+  // `holds` whether the condition held after the last. False when the
+  // backend recorded nothing: the caller goes on trip by trip from
+  // `current` (the same values, maybe in new buffers).
+  absl::StatusOr<bool> RunGraphTrips(const Instruction& ins, const PlannedScope& body,
+                                     const PlannedScope* cond, std::vector<DeviceArray>& current,
+                                     const std::vector<DeviceArray>& invariants, int64_t& trips,
+                                     bool& holds);
   // A 0-d array of `dtype` holding `value`.
   absl::StatusOr<DeviceArray> ScalarArray(DType dtype, const Scalar& value);
   // Runs `region` as one fused op and frees what died in it; false (nothing
@@ -105,11 +145,11 @@ absl::Status Executor::RunScope(const PlannedScope& scope, std::vector<DeviceArr
     }
     const int first = scope.first_output[i];
     if (ins.op == OpKind::kLoop) {
-      RETURN_IF_ERROR(RunLoop(ins, *scope.bodies[i], scope.fused_loop_at[i].get(), std::move(args),
-                              values, first));
+      RETURN_IF_ERROR(RunLoop(ins, *scope.bodies[i], scope.fused_loop_at[i].get(),
+                              scope.graph_loop_at[i] != 0, std::move(args), values, first));
     } else if (ins.op == OpKind::kWhile) {
       RETURN_IF_ERROR(RunWhile(ins, *scope.bodies[i], *scope.conds[i], scope.trip_ops[i],
-                               std::move(args), values, first));
+                               scope.graph_loop_at[i] != 0, std::move(args), values, first));
     } else {
       const int end = i + 1 < scope.first_output.size() ? scope.first_output[i + 1]
                                                         : static_cast<int>(scope.types.size());
@@ -141,8 +181,9 @@ absl::Status Executor::RunScope(const PlannedScope& scope, std::vector<DeviceArr
 }
 
 absl::Status Executor::RunLoop(const Instruction& ins, const PlannedScope& body,
-                               const FusedLoopPlan* fused, std::vector<DeviceArray> args,
-                               std::vector<DeviceArray>& values, int first_output) {
+                               const FusedLoopPlan* fused, bool graph,
+                               std::vector<DeviceArray> args, std::vector<DeviceArray>& values,
+                               int first_output) {
   const Program& prog = *ins.body;
   const size_t carried = prog.yields.size();
   Backend& backend = ctx_.device.backend();
@@ -210,9 +251,22 @@ absl::Status Executor::RunLoop(const Instruction& ins, const PlannedScope& body,
                                    std::make_move_iterator(args.begin() + carried));
   const std::vector<DeviceArray> invariants(args.begin() + carried, args.end());
   args.clear();
+  const bool try_graph = graph && GraphsAllowed();
   for (int64_t t = 0; t < ins.trip_count; ++t) {
     // Also per iteration: a body without instructions checks nothing itself.
     if (options_.check_continue) RETURN_IF_ERROR(options_.check_continue());
+    // After the first trip (which compiled and loaded every kernel the
+    // body needs), the rest as a graph.
+    if (try_graph && t == 1 && ins.trip_count - t >= kMinGraphTrips) {
+      int64_t trips = t;
+      bool holds = true;
+      ASSIGN_OR_RETURN(bool ran,
+                       RunGraphTrips(ins, body, nullptr, current, invariants, trips, holds));
+      if (ran) {
+        if (options_.loops != nullptr) ++options_.loops->graph_loops;
+        break;
+      }
+    }
     std::vector<DeviceArray> body_values(body.types.size());
     for (size_t c = 0; c < carried; ++c) body_values[c] = std::move(current[c]);
     for (size_t j = 0; j < invariants.size(); ++j) {
@@ -226,7 +280,7 @@ absl::Status Executor::RunLoop(const Instruction& ins, const PlannedScope& body,
 }
 
 absl::Status Executor::RunWhile(const Instruction& ins, const PlannedScope& body,
-                                const PlannedScope& cond, int64_t trip_ops,
+                                const PlannedScope& cond, int64_t trip_ops, bool graph,
                                 std::vector<DeviceArray> args, std::vector<DeviceArray>& values,
                                 int first_output) {
   const Program& prog = *ins.body;
@@ -244,6 +298,8 @@ absl::Status Executor::RunWhile(const Instruction& ins, const PlannedScope& body
   };
   int64_t trips = 0;
   bool capped = false;
+  bool try_graph = graph && GraphsAllowed();
+  bool graphed = false;
   for (;;) {
     if (options_.check_continue) RETURN_IF_ERROR(options_.check_continue());
     std::vector<DeviceArray> cond_values = scope_values(cond, false);
@@ -258,6 +314,17 @@ absl::Status Executor::RunWhile(const Instruction& ins, const PlannedScope& body
       capped = true;  // max_trips reached with the condition still true
       break;
     }
+    // After the first trip (which compiled and loaded every kernel), the
+    // rest as a graph: the device tests the condition itself.
+    if (try_graph && trips >= 1) {
+      try_graph = false;
+      bool still = true;
+      ASSIGN_OR_RETURN(graphed, RunGraphTrips(ins, body, &cond, current, invariants, trips, still));
+      if (graphed) {
+        capped = still;  // then trips == max_trips
+        break;
+      }
+    }
     std::vector<DeviceArray> body_values = scope_values(body, true);
     RETURN_IF_ERROR(Annotate(RunScope(body, body_values), "while body"));
     for (size_t c = 0; c < carried; ++c) current[c] = Lookup(prog.yields[c], body_values);
@@ -269,11 +336,150 @@ absl::Status Executor::RunWhile(const Instruction& ins, const PlannedScope& body
   for (size_t c = 0; c < carried; ++c) values[first_output + c] = std::move(current[c]);
   if (options_.loops != nullptr) {
     ++options_.loops->whiles;
+    if (graphed) ++options_.loops->graph_whiles;
     options_.loops->while_trips += trips;
     if (capped) ++options_.loops->capped;
     options_.loops->ops_not_run += (ins.trip_count - trips) * trip_ops;
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<bool> Executor::RunGraphTrips(const Instruction& ins, const PlannedScope& body,
+                                             const PlannedScope* cond,
+                                             std::vector<DeviceArray>& current,
+                                             const std::vector<DeviceArray>& invariants,
+                                             int64_t& trips, bool& holds) {
+  Backend& backend = ctx_.device.backend();
+  const Program& prog = *ins.body;
+  const size_t carried = current.size();
+  // The slots: one buffer per carried value that only this loop holds, so
+  // each trip may overwrite it; a value someone else also holds (a handle,
+  // an outer value, another carried value) is copied into a new one.
+  std::vector<DeviceArray> slots(carried);
+  absl::flat_hash_set<const Buffer*> taken;
+  for (const DeviceArray& inv : invariants) {
+    if (inv.buffer != nullptr) taken.insert(inv.buffer.get());
+  }
+  int64_t carried_bytes = 0;
+  for (size_t c = 0; c < carried; ++c) {
+    DeviceArray& a = current[c];
+    carried_bytes = SaturatingAdd(carried_bytes, a.nbytes());
+    if (a.nbytes() == 0) {
+      slots[c] = a;
+      continue;
+    }
+    if (a.buffer.use_count() == 1 && taken.insert(a.buffer.get()).second) {
+      slots[c] = std::move(a);
+      continue;
+    }
+    ASSIGN_OR_RETURN(slots[c], Allocate(ctx_, a.dtype, a.shape));
+    RETURN_IF_ERROR(backend.Run(ctx_.stream, CastOp{&a, &slots[c]}));
+    taken.insert(slots[c].buffer.get());
+  }
+  for (size_t c = 0; c < carried; ++c) current[c] = slots[c];
+
+  auto view = [&](size_t c) {
+    DeviceArray v = slots[c];
+    if (v.buffer != nullptr) v.buffer = std::make_shared<BorrowedBuffer>(slots[c].buffer.get());
+    return v;
+  };
+  auto in_a_slot = [&](const DeviceArray& y) {
+    for (const DeviceArray& s : slots) {
+      if (s.nbytes() > 0 && y.data() == s.data()) return true;
+    }
+    return false;
+  };
+  // One trip, its results written into the slots.
+  auto record_body = [&]() -> absl::Status {
+    std::vector<DeviceArray> values(body.types.size());
+    for (size_t c = 0; c < carried; ++c) values[c] = view(c);
+    for (size_t j = 0; j < invariants.size(); ++j) values[carried + j] = invariants[j];
+    RETURN_IF_ERROR(RunScope(body, values));
+    std::vector<DeviceArray> results(carried);
+    for (size_t c = 0; c < carried; ++c) results[c] = Lookup(prog.yields[c], values);
+    values.clear();
+    // A result left in another value's slot is copied aside first: the
+    // writes below may overwrite that slot.
+    for (size_t c = 0; c < carried; ++c) {
+      DeviceArray& r = results[c];
+      if (r.nbytes() == 0 || r.data() == slots[c].data() || !in_a_slot(r)) continue;
+      ASSIGN_OR_RETURN(DeviceArray aside, Allocate(ctx_, r.dtype, r.shape));
+      RETURN_IF_ERROR(backend.Run(ctx_.stream, CastOp{&r, &aside}));
+      r = std::move(aside);
+    }
+    for (size_t c = 0; c < carried; ++c) {
+      const DeviceArray& r = results[c];
+      if (r.nbytes() == 0 || r.data() == slots[c].data()) continue;
+      RETURN_IF_ERROR(backend.Run(ctx_.stream, CastOp{&r, &slots[c]}));
+    }
+    return absl::OkStatus();
+  };
+  // The condition on the slots; the held views keep it from writing them.
+  auto record_cond = [&]() -> absl::StatusOr<DeviceArray> {
+    std::vector<DeviceArray> held(carried);
+    for (size_t c = 0; c < carried; ++c) held[c] = view(c);
+    std::vector<DeviceArray> values(cond->types.size());
+    for (size_t c = 0; c < carried; ++c) values[c] = held[c];
+    for (size_t j = 0; j < invariants.size(); ++j) values[carried + j] = invariants[j];
+    RETURN_IF_ERROR(RunScope(*cond, values));
+    return Lookup(ins.cond->yields[0], values);
+  };
+
+  // The arena: the trip's planned peak, its condition's, room to set
+  // results aside, and a margin for scratch and alignment; four times that
+  // once if it proves too small.
+  int64_t arena_bytes = SaturatingAdd(
+      SaturatingAdd(body.peak_bytes, cond != nullptr ? cond->peak_bytes : 0), carried_bytes);
+  arena_bytes = SaturatingAdd(SaturatingAdd(arena_bytes, arena_bytes / 4), int64_t{1} << 20);
+  std::unique_ptr<LoopGraph> graph;
+  absl::Status why;
+  for (int attempt = 0; attempt < 2 && graph == nullptr; ++attempt) {
+    absl::StatusOr<std::shared_ptr<Buffer>> arena =
+        ctx_.device.Allocate(arena_bytes, ctx_.stream, ctx_.reservation);
+    if (!arena.ok()) {
+      why = arena.status();
+      break;
+    }
+    LoopCaptureSpec spec;
+    spec.body = record_body;
+    if (cond != nullptr) spec.cond = record_cond;
+    spec.arena = *std::move(arena);
+    absl::StatusOr<std::unique_ptr<LoopGraph>> captured = backend.CaptureLoop(ctx_.stream, spec);
+    if (captured.ok()) {
+      graph = *std::move(captured);
+    } else {
+      why = captured.status();
+      if (!absl::IsResourceExhausted(why)) break;
+      arena_bytes = SaturatingMul(arena_bytes, 4);
+    }
+  }
+  if (graph == nullptr) {
+    // Stopped while recording: say why, rather than going on.
+    if (options_.check_continue) RETURN_IF_ERROR(options_.check_continue());
+    RESIDENT_LOG(kInfo, InstructionName(ins), " runs trip by trip: ", why.message());
+    if (options_.loops != nullptr) ++options_.loops->graph_fallbacks;
+    return false;
+  }
+  // Rounds, each one launch and one read-back, sized as fused loops' are so
+  // that a deadline or a cancel still stops the loop promptly.
+  const int64_t before = trips;
+  int64_t done = 0;  // the graph's trips
+  int64_t round_trips = kFirstGraphRound;
+  for (;;) {
+    if (options_.check_continue) RETURN_IF_ERROR(options_.check_continue());
+    const int64_t left = ins.trip_count - before - done;
+    const auto start = std::chrono::steady_clock::now();
+    ASSIGN_OR_RETURN(const LoopGraph::Round round, graph->Run(done + std::min(round_trips, left)));
+    const int64_t took = round.trips - done;
+    done = round.trips;
+    holds = round.holds;
+    if (!holds || before + done >= ins.trip_count) break;
+    round_trips =
+        NextRoundTrips(std::max<int64_t>(took, 1), std::chrono::steady_clock::now() - start,
+                       ins.trip_count - before - done);
+  }
+  trips = before + done;
+  return true;
 }
 
 absl::StatusOr<DeviceArray> Executor::ScalarArray(DType dtype, const Scalar& value) {

@@ -36,12 +36,18 @@ struct FusionCounts {
   int64_t reductions = 0;
 };
 
-// The while loops a run made (trip by trip, the condition read back each
-// trip), their trips, and those that stopped at max_trips.
+// The while loops a run made, their trips, and those that stopped at
+// max_trips; of them, and of the fixed-trip loops that did not fuse, those
+// whose trips after the first ran as a device graph (Backend::CaptureLoop),
+// and the captures that failed (those loops went on trip by trip, the
+// condition read back each trip).
 struct LoopCounts {
   int64_t whiles = 0;
   int64_t while_trips = 0;
   int64_t capped = 0;
+  int64_t graph_whiles = 0;
+  int64_t graph_loops = 0;  // fixed-trip
+  int64_t graph_fallbacks = 0;
   // Ops of the trips whiles did not take: Plan::executed_ops less this is
   // what ran.
   int64_t ops_not_run = 0;
@@ -55,6 +61,9 @@ struct ExecOptions {
   RunPhases* phases = nullptr;
   FusionCounts* fused = nullptr;  // added to when set
   LoopCounts* loops = nullptr;    // added to when set
+  // Whether loops the plan marks (PlannedScope::graph_loop_at) may run as
+  // device graphs where the backend records them (--loop-graphs).
+  bool loop_graphs = true;
 };
 
 // The arrays of plan.outputs, in order, once the device has finished them.

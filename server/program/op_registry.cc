@@ -12,6 +12,12 @@ constexpr OpDef Lowered(OpDef def, LowerFn lower) {
   return def;
 }
 
+// An op a loop graph cannot record (OpDef::graph).
+constexpr OpDef NoGraph(OpDef def) {
+  def.graph = false;
+  return def;
+}
+
 constexpr OpDef Creation(OpKind kind, const char* name, InferFn infer, RunFn run, LowerFn lower,
                          BoundFn bound = nullptr) {
   return Lowered({kind, name, 0, false, false, ResultBuffer::kNew, std::nullopt, infer, bound, run},
@@ -28,30 +34,19 @@ constexpr OpDef Reduction(OpKind kind, ReduceKind reduce) {
 }
 
 constexpr OpDef Transform(OpKind kind, const char* name) {
-  return {kind,         name,     1,        false, false, ResultBuffer::kNew,
-          std::nullopt, InferFft, FftBound, RunFft};
+  return NoGraph(
+      {kind, name, 1, false, false, ResultBuffer::kNew, std::nullopt, InferFft, FftBound, RunFft});
 }
 
 constexpr OpDef Factorisation(OpKind kind, const char* name, int operands) {
-  return {kind,         name,        operands,    false,    false, ResultBuffer::kNew,
-          std::nullopt, InferLinalg, LinalgBound, RunLinalg};
+  return NoGraph({kind, name, operands, false, false, ResultBuffer::kNew, std::nullopt, InferLinalg,
+                  LinalgBound, RunLinalg});
 }
 
 // Several results: qr, svd, eigh, slogdet.
 constexpr OpDef Decomposition(OpKind kind, const char* name, int results) {
-  return {kind,
-          name,
-          1,
-          false,
-          false,
-          ResultBuffer::kNew,
-          std::nullopt,
-          nullptr,
-          LinalgBound,
-          nullptr,
-          InferDecomposition,
-          RunDecomposition,
-          results};
+  return NoGraph({kind, name, 1, false, false, ResultBuffer::kNew, std::nullopt, nullptr,
+                  LinalgBound, nullptr, InferDecomposition, RunDecomposition, results});
 }
 
 // In OpKind's order (checked below).
@@ -78,8 +73,8 @@ constexpr OpDef kOps[] = {
     Unary(OpKind::kTranspose, "transpose", InferTranspose, RunTranspose),
     {OpKind::kAstype, "astype", 1, false, true, ResultBuffer::kOperandWhenSameDType, std::nullopt,
      InferAstype, nullptr, RunAstype},
-    {OpKind::kLoop, "loop", kAnyOperands, false, false, ResultBuffer::kNew, std::nullopt, nullptr,
-     nullptr, nullptr},
+    NoGraph({OpKind::kLoop, "loop", kAnyOperands, false, false, ResultBuffer::kNew, std::nullopt,
+             nullptr, nullptr, nullptr}),
     Reduction(OpKind::kProd, ReduceKind::kProd),
     Reduction(OpKind::kMean, ReduceKind::kMean),
     Reduction(OpKind::kMax, ReduceKind::kMax),
@@ -96,20 +91,20 @@ constexpr OpDef kOps[] = {
     Unary(OpKind::kBroadcastTo, "broadcast_to", InferBroadcastTo, RunBroadcastTo),
     Unary(OpKind::kSqueeze, "squeeze", InferSqueeze, RunAlias, ResultBuffer::kOperand),
     Unary(OpKind::kExpandDims, "expand_dims", InferExpandDims, RunAlias, ResultBuffer::kOperand),
-    {OpKind::kArgsort, "argsort", 1, false, false, ResultBuffer::kNew, std::nullopt, InferArgsort,
-     ArgsortBound, RunArgsort},
-    {OpKind::kSort, "sort", 1, false, false, ResultBuffer::kNew, std::nullopt, InferArgsort,
-     ArgsortBound, RunArgsort},
-    {OpKind::kTakeAlongAxis, "take_along_axis", 2, false, false, ResultBuffer::kNew, std::nullopt,
-     InferTakeAlongAxis, TakeAlongAxisBound, RunTakeAlongAxis},
+    NoGraph({OpKind::kArgsort, "argsort", 1, false, false, ResultBuffer::kNew, std::nullopt,
+             InferArgsort, ArgsortBound, RunArgsort}),
+    NoGraph({OpKind::kSort, "sort", 1, false, false, ResultBuffer::kNew, std::nullopt, InferArgsort,
+             ArgsortBound, RunArgsort}),
+    NoGraph({OpKind::kTakeAlongAxis, "take_along_axis", 2, false, false, ResultBuffer::kNew,
+             std::nullopt, InferTakeAlongAxis, TakeAlongAxisBound, RunTakeAlongAxis}),
     {OpKind::kCumulativeSum, "cumulative_sum", 1, false, false, ResultBuffer::kNew, std::nullopt,
      InferCumulative, CumulativeBound, RunCumulative},
     {OpKind::kCumulativeProd, "cumulative_prod", 1, false, false, ResultBuffer::kNew, std::nullopt,
      InferCumulative, CumulativeBound, RunCumulative},
-    {OpKind::kFlatnonzero, "flatnonzero", 1, false, false, ResultBuffer::kNew, std::nullopt,
-     InferExtract, ExtractBound, RunExtract},
-    {OpKind::kExtract, "extract", 2, false, false, ResultBuffer::kNew, std::nullopt, InferExtract,
-     ExtractBound, RunExtract},
+    NoGraph({OpKind::kFlatnonzero, "flatnonzero", 1, false, false, ResultBuffer::kNew, std::nullopt,
+             InferExtract, ExtractBound, RunExtract}),
+    NoGraph({OpKind::kExtract, "extract", 2, false, false, ResultBuffer::kNew, std::nullopt,
+             InferExtract, ExtractBound, RunExtract}),
     Transform(OpKind::kFft, "fft"),
     Transform(OpKind::kIfft, "ifft"),
     Transform(OpKind::kRfft, "rfft"),
@@ -125,15 +120,15 @@ constexpr OpDef kOps[] = {
     Decomposition(OpKind::kEigh, "eigh", 2),        // eigenvalues, eigenvectors
     Decomposition(OpKind::kSlogdet, "slogdet", 2),  // sign, logabsdet
     // The values and the state after them.
-    {OpKind::kRandom, "random", 1, false, false, ResultBuffer::kNew, std::nullopt, nullptr,
-     RandomBound, nullptr, InferRandom, RunRandom, 2},
-    {OpKind::kNormal, "normal", 1, false, false, ResultBuffer::kNew, std::nullopt, nullptr,
-     RandomBound, nullptr, InferRandom, RunRandom, 2},
-    {OpKind::kExponential, "exponential", 1, false, false, ResultBuffer::kNew, std::nullopt,
-     nullptr, RandomBound, nullptr, InferRandom, RunRandom, 2},
+    NoGraph({OpKind::kRandom, "random", 1, false, false, ResultBuffer::kNew, std::nullopt, nullptr,
+             RandomBound, nullptr, InferRandom, RunRandom, 2}),
+    NoGraph({OpKind::kNormal, "normal", 1, false, false, ResultBuffer::kNew, std::nullopt, nullptr,
+             RandomBound, nullptr, InferRandom, RunRandom, 2}),
+    NoGraph({OpKind::kExponential, "exponential", 1, false, false, ResultBuffer::kNew, std::nullopt,
+             nullptr, RandomBound, nullptr, InferRandom, RunRandom, 2}),
     // Planned and run by the planner and executor themselves, as loop is.
-    {OpKind::kWhile, "while", kAnyOperands, false, false, ResultBuffer::kNew, std::nullopt, nullptr,
-     nullptr, nullptr},
+    NoGraph({OpKind::kWhile, "while", kAnyOperands, false, false, ResultBuffer::kNew, std::nullopt,
+             nullptr, nullptr, nullptr}),
 };
 
 constexpr bool InOpKindOrder() {

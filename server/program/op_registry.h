@@ -72,6 +72,12 @@ struct OpDef {
   RunManyFn run_many = nullptr;
   int results = 1;          // values it defines (a loop: one per carried value)
   LowerFn lower = nullptr;  // nullptr: its run function needs no lowering
+  // Whether a loop body may record it into a device graph (Backend::
+  // CaptureLoop): false for an op that reads back to the host (sort's NaN
+  // check, take's bounds check, extract's count, the factorisations'
+  // infos), advances host-side state each run (random), runs through a
+  // library plan bound to the session's stream (FFT), or is a loop itself.
+  bool graph = true;
 };
 
 const OpDef& OpDefOf(OpKind op);

@@ -21,6 +21,14 @@ namespace {
 
 constexpr int64_t kForever = kSaturated;
 
+// Whether every instruction of `body` is one a device graph can record.
+bool Recordable(const Program& body) {
+  for (const Instruction& ins : body.instructions) {
+    if (!OpDefOf(ins.op).graph) return false;
+  }
+  return true;
+}
+
 class Planner {
  public:
   // `find_regions`: plan fused regions (fusion.h) in every scope.
@@ -83,6 +91,7 @@ absl::Status Planner::PlanScope(const Program& program, std::vector<ValueType> p
   scope.conds.resize(n);
   scope.trip_ops.resize(n);
   scope.fused_loop_at.resize(n);
+  scope.graph_loop_at.assign(n, 0);
   scope.lowering_at.resize(n);
   scope.dies_after.resize(n);
   std::vector<int64_t> last_use;  // per value: last instruction that reads it
@@ -247,6 +256,7 @@ absl::Status Planner::PlanScope(const Program& program, std::vector<ValueType> p
             is_while ? std::nullopt : PlanFusedLoop(ins, *body, operand_types, plan_.inputs)) {
       scope.fused_loop_at[i] = std::make_shared<const FusedLoopPlan>(*std::move(fused));
     }
+    scope.graph_loop_at[i] = Recordable(*ins.body) && (!is_while || Recordable(*ins.cond)) ? 1 : 0;
     scope.bodies[i] = std::move(body);
   }
 

@@ -55,6 +55,11 @@ struct PlannedScope {
   // when its body does not fuse. The executor runs it as one op where the
   // backend takes it, else trip by trip.
   std::vector<std::shared_ptr<const FusedLoopPlan>> fused_loop_at;
+  // Per instruction: 1 for a loop or while whose body (and condition) holds
+  // only ops a device graph can record (OpDef::graph). Where the backend
+  // captures loops, the executor runs its trips after the first as one
+  // graph launch per round, and trip by trip where the capture fails.
+  std::vector<uint8_t> graph_loop_at;
   // Per instruction: its OpDef::lower's answer, or null for an op without
   // one. The executor hands it to the run function.
   std::vector<std::unique_ptr<const Lowering>> lowering_at;

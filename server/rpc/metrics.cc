@@ -83,11 +83,14 @@ void Metrics::RecordFusion(const FusionCounts& fused) {
 }
 
 void Metrics::RecordLoops(const LoopCounts& loops) {
-  if (loops.whiles == 0) return;
+  if (loops.whiles == 0 && loops.graph_loops == 0 && loops.graph_fallbacks == 0) return;
   std::lock_guard<std::mutex> lock(mu_);
   loops_.whiles += loops.whiles;
   loops_.while_trips += loops.while_trips;
   loops_.capped += loops.capped;
+  loops_.graph_whiles += loops.graph_whiles;
+  loops_.graph_loops += loops.graph_loops;
+  loops_.graph_fallbacks += loops.graph_fallbacks;
 }
 
 void Metrics::RecordProgram(const std::string& tenant, int64_t ops) {
@@ -183,8 +186,19 @@ std::string Metrics::Render(const MetricsGauges& g) const {
   absl::StrAppend(&out, "resident_fused_reductions_total ", fused_.reductions, "\n");
   Header(out, "resident_while_loops_total", "counter",
          "While loops run by completed programs, by form: trip by trip (the condition read "
-         "back to the host each trip).");
-  absl::StrAppend(&out, "resident_while_loops_total{form=\"trip_by_trip\"} ", loops_.whiles, "\n");
+         "back to the host each trip) or as a device graph after the first trip (the device "
+         "tests the condition).");
+  absl::StrAppend(&out, "resident_while_loops_total{form=\"trip_by_trip\"} ",
+                  loops_.whiles - loops_.graph_whiles, "\n");
+  absl::StrAppend(&out, "resident_while_loops_total{form=\"graph\"} ", loops_.graph_whiles, "\n");
+  Header(out, "resident_loop_graphs_total", "counter",
+         "Fixed-trip loops whose body did not fuse and whose trips after the first ran as a "
+         "device graph.");
+  absl::StrAppend(&out, "resident_loop_graphs_total ", loops_.graph_loops, "\n");
+  Header(out, "resident_loop_graph_fallbacks_total", "counter",
+         "Loops and whiles the plan marked for a device graph whose recording failed; they ran "
+         "trip by trip (the server log says why).");
+  absl::StrAppend(&out, "resident_loop_graph_fallbacks_total ", loops_.graph_fallbacks, "\n");
   Header(out, "resident_while_loops_capped_total", "counter",
          "While loops that stopped at max_trips with their condition still true.");
   absl::StrAppend(&out, "resident_while_loops_capped_total ", loops_.capped, "\n");

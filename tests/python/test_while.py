@@ -131,8 +131,47 @@ def _ops(server):
 
 
 def _metric(server, name):
-    m = re.search(rf"^{name} (\d+)", server.metrics(), re.M)
+    m = re.search(rf"^{re.escape(name)} (\d+)", server.metrics(), re.M)
     return int(m.group(1)) if m else 0
+
+
+def test_device_graphs_equal_trip_by_trip_bit_for_bit(server, start_server):
+    """The same loops on this server and on one started with
+    --loop-graphs=false give the same bytes. On CUDA the first runs the
+    trips after the first as a graph (the device tests the condition), which
+    the metrics count; the CPU backend records no graphs."""
+    plain = start_server("--loop-graphs=false")
+    rng = np.random.default_rng(7)
+    n = 64
+    a = 2 * np.eye(n) - np.eye(n, k=1) - np.eye(n, k=-1)
+    b = rng.standard_normal(n)
+    m = rng.standard_normal((n, n)) / n
+
+    def run(target):
+        with rs.connect(target, lazy=True) as c:
+            def while_loop(cond, body, state, max_trips):
+                return c.while_loop(cond, body, state, max_trips=max_trips, full_output=True)
+            (x, r, p, rr), trips, capped = conjugate_gradient(
+                rs, rs.matmul, c.asarray(a), c.asarray(b), 1e-12, 1000, while_loop)
+            # A fixed loop whose body does not fuse: a dot, then elementwise.
+            mm = c.asarray(m)
+            y = c.loop(40, c.asarray(b), lambda y: rs.tanh(mm @ y) * 0.5 + y * 0.25)
+            return [v.get().tobytes() for v in (x, r, p, rr, y)], int(trips), bool(capped)
+    graphs_before = _metric(server, 'resident_while_loops_total{form="graph"}')
+    loops_before = _metric(server, "resident_loop_graphs_total")
+    got, trips, capped = run(server.target)
+    want, want_trips, want_capped = run(plain.target)
+    assert (trips, capped) == (want_trips, want_capped)
+    assert trips > 10
+    assert got == want
+    assert _metric(plain, 'resident_while_loops_total{form="graph"}') == 0
+    assert _metric(plain, "resident_loop_graphs_total") == 0
+    graphs = _metric(server, 'resident_while_loops_total{form="graph"}') - graphs_before
+    loops = _metric(server, "resident_loop_graphs_total") - loops_before
+    if server.args[server.args.index("--device") + 1].startswith("cuda"):
+        assert (graphs, loops) == (1, 1), server.log()
+    else:
+        assert (graphs, loops) == (0, 0)
 
 
 def test_bad_conditions_and_bodies_are_refused(c):

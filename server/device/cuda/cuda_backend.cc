@@ -17,6 +17,7 @@
 #include "core/status_macros.h"
 #include "server/device/cuda/cuda_backend_internal.h"
 #include "server/device/cuda/cuda_status.h"
+#include "server/device/cuda/loop_graph.h"
 
 namespace resident {
 
@@ -108,8 +109,21 @@ StreamState::~StreamState() {
   if (solver_.params != nullptr) (void)cusolverDnDestroyParams(solver_.params);
   if (solver_.handle != nullptr) (void)cusolverDnDestroy(solver_.handle);
   if (cublas_ != nullptr) (void)cublasDestroy(cublas_);
+  if (cublas_workspace_ != nullptr) (void)cudaFreeAsync(cublas_workspace_, stream_);
+  if (capture_stream_ != nullptr) (void)cudaStreamDestroy(capture_stream_);
   // Returns at once; the stream's pending work still completes.
   (void)cudaStreamDestroy(stream_);
+}
+
+absl::StatusOr<cudaStream_t> StreamState::CaptureStream() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (capture_stream_ == nullptr) {
+    cudaStream_t made = nullptr;
+    RETURN_IF_ERROR(device_->Check(cudaStreamCreateWithFlags(&made, cudaStreamNonBlocking),
+                                   "cudaStreamCreateWithFlags"));
+    capture_stream_ = made;
+  }
+  return capture_stream_;
 }
 
 Staging& StreamState::staging() {
@@ -143,11 +157,36 @@ absl::StatusOr<StreamState::Solver> StreamState::Cusolver() {
 
 absl::StatusOr<cublasHandle_t> StreamState::Cublas() {
   std::lock_guard<std::mutex> lock(mu_);
-  if (cublas_ != nullptr) return cublas_;
+  const cudaStream_t want = stream();
+  if (cublas_ != nullptr && cublas_stream_ == want) return cublas_;
+  if (cublas_ != nullptr) {
+    // A capture began or ended: bind to its stream. cublasSetStream also
+    // drops the workspace, so it is set again.
+    RETURN_IF_ERROR(
+        CublasStatus(cublasSetStream(cublas_, want), "cublasSetStream", &device_->poisoned));
+    RETURN_IF_ERROR(
+        CublasStatus(cublasSetWorkspace(cublas_, cublas_workspace_, cublas_workspace_bytes_),
+                     "cublasSetWorkspace", &device_->poisoned));
+    cublas_stream_ = want;
+    return cublas_;
+  }
+  // cuBLAS's recommended workspace: 32 MiB from Hopper on, 4 MiB before.
+  const size_t workspace_bytes = device_->cc_major >= 9 ? size_t{32} << 20 : size_t{4} << 20;
+  void* workspace = nullptr;
+  RETURN_IF_ERROR(
+      device_->Check(cudaMallocFromPoolAsync(&workspace, workspace_bytes, device_->pool, stream_),
+                     "cudaMallocFromPoolAsync(cuBLAS workspace)"));
   cublasHandle_t handle = nullptr;
-  RETURN_IF_ERROR(CublasStatus(cublasCreate(&handle), "cublasCreate", &device_->poisoned));
-  absl::Status s =
-      CublasStatus(cublasSetStream(handle, stream_), "cublasSetStream", &device_->poisoned);
+  absl::Status s = CublasStatus(cublasCreate(&handle), "cublasCreate", &device_->poisoned);
+  if (!s.ok()) {
+    (void)cudaFreeAsync(workspace, stream_);
+    return s;
+  }
+  s = CublasStatus(cublasSetStream(handle, want), "cublasSetStream", &device_->poisoned);
+  if (s.ok()) {
+    s = CublasStatus(cublasSetWorkspace(handle, workspace, workspace_bytes), "cublasSetWorkspace",
+                     &device_->poisoned);
+  }
   // Default math: float32 in true fp32 (TF32 only if the process sets
   // NVIDIA_TF32_OVERRIDE=1, which a deployment must not).
   if (s.ok()) {
@@ -160,9 +199,13 @@ absl::StatusOr<cublasHandle_t> StreamState::Cublas() {
   }
   if (!s.ok()) {
     (void)cublasDestroy(handle);
+    (void)cudaFreeAsync(workspace, stream_);
     return s;
   }
   cublas_ = handle;
+  cublas_stream_ = want;
+  cublas_workspace_ = workspace;
+  cublas_workspace_bytes_ = workspace_bytes;
   return cublas_;
 }
 
@@ -176,6 +219,11 @@ void CudaBuffer::NoteUse(const std::shared_ptr<StreamState>& stream) const {
 }
 
 CudaBuffer::~CudaBuffer() {
+  if (arena_ != nullptr) {
+    // The arena's memory stays with the graph that was recorded using it.
+    arena_->Give(ptr_);
+    return;
+  }
   if (ptr_ == nullptr) return;
   DeviceGuard guard(device_->ordinal);
   if (!device_->poisoned.load()) {
@@ -184,14 +232,14 @@ CudaBuffer::~CudaBuffer() {
       if (cudaEventCreateWithFlags(&event, cudaEventDisableTiming) != cudaSuccess) {
         // No event: fall back to waiting for that stream on the host.
         (void)cudaGetLastError();
-        (void)cudaStreamSynchronize(other->stream());
+        (void)cudaStreamSynchronize(other->home_stream());
         continue;
       }
-      (void)cudaEventRecord(event, other->stream());
-      (void)cudaStreamWaitEvent(home_->stream(), event, 0);
+      (void)cudaEventRecord(event, other->home_stream());
+      (void)cudaStreamWaitEvent(home_->home_stream(), event, 0);
       (void)cudaEventDestroy(event);
     }
-    const cudaError_t e = cudaFreeAsync(ptr_, home_->stream());
+    const cudaError_t e = cudaFreeAsync(ptr_, home_->home_stream());
     if (e != cudaSuccess) {
       RESIDENT_LOG(kWarning, "cudaFreeAsync: ", cudaGetErrorString(e));
       (void)CudaStatus(e, "cudaFreeAsync", &device_->poisoned);
@@ -261,6 +309,10 @@ absl::StatusOr<std::shared_ptr<StreamState>> CudaBackend::Resolve(Stream& stream
 absl::StatusOr<std::shared_ptr<CudaBuffer>> CudaBackend::AllocateOn(
     const std::shared_ptr<StreamState>& stream, int64_t bytes) {
   if (bytes < 0) return absl::InvalidArgumentError("negative allocation size");
+  if (CaptureArena* arena = stream->capture_arena(); arena != nullptr) {
+    ASSIGN_OR_RETURN(void* block, arena->Take(bytes));
+    return std::make_shared<CudaBuffer>(device_, stream, block, bytes, arena->shared_from_this());
+  }
   void* ptr = nullptr;
   if (bytes > 0) {
     cudaError_t e =

@@ -14,8 +14,9 @@
 //    PyTorch's recordStream does) is waited for first: an event is recorded
 //    on each such stream and the home stream waits on it before the free.
 //
-// cuBLAS: each stream gets its own handle, created on its first float
-// matmul and bound to that stream for life. One handle shared across
+// cuBLAS: each stream gets its own handle and workspace, created on its
+// first float matmul and bound to that stream (to its capture stream while
+// a loop graph is recorded, loop_graph.h). One handle shared across
 // streams would share its workspace between kernels that may run at the same
 // time; a handle per stream needs no lock on the hot path.
 #ifndef RESIDENT_SERVER_DEVICE_CUDA_CUDA_BACKEND_INTERNAL_H_
@@ -73,6 +74,21 @@ struct DeviceState {
   }
 };
 
+class StreamState;
+class CaptureArena;  // loop_graph.h
+
+// The capture the calling thread is recording (CaptureScope, loop_graph.h):
+// while set, ops this thread queues on `state` go to `stream`, a private
+// stream in capture mode, and their allocations come from `arena`. Other
+// threads (a handle released meanwhile, whose buffer frees on the session's
+// stream) see the session's own stream, which is never in capture mode.
+struct ThreadCapture {
+  const StreamState* state = nullptr;
+  cudaStream_t stream = nullptr;
+  CaptureArena* arena = nullptr;
+};
+extern thread_local ThreadCapture tl_capture;
+
 class StreamState {
  public:
   StreamState(std::shared_ptr<DeviceState> device, cudaStream_t stream)
@@ -81,11 +97,24 @@ class StreamState {
   StreamState(const StreamState&) = delete;
   StreamState& operator=(const StreamState&) = delete;
 
-  cudaStream_t stream() const { return stream_; }
+  // Where ops queue: the session's stream, or the capture stream while this
+  // thread records a loop graph on this stream.
+  cudaStream_t stream() const { return tl_capture.state == this ? tl_capture.stream : stream_; }
+  // The session's stream itself: frees, events and graph launches.
+  cudaStream_t home_stream() const { return stream_; }
+  // The arena of the capture this thread records on this stream, or null.
+  CaptureArena* capture_arena() const {
+    return tl_capture.state == this ? tl_capture.arena : nullptr;
+  }
   DeviceState& device() const { return *device_; }
   // This stream's cuBLAS handle (default math: true fp32, no TF32), created
-  // on first use.
+  // on first use, bound to stream() (rebound when a capture begins or ends)
+  // with a workspace of its own: cuBLAS then allocates nothing while a
+  // graph is recorded, and picks the same kernels in and out of graphs.
   absl::StatusOr<cublasHandle_t> Cublas();
+  // A private stream that loop graphs are recorded on, made on first use
+  // and kept for this stream's life (cuBLAS may still name it).
+  absl::StatusOr<cudaStream_t> CaptureStream();
   // Pinned staging for large host copies on this stream, made on first use.
   Staging& staging();
   // This stream's cuFFT plans, made on first use.
@@ -103,6 +132,10 @@ class StreamState {
   cudaStream_t stream_;
   std::mutex mu_;
   cublasHandle_t cublas_ = nullptr;
+  cudaStream_t cublas_stream_ = nullptr;  // the stream cublas_ is bound to
+  cudaStream_t capture_stream_ = nullptr;
+  void* cublas_workspace_ = nullptr;
+  size_t cublas_workspace_bytes_ = 0;
   std::unique_ptr<Staging> staging_;
   std::unique_ptr<FftPlans> fft_plans_;
   Solver solver_;
@@ -139,6 +172,14 @@ class CudaBuffer final : public Buffer {
   CudaBuffer(std::shared_ptr<DeviceState> device, std::shared_ptr<StreamState> home, void* ptr,
              int64_t size)
       : device_(std::move(device)), home_(std::move(home)), ptr_(ptr), size_(size) {}
+  // A block of a capture's arena, given back to it when destroyed.
+  CudaBuffer(std::shared_ptr<DeviceState> device, std::shared_ptr<StreamState> home, void* ptr,
+             int64_t size, std::shared_ptr<CaptureArena> arena)
+      : device_(std::move(device)),
+        home_(std::move(home)),
+        ptr_(ptr),
+        size_(size),
+        arena_(std::move(arena)) {}
   ~CudaBuffer() override;
   CudaBuffer(const CudaBuffer&) = delete;
   CudaBuffer& operator=(const CudaBuffer&) = delete;
@@ -154,6 +195,7 @@ class CudaBuffer final : public Buffer {
   std::shared_ptr<StreamState> home_;
   void* ptr_;
   int64_t size_;
+  std::shared_ptr<CaptureArena> arena_;  // null: a block of the device's pool
   mutable std::mutex mu_;
   mutable std::vector<std::shared_ptr<StreamState>> other_streams_;
 };
@@ -195,6 +237,10 @@ class CudaBackend final : public Backend {
   // cuda_ops.cc: the stream and every operand checked once, then one Do()
   // per op struct.
   absl::Status Run(Stream& stream, const DeviceOp& op) override;
+  // loop_graph.cc.
+  bool CapturesLoops() const override;
+  absl::StatusOr<std::unique_ptr<LoopGraph>> CaptureLoop(Stream& stream,
+                                                         const LoopCaptureSpec& spec) override;
 
  private:
   using StreamRef = std::shared_ptr<StreamState>;
