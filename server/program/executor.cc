@@ -42,7 +42,7 @@ int64_t NextRoundTrips(int64_t trips, std::chrono::steady_clock::duration took, 
 
 // A loop graph's first round takes this many trips; later rounds are sized
 // by time as fused loops' are (NextRoundTrips).
-constexpr int64_t kFirstGraphRound = 8;
+constexpr int64_t kFirstGraphRound = 4;
 // A fixed-trip loop with fewer trips left than this after its first runs
 // on trip by trip: recording costs about as much as a few trips' launches.
 constexpr int64_t kMinGraphTrips = 4;
