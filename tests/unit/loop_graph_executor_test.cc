@@ -144,7 +144,7 @@ std::shared_ptr<Program> ConvergeProgram(const Handles& h, int64_t max_trips) {
   body->yields = {V(6), V(0), V(7)};
   auto cond = std::make_shared<Program>();
   cond->instructions.push_back(Ew(K::kSubtract, {V(0), V(1)}));                       // 4
-  cond->instructions.push_back(Ew(K::kAbsolute, {V(4)}));                                  // 5
+  cond->instructions.push_back(Ew(K::kAbsolute, {V(4)}));                             // 5
   cond->instructions.push_back(Op(OpKind::kMax, {V(5)}));                             // 6
   cond->instructions.push_back(WithScalar(K::kGreater, V(6), Scalar::Float(1e-12)));  // 7
   cond->yields = {V(7)};
