@@ -135,11 +135,12 @@ def _metric(server, name):
     return int(m.group(1)) if m else 0
 
 
-def test_device_graphs_equal_trip_by_trip_bit_for_bit(server, start_server):
-    """The same loops on this server and on one started with
-    --loop-graphs=false give the same bytes. On CUDA the first runs the
+def test_device_graphs_equal_trip_by_trip_bit_for_bit(start_server):
+    """The same loops on a server started with --loop-graphs=true and on one
+    with --loop-graphs=false give the same bytes. On CUDA the first runs the
     trips after the first as a graph (the device tests the condition), which
     the metrics count; the CPU backend records no graphs."""
+    server = start_server("--loop-graphs=true")
     plain = start_server("--loop-graphs=false")
     rng = np.random.default_rng(7)
     n = 64
