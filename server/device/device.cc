@@ -28,7 +28,16 @@ class ChargedBuffer final : public Buffer {
   MemoryBudget* budget_;
 };
 
+// The device whose allocations on this thread are in an arena (ArenaScope).
+thread_local const Device* tl_arena_device = nullptr;
+
 }  // namespace
+
+Device::ArenaScope::ArenaScope(Device& device) : previous_(tl_arena_device) {
+  tl_arena_device = &device;
+}
+
+Device::ArenaScope::~ArenaScope() { tl_arena_device = previous_; }
 
 Device::Device(std::unique_ptr<Backend> backend, int64_t limit_bytes, int index, std::string name)
     : backend_(std::move(backend)),
@@ -51,6 +60,11 @@ bool Device::TrimIfIdle() {
 
 absl::StatusOr<std::shared_ptr<Buffer>> Device::Allocate(int64_t bytes, Stream& stream,
                                                          MemoryBudget::Reservation* reservation) {
+  if (tl_arena_device == this) {
+    // A block of an arena charged when it was allocated.
+    allocations_.fetch_add(1, std::memory_order_relaxed);
+    return backend_->Allocate(bytes, stream);
+  }
   RETURN_IF_ERROR(budget_.Charge(bytes, reservation));
   absl::StatusOr<std::shared_ptr<Buffer>> raw = backend_->Allocate(bytes, stream);
   if (!raw.ok()) {

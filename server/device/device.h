@@ -49,6 +49,21 @@ class Device {
   absl::StatusOr<std::shared_ptr<Buffer>> Allocate(
       int64_t bytes, Stream& stream, MemoryBudget::Reservation* reservation = nullptr);
 
+  // While alive, buffers this thread allocates here are not charged to the
+  // budget: a loop graph's trip is recorded into an arena (Backend::
+  // CaptureLoop) that the executor already charged, so its blocks would
+  // otherwise count twice.
+  class ArenaScope {
+   public:
+    explicit ArenaScope(Device& device);
+    ~ArenaScope();
+    ArenaScope(const ArenaScope&) = delete;
+    ArenaScope& operator=(const ArenaScope&) = delete;
+
+   private:
+    const Device* previous_;
+  };
+
   // A copy of `src` (an array of any device of the set, this one included)
   // in a new buffer of this device, charged as Allocate charges it, made on
   // `stream` (a stream of this device) by Stream::CopyFromPeer; complete on

@@ -84,18 +84,20 @@ class Executor {
     if (o.is_handle) return plan_.inputs.at(o.handle);
     return values[o.value];
   }
+  // `arena_bytes`: the plan's arena for running it as a graph (0: not so).
   absl::Status RunLoop(const Instruction& ins, const PlannedScope& body, const FusedLoopPlan* fused,
-                       bool graph, std::vector<DeviceArray> args, std::vector<DeviceArray>& values,
-                       int first_output);
+                       int64_t arena_bytes, std::vector<DeviceArray> args,
+                       std::vector<DeviceArray>& values, int first_output);
   // A while: the condition runs on the device and its one byte is read
   // back before each trip, until, where `graph` and the backend allow, the
   // trips after the first run as a device graph (RunGraphTrips).
   absl::Status RunWhile(const Instruction& ins, const PlannedScope& body, const PlannedScope& cond,
-                        int64_t trip_ops, bool graph, std::vector<DeviceArray> args,
+                        int64_t trip_ops, int64_t arena_bytes, std::vector<DeviceArray> args,
                         std::vector<DeviceArray>& values, int first_output);
-  // Whether loops the plan marks may be recorded here.
-  bool GraphsAllowed() const {
-    return options_.loop_graphs && ctx_.device.backend().CapturesLoops();
+  // Whether a loop the plan gave an arena is recorded here (a plan made
+  // without knowing the device may give one to a backend that cannot).
+  bool Graphs(int64_t arena_bytes) const {
+    return arena_bytes > 0 && ctx_.device.backend().CapturesLoops();
   }
   // The rest of a loop (cond null: until ins.trip_count) or while (while
   // its condition holds, at most ins.trip_count trips in all), after
@@ -106,8 +108,8 @@ class Executor {
   // `current` (the same values, maybe in new buffers).
   absl::StatusOr<bool> RunGraphTrips(const Instruction& ins, const PlannedScope& body,
                                      const PlannedScope* cond, std::vector<DeviceArray>& current,
-                                     const std::vector<DeviceArray>& invariants, int64_t& trips,
-                                     bool& holds);
+                                     const std::vector<DeviceArray>& invariants,
+                                     int64_t arena_bytes, int64_t& trips, bool& holds);
   // A 0-d array of `dtype` holding `value`.
   absl::StatusOr<DeviceArray> ScalarArray(DType dtype, const Scalar& value);
   // Runs `region` as one fused op and frees what died in it; false (nothing
@@ -146,10 +148,10 @@ absl::Status Executor::RunScope(const PlannedScope& scope, std::vector<DeviceArr
     const int first = scope.first_output[i];
     if (ins.op == OpKind::kLoop) {
       RETURN_IF_ERROR(RunLoop(ins, *scope.bodies[i], scope.fused_loop_at[i].get(),
-                              scope.graph_loop_at[i] != 0, std::move(args), values, first));
+                              scope.graph_arena_bytes[i], std::move(args), values, first));
     } else if (ins.op == OpKind::kWhile) {
       RETURN_IF_ERROR(RunWhile(ins, *scope.bodies[i], *scope.conds[i], scope.trip_ops[i],
-                               scope.graph_loop_at[i] != 0, std::move(args), values, first));
+                               scope.graph_arena_bytes[i], std::move(args), values, first));
     } else {
       const int end = i + 1 < scope.first_output.size() ? scope.first_output[i + 1]
                                                         : static_cast<int>(scope.types.size());
@@ -181,7 +183,7 @@ absl::Status Executor::RunScope(const PlannedScope& scope, std::vector<DeviceArr
 }
 
 absl::Status Executor::RunLoop(const Instruction& ins, const PlannedScope& body,
-                               const FusedLoopPlan* fused, bool graph,
+                               const FusedLoopPlan* fused, int64_t arena_bytes,
                                std::vector<DeviceArray> args, std::vector<DeviceArray>& values,
                                int first_output) {
   const Program& prog = *ins.body;
@@ -251,7 +253,7 @@ absl::Status Executor::RunLoop(const Instruction& ins, const PlannedScope& body,
                                    std::make_move_iterator(args.begin() + carried));
   const std::vector<DeviceArray> invariants(args.begin() + carried, args.end());
   args.clear();
-  const bool try_graph = graph && GraphsAllowed();
+  const bool try_graph = Graphs(arena_bytes);
   for (int64_t t = 0; t < ins.trip_count; ++t) {
     // Also per iteration: a body without instructions checks nothing itself.
     if (options_.check_continue) RETURN_IF_ERROR(options_.check_continue());
@@ -260,8 +262,8 @@ absl::Status Executor::RunLoop(const Instruction& ins, const PlannedScope& body,
     if (try_graph && t == 1 && ins.trip_count - t >= kMinGraphTrips) {
       int64_t trips = t;
       bool holds = true;
-      ASSIGN_OR_RETURN(bool ran,
-                       RunGraphTrips(ins, body, nullptr, current, invariants, trips, holds));
+      ASSIGN_OR_RETURN(bool ran, RunGraphTrips(ins, body, nullptr, current, invariants, arena_bytes,
+                                               trips, holds));
       if (ran) {
         if (options_.loops != nullptr) ++options_.loops->graph_loops;
         break;
@@ -280,7 +282,7 @@ absl::Status Executor::RunLoop(const Instruction& ins, const PlannedScope& body,
 }
 
 absl::Status Executor::RunWhile(const Instruction& ins, const PlannedScope& body,
-                                const PlannedScope& cond, int64_t trip_ops, bool graph,
+                                const PlannedScope& cond, int64_t trip_ops, int64_t arena_bytes,
                                 std::vector<DeviceArray> args, std::vector<DeviceArray>& values,
                                 int first_output) {
   const Program& prog = *ins.body;
@@ -298,7 +300,7 @@ absl::Status Executor::RunWhile(const Instruction& ins, const PlannedScope& body
   };
   int64_t trips = 0;
   bool capped = false;
-  bool try_graph = graph && GraphsAllowed();
+  bool try_graph = Graphs(arena_bytes);
   bool graphed = false;
   for (;;) {
     if (options_.check_continue) RETURN_IF_ERROR(options_.check_continue());
@@ -319,7 +321,8 @@ absl::Status Executor::RunWhile(const Instruction& ins, const PlannedScope& body
     if (try_graph && trips >= 1) {
       try_graph = false;
       bool still = true;
-      ASSIGN_OR_RETURN(graphed, RunGraphTrips(ins, body, &cond, current, invariants, trips, still));
+      ASSIGN_OR_RETURN(
+          graphed, RunGraphTrips(ins, body, &cond, current, invariants, arena_bytes, trips, still));
       if (graphed) {
         capped = still;  // then trips == max_trips
         break;
@@ -348,7 +351,7 @@ absl::StatusOr<bool> Executor::RunGraphTrips(const Instruction& ins, const Plann
                                              const PlannedScope* cond,
                                              std::vector<DeviceArray>& current,
                                              const std::vector<DeviceArray>& invariants,
-                                             int64_t& trips, bool& holds) {
+                                             int64_t arena_bytes, int64_t& trips, bool& holds) {
   Backend& backend = ctx_.device.backend();
   const Program& prog = *ins.body;
   const size_t carried = current.size();
@@ -360,10 +363,8 @@ absl::StatusOr<bool> Executor::RunGraphTrips(const Instruction& ins, const Plann
   for (const DeviceArray& inv : invariants) {
     if (inv.buffer != nullptr) taken.insert(inv.buffer.get());
   }
-  int64_t carried_bytes = 0;
   for (size_t c = 0; c < carried; ++c) {
     DeviceArray& a = current[c];
-    carried_bytes = SaturatingAdd(carried_bytes, a.nbytes());
     if (a.nbytes() == 0) {
       slots[c] = a;
       continue;
@@ -389,8 +390,10 @@ absl::StatusOr<bool> Executor::RunGraphTrips(const Instruction& ins, const Plann
     }
     return false;
   };
-  // One trip, its results written into the slots.
+  // One trip, its results written into the slots. Its allocations are
+  // blocks of the arena, charged once as the arena.
   auto record_body = [&]() -> absl::Status {
+    Device::ArenaScope in_arena(ctx_.device);
     std::vector<DeviceArray> values(body.types.size());
     for (size_t c = 0; c < carried; ++c) values[c] = view(c);
     for (size_t j = 0; j < invariants.size(); ++j) values[carried + j] = invariants[j];
@@ -416,6 +419,7 @@ absl::StatusOr<bool> Executor::RunGraphTrips(const Instruction& ins, const Plann
   };
   // The condition on the slots; the held views keep it from writing them.
   auto record_cond = [&]() -> absl::StatusOr<DeviceArray> {
+    Device::ArenaScope in_arena(ctx_.device);
     std::vector<DeviceArray> held(carried);
     for (size_t c = 0; c < carried; ++c) held[c] = view(c);
     std::vector<DeviceArray> values(cond->types.size());
@@ -425,12 +429,8 @@ absl::StatusOr<bool> Executor::RunGraphTrips(const Instruction& ins, const Plann
     return Lookup(ins.cond->yields[0], values);
   };
 
-  // The arena: the trip's planned peak, its condition's, room to set
-  // results aside, and a margin for scratch and alignment; four times that
-  // once if it proves too small.
-  int64_t arena_bytes = SaturatingAdd(
-      SaturatingAdd(body.peak_bytes, cond != nullptr ? cond->peak_bytes : 0), carried_bytes);
-  arena_bytes = SaturatingAdd(SaturatingAdd(arena_bytes, arena_bytes / 4), int64_t{1} << 20);
+  // The plan's arena (LoopGraphArenaBytes), within the reservation; four
+  // times that, from the free budget, once if it proves too small.
   std::unique_ptr<LoopGraph> graph;
   absl::Status why;
   for (int attempt = 0; attempt < 2 && graph == nullptr; ++attempt) {

@@ -61,9 +61,6 @@ struct ExecOptions {
   RunPhases* phases = nullptr;
   FusionCounts* fused = nullptr;  // added to when set
   LoopCounts* loops = nullptr;    // added to when set
-  // Whether loops the plan marks (PlannedScope::graph_loop_at) may run as
-  // device graphs where the backend records them (--loop-graphs).
-  bool loop_graphs = true;
 };
 
 // The arrays of plan.outputs, in order, once the device has finished them.

@@ -92,6 +92,7 @@ absl::Status Planner::PlanScope(const Program& program, std::vector<ValueType> p
   scope.trip_ops.resize(n);
   scope.fused_loop_at.resize(n);
   scope.graph_loop_at.assign(n, 0);
+  scope.graph_arena_bytes.assign(n, 0);
   scope.lowering_at.resize(n);
   scope.dies_after.resize(n);
   std::vector<int64_t> last_use;  // per value: last instruction that reads it
@@ -256,7 +257,15 @@ absl::Status Planner::PlanScope(const Program& program, std::vector<ValueType> p
             is_while ? std::nullopt : PlanFusedLoop(ins, *body, operand_types, plan_.inputs)) {
       scope.fused_loop_at[i] = std::make_shared<const FusedLoopPlan>(*std::move(fused));
     }
-    scope.graph_loop_at[i] = Recordable(*ins.body) && (!is_while || Recordable(*ins.cond)) ? 1 : 0;
+    if (limits_.loop_graphs && Recordable(*ins.body) && (!is_while || Recordable(*ins.cond))) {
+      scope.graph_loop_at[i] = 1;
+      scope.graph_arena_bytes[i] =
+          LoopGraphArenaBytes(*body, is_while ? scope.conds[i].get() : nullptr, carried_bytes);
+      // The graph holds the slots (at most a copy of each carried value) and
+      // the arena at once, then the trips and capped scalars.
+      alloc[i] = std::max(
+          alloc[i], SaturatingAdd(SaturatingAdd(carried_bytes, scope.graph_arena_bytes[i]), 16));
+    }
     scope.bodies[i] = std::move(body);
   }
 
@@ -323,6 +332,16 @@ absl::StatusOr<Plan> PlanAs(const std::shared_ptr<const Program>& program,
                             const ProgramLimits& limits, bool find_regions);
 
 }  // namespace
+
+int64_t LoopGraphArenaBytes(const PlannedScope& body, const PlannedScope* cond,
+                            int64_t carried_bytes) {
+  const int64_t values = static_cast<int64_t>(body.types.size()) +
+                         (cond != nullptr ? static_cast<int64_t>(cond->types.size()) : 0);
+  const int64_t bytes = SaturatingAdd(
+      SaturatingAdd(body.peak_bytes, cond != nullptr ? cond->peak_bytes : 0), carried_bytes);
+  return SaturatingAdd(SaturatingAdd(bytes, bytes / 4),
+                       SaturatingAdd(int64_t{64} << 10, SaturatingMul(values, 1024)));
+}
 
 absl::StatusOr<Plan> PlanProgram(const std::shared_ptr<const Program>& program,
                                  const std::vector<OutputSpec>& outputs,

@@ -29,6 +29,11 @@ struct ProgramLimits {
   // Trip counts multiplied out; an iteration of an empty body counts as one.
   int64_t max_executed_ops = int64_t{1} << 34;
   int64_t max_inline_bytes = 4 << 20;  // per program, returned inline
+  // Whether loops whose bodies a device graph can record are planned to run
+  // as one (graph_loop_at, with the arena in the memory bound): set for a
+  // device that records them (Backend::CapturesLoops) unless the server's
+  // --loop-graphs=false.
+  bool loop_graphs = false;
 };
 
 struct FusedRegion;    // server/program/fusion.h
@@ -55,11 +60,15 @@ struct PlannedScope {
   // when its body does not fuse. The executor runs it as one op where the
   // backend takes it, else trip by trip.
   std::vector<std::shared_ptr<const FusedLoopPlan>> fused_loop_at;
-  // Per instruction: 1 for a loop or while whose body (and condition) holds
-  // only ops a device graph can record (OpDef::graph). Where the backend
-  // captures loops, the executor runs its trips after the first as one
-  // graph launch per round, and trip by trip where the capture fails.
+  // Per instruction: 1 for a loop or while to run as a device graph after
+  // its first trip (ProgramLimits::loop_graphs, and every op of its body and
+  // condition one a graph can record: OpDef::graph). The executor runs those
+  // trips as one graph launch per round, and trip by trip where the capture
+  // fails.
   std::vector<uint8_t> graph_loop_at;
+  // Per instruction: the bytes of such a loop's arena (LoopGraphArenaBytes),
+  // which the scope's peak includes; 0 for others.
+  std::vector<int64_t> graph_arena_bytes;
   // Per instruction: its OpDef::lower's answer, or null for an op without
   // one. The executor hands it to the run function.
   std::vector<std::unique_ptr<const Lowering>> lowering_at;
@@ -80,6 +89,13 @@ struct Plan {
   // `program` is then the folded form.
   int folded_runs = 0;
 };
+
+// The arena a loop graph's trip is recorded into (Backend::CaptureLoop):
+// the body's and the condition's planned peaks, room to set `carried_bytes`
+// of results aside, and a margin for what the bounds do not count (CUB's
+// scratch, a fused reduction's partials, 256-byte alignment).
+int64_t LoopGraphArenaBytes(const PlannedScope& body, const PlannedScope* cond,
+                            int64_t carried_bytes);
 
 // Resolves a handle to its array: NOT_FOUND for unknown, released and other
 // tenants' handles alike.

@@ -133,7 +133,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "--max-trip-count must not be negative\n");
     return 2;
   }
-  options.loop_graphs = absl::GetFlag(FLAGS_loop_graphs);
+  options.limits.loop_graphs = absl::GetFlag(FLAGS_loop_graphs);
   options.chunk_bytes = absl::GetFlag(FLAGS_chunk_bytes);
   options.auth_tokens_file = absl::GetFlag(FLAGS_auth_tokens);
   options.tls_cert_file = absl::GetFlag(FLAGS_tls_cert);

@@ -44,10 +44,6 @@ struct ServerOptions {
   int max_extra_workers = 64;
   TableLimits table_limits;  // sessions and handles, server-wide
   ProgramLimits limits;
-  // Loops and whiles whose bodies a device graph can record run as one
-  // (CUDA: a conditional WHILE node) after their first trip; false: trip by
-  // trip always, the condition read back each trip.
-  bool loop_graphs = true;
   QuotaConfig quotas;    // per-tenant bytes and arrays
   std::string data_dir;  // named arrays persist here; empty: memory only
   // Called (once) when the device is poisoned and the process must exit.

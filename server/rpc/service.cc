@@ -353,7 +353,6 @@ grpc::ServerUnaryReactor* ResidentService::Run(grpc::CallbackServerContext* ctx,
       exec.fused = &fused;
       LoopCounts loops;
       exec.loops = &loops;
-      exec.loop_graphs = options_.loop_graphs;
       int64_t ops = 0;
       PeerCopyStats copies;
       absl::StatusOr<std::vector<ProgramResult>> r = sessions_.Run(

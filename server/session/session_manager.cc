@@ -202,10 +202,12 @@ absl::StatusOr<std::vector<ProgramResult>> SessionManager::Run(
     }
   } idle{this, s.get()};
   const absl::Time start = absl::Now();
-  ASSIGN_OR_RETURN(Plan plan,
-                   PlanProgram(
-                       std::move(program), std::move(outputs),
-                       [&](const HandleId& h) { return Resolve(tenant, h); }, options_.limits));
+  // Loop graphs only where this session's device records them.
+  ProgramLimits limits = options_.limits;
+  limits.loop_graphs = limits.loop_graphs && device.backend().CapturesLoops();
+  ASSIGN_OR_RETURN(Plan plan, PlanProgram(
+                                  std::move(program), std::move(outputs),
+                                  [&](const HandleId& h) { return Resolve(tenant, h); }, limits));
   if (options.phases != nullptr) options.phases->plan += absl::ToDoubleSeconds(absl::Now() - start);
   int64_t kept_count = 0;
   for (const OutputSpec& o : plan.outputs) kept_count += o.keep ? 1 : 0;
