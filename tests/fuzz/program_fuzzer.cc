@@ -3,15 +3,19 @@
 // (PlanProgram) twice: under the server's default ProgramLimits and under
 // small ones that put every limit within the fuzzer's reach. Small plans
 // are then run on the CPU backend with a memory budget of exactly the
-// planner's bound, op by op and with loops fused (the GPU's path, on the
-// CPU's reference FusedLoop).
+// planner's bound, op by op, with loops fused (the GPU's path, on the
+// CPU's reference FusedLoop), and with loops run as device graphs (the
+// GPU's path for loops that do not fuse, replayed on the CPU by
+// ReplayingBackend, planned with ProgramLimits::loop_graphs so the bound
+// holds the arena).
 //
 // Findings (abort, so libFuzzer keeps the input): a status other than
 // INVALID_ARGUMENT, NOT_FOUND or RESOURCE_EXHAUSTED (the codes planner.h
 // documents), or an empty message; a plan under the small limits that the
 // default limits refuse or type differently; an executed plan that fails,
 // allocates more than its bound, returns other types than planned or leaks
-// budget; fused and op-by-op results that differ (beyond NaN payloads); and
+// budget; fused or graph and op-by-op results that differ (beyond NaN
+// payloads); and
 // any sanitizer report.
 #include <algorithm>
 #include <cmath>
@@ -34,6 +38,7 @@
 #include "tests/fuzz/bounded_run.h"
 #include "tests/fuzz/finding.h"
 #include "tests/unit/fusing_backend.h"
+#include "tests/unit/replaying_backend.h"
 
 namespace resident::fuzz {
 namespace {
@@ -89,8 +94,10 @@ absl::StatusOr<Plan> DecodeAndPlan(const v1::RunRequest& req, const ProgramLimit
 struct Runner {
   Device plain{std::make_unique<FusingBackend>(NewCpuBackend(1), false), int64_t{1} << 30};
   Device fusing{std::make_unique<FusingBackend>(NewCpuBackend(1)), int64_t{1} << 30};
+  Device graphs{std::make_unique<ReplayingBackend>(NewCpuBackend(1)), int64_t{1} << 30};
   std::unique_ptr<Stream> plain_stream = plain.backend().NewStream();
   std::unique_ptr<Stream> fusing_stream = fusing.backend().NewStream();
+  std::unique_ptr<Stream> graphs_stream = graphs.backend().NewStream();
 };
 
 Runner& GetRunner() {
@@ -110,9 +117,12 @@ bool SmallEnoughToRun(const Plan& plan) {
 // Plans with buffers on `device` and runs within the bound; the results'
 // bytes.
 std::vector<std::string> RunOn(const v1::RunRequest& req, Device& device, Stream& stream,
-                               const char* how, std::vector<ValueType>* types) {
+                               const char* how, std::vector<ValueType>* types,
+                               bool loop_graphs = false) {
+  ProgramLimits limits;
+  limits.loop_graphs = loop_graphs;
   absl::StatusOr<Plan> plan =
-      DecodeAndPlan(req, ProgramLimits(), ResolveWithBuffers(device, stream, kMaxRunInputBytes));
+      DecodeAndPlan(req, limits, ResolveWithBuffers(device, stream, kMaxRunInputBytes));
   if (!plan.ok()) {
     Finding(absl::StrCat("planned by types, not with buffers: ", plan.status().ToString()));
   }
@@ -160,10 +170,16 @@ void RunAndCheck(const v1::RunRequest& req) {
       RunOn(req, r.plain, *r.plain_stream, "op by op", &types);
   const std::vector<std::string> fused =
       RunOn(req, r.fusing, *r.fusing_stream, "fusing loops", &types);
+  const std::vector<std::string> graphs =
+      RunOn(req, r.graphs, *r.graphs_stream, "as loop graphs", &types, true);
   for (size_t i = 0; i < types.size(); ++i) {
     if (!SameValues(types[i], op_by_op[i], fused[i])) {
       Finding(absl::StrCat("output ", i, " (", TypeString(types[i]),
                            ") differs between the op-by-op and the fused loop path"));
+    }
+    if (!SameValues(types[i], op_by_op[i], graphs[i])) {
+      Finding(absl::StrCat("output ", i, " (", TypeString(types[i]),
+                           ") differs between the op-by-op and the loop graph path"));
     }
   }
 }
