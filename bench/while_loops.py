@@ -10,7 +10,8 @@ test, as CuPy users write it), in the same run.
         [--dot 256] [--trips 1000] [--reps 3] [--json out.json]
         [--server-trip-by-trip 127.0.0.1:50052]
 
---server-trip-by-trip names a second server started with --loop-graphs=false:
+--server-trip-by-trip names a second server started without --loop-graphs
+(--server then names one started with it):
 the same request there runs trip by trip (the condition read back each
 trip), so the two rows show what the device graph saves. Beside CuPy's Python
 loop the bench also times CuPy running the same number of trips with no test
@@ -159,7 +160,7 @@ def run_problem(name, parts, n, tol, max_trips, reps, c, cupy, m, rows, c_plain=
     resident_while_on(c, "resident_while", "Resident while_loop, one request")
     if c_plain is not None:
         resident_while_on(c_plain, "resident_while_trip_by_trip",
-                          "Resident while_loop, one request, --loop-graphs=false")
+                          "Resident while_loop, one request, trip by trip")
     b_res = c.asarray(rhs)
 
     def resident_host_loop():
@@ -203,7 +204,7 @@ def run_dot_loop(n, trips, reps, c, cupy, m, rows, c_plain=None):
         rows.append((f"{trips} x ({n}² dot + update)", "CuPy, one launch per op", t, trips))
     for client, key, how in ((c, "resident", "Resident loop, one request"),
                              (c_plain, "resident_trip_by_trip",
-                              "Resident loop, one request, --loop-graphs=false")):
+                              "Resident loop, one request, trip by trip")):
         if client is None:
             continue
         rs.set_default_client(client)
@@ -231,7 +232,7 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--json")
     ap.add_argument("--server-trip-by-trip",
-                    help="a second server started with --loop-graphs=false, timed beside")
+                    help="a second server started without --loop-graphs, timed beside")
     args = ap.parse_args()
     try:
         import cupy  # noqa: PLC0415: GPU hosts only
