@@ -10,8 +10,7 @@ test, as CuPy users write it), in the same run.
         [--dot 256] [--trips 1000] [--reps 3] [--json out.json]
         [--server-trip-by-trip 127.0.0.1:50052]
 
---server-trip-by-trip names a second server started without --loop-graphs
-(--server then names one started with it):
+--server-trip-by-trip names a second server started with --loop-graphs=false:
 the same request there runs trip by trip (the condition read back each
 trip), so the two rows show what the device graph saves. Beside CuPy's Python
 loop the bench also times CuPy running the same number of trips with no test
@@ -115,15 +114,17 @@ def fixed_trips(state, step, trips):
     return state
 
 
-def run_problem(name, parts, n, tol, max_trips, reps, c, cupy, m, rows, c_plain=None):
+def run_problem(name, parts, n, tol, max_trips, reps, c, cupy, m, rows, c_plain=None,
+                numpy=True):
     rhs = np.sin(np.linspace(0, 3, n * n)).reshape(n, n) / (n * n)
 
     def numpy_run():
         s, cond, step = parts(np, rhs, tol)
         return host_loop(s, cond, step, max_trips)
-    t, trips = median_ms(reps, numpy_run)
-    m[f"{name}.numpy_ms"], m[f"{name}.trips"] = t, trips
-    rows.append((name, "NumPy, Python loop", t, trips))
+    if numpy:
+        t, trips = median_ms(reps, numpy_run)
+        m[f"{name}.numpy_ms"], m[f"{name}.trips"] = t, trips
+        rows.append((name, "NumPy, Python loop", t, trips))
     if cupy is not None:
         b_dev = cupy.asarray(rhs)
 
@@ -172,7 +173,7 @@ def run_problem(name, parts, n, tol, max_trips, reps, c, cupy, m, rows, c_plain=
     rows.append((name, "Resident, Python loop (round trip per test)", t, trips))
 
 
-def run_dot_loop(n, trips, reps, c, cupy, m, rows, c_plain=None):
+def run_dot_loop(n, trips, reps, c, cupy, m, rows, c_plain=None, numpy=True):
     rng = np.random.default_rng(0)
     a = rng.standard_normal((n, n)) / n
     x0 = rng.standard_normal((n, n))
@@ -186,9 +187,10 @@ def run_dot_loop(n, trips, reps, c, cupy, m, rows, c_plain=None):
         for _ in range(trips):
             x = body(np, x)
         return float(x[0, 0])
-    t, _ = median_ms(reps, numpy_run)
-    m["dot_loop.numpy_ms"] = t
-    rows.append((f"{trips} x ({n}² dot + update)", "NumPy", t, trips))
+    if numpy:
+        t, _ = median_ms(reps, numpy_run)
+        m["dot_loop.numpy_ms"] = t
+        rows.append((f"{trips} x ({n}² dot + update)", "NumPy", t, trips))
     if cupy is not None:
         a_of["cupy"] = cupy.asarray(a)
         x_dev = cupy.asarray(x0)
@@ -231,8 +233,10 @@ def main() -> None:
     ap.add_argument("--max-trips", type=int, default=100_000)
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--json")
+    ap.add_argument("--no-numpy", action="store_true",
+                    help="skip NumPy's rows (minutes at GPU sizes)")
     ap.add_argument("--server-trip-by-trip",
-                    help="a second server started without --loop-graphs, timed beside")
+                    help="a second server started with --loop-graphs=false, timed beside")
     args = ap.parse_args()
     try:
         import cupy  # noqa: PLC0415: GPU hosts only
@@ -246,10 +250,11 @@ def main() -> None:
         rs.set_default_client(c)
         m["device"] = c.device
         run_problem(f"CG {args.cg}²", cg_parts, args.cg, 1e-8, args.max_trips, args.reps, c,
-                    cupy, m, rows, c_plain)
+                    cupy, m, rows, c_plain, not args.no_numpy)
         run_problem(f"Jacobi {args.jacobi}²", jacobi_parts, args.jacobi, args.jacobi_tol,
-                    args.max_trips, args.reps, c, cupy, m, rows, c_plain)
-        run_dot_loop(args.dot, args.trips, args.reps, c, cupy, m, rows, c_plain)
+                    args.max_trips, args.reps, c, cupy, m, rows, c_plain, not args.no_numpy)
+        run_dot_loop(args.dot, args.trips, args.reps, c, cupy, m, rows, c_plain,
+                     not args.no_numpy)
     if c_plain is not None:
         c_plain.close()
     print(f"server device {m['device']}" + ("" if cupy is None else ", CuPy in the same run"))

@@ -32,11 +32,10 @@ ABSL_FLAG(int64_t, max_message_bytes, 64 << 20, "largest gRPC message, bytes");
 ABSL_FLAG(int64_t, max_trip_count, int64_t{1} << 30,
           "largest trip count of a loop and max_trips of a while (a while that reaches its "
           "max_trips stops there and says so); larger is INVALID_ARGUMENT");
-ABSL_FLAG(bool, loop_graphs, false,
+ABSL_FLAG(bool, loop_graphs, true,
           "run loops and whiles whose bodies a device graph can record as one after their "
           "first trip (CUDA: a conditional WHILE node, the condition tested on the device); "
-          "false: trip by trip, the condition read back each trip. Off by default until the "
-          "CUDA form has run on a GPU (README, \"Loops that decide on the device\")");
+          "false: trip by trip, the condition read back each trip");
 ABSL_FLAG(int64_t, max_inline_bytes, 4 << 20,
           "largest total of results returned inline by one program, bytes");
 ABSL_FLAG(int64_t, chunk_bytes, 4 << 20, "download chunk size, bytes");
