@@ -62,6 +62,17 @@ class BorrowedBuffer final : public Buffer {
   const Buffer* inner_;
 };
 
+// A loop scope's values: its carried values, then the invariants, then
+// room for its own.
+std::vector<DeviceArray> LoopScopeValues(const PlannedScope& scope,
+                                         std::vector<DeviceArray> carried,
+                                         const std::vector<DeviceArray>& invariants) {
+  std::vector<DeviceArray> values = std::move(carried);
+  values.insert(values.end(), invariants.begin(), invariants.end());
+  values.resize(scope.types.size());
+  return values;
+}
+
 // Whether `backend` should run `spec` as one fused pass: it supports fused
 // loops in every dtype the loop holds.
 bool ShouldFuse(const Backend& backend, const FusedLoopSpec& spec) {
@@ -84,13 +95,21 @@ class Executor {
     if (o.is_handle) return plan_.inputs.at(o.handle);
     return values[o.value];
   }
+  // A loop body's results, its next carried values.
+  std::vector<DeviceArray> Yields(const Program& body, const std::vector<DeviceArray>& values) {
+    std::vector<DeviceArray> out;
+    out.reserve(body.yields.size());
+    for (const Operand& y : body.yields) out.push_back(Lookup(y, values));
+    return out;
+  }
   // `arena_bytes`: the plan's arena for running it as a graph (0: not so).
   absl::Status RunLoop(const Instruction& ins, const PlannedScope& body, const FusedLoopPlan* fused,
                        int64_t arena_bytes, std::vector<DeviceArray> args,
                        std::vector<DeviceArray>& values, int first_output);
   // A while: the condition runs on the device and its one byte is read
-  // back before each trip, until, where `graph` and the backend allow, the
-  // trips after the first run as a device graph (RunGraphTrips).
+  // back before each trip, until, where the plan gave it an arena and the
+  // backend records graphs, the trips after the first run as a device graph
+  // (RunGraphTrips).
   absl::Status RunWhile(const Instruction& ins, const PlannedScope& body, const PlannedScope& cond,
                         int64_t trip_ops, int64_t arena_bytes, std::vector<DeviceArray> args,
                         std::vector<DeviceArray>& values, int first_output);
@@ -269,13 +288,9 @@ absl::Status Executor::RunLoop(const Instruction& ins, const PlannedScope& body,
         break;
       }
     }
-    std::vector<DeviceArray> body_values(body.types.size());
-    for (size_t c = 0; c < carried; ++c) body_values[c] = std::move(current[c]);
-    for (size_t j = 0; j < invariants.size(); ++j) {
-      body_values[carried + j] = invariants[j];
-    }
+    std::vector<DeviceArray> body_values = LoopScopeValues(body, std::move(current), invariants);
     RETURN_IF_ERROR(RunScope(body, body_values));
-    for (size_t c = 0; c < carried; ++c) current[c] = Lookup(prog.yields[c], body_values);
+    current = Yields(prog, body_values);
   }
   for (size_t c = 0; c < carried; ++c) values[first_output + c] = std::move(current[c]);
   return absl::OkStatus();
@@ -291,20 +306,13 @@ absl::Status Executor::RunWhile(const Instruction& ins, const PlannedScope& body
                                    std::make_move_iterator(args.begin() + carried));
   const std::vector<DeviceArray> invariants(args.begin() + carried, args.end());
   args.clear();
-  // The scope's values: carried, then invariants, then its own.
-  auto scope_values = [&](const PlannedScope& s, bool move_carried) {
-    std::vector<DeviceArray> v(s.types.size());
-    for (size_t c = 0; c < carried; ++c) v[c] = move_carried ? std::move(current[c]) : current[c];
-    for (size_t j = 0; j < invariants.size(); ++j) v[carried + j] = invariants[j];
-    return v;
-  };
   int64_t trips = 0;
   bool capped = false;
   bool try_graph = Graphs(arena_bytes);
   bool graphed = false;
   for (;;) {
     if (options_.check_continue) RETURN_IF_ERROR(options_.check_continue());
-    std::vector<DeviceArray> cond_values = scope_values(cond, false);
+    std::vector<DeviceArray> cond_values = LoopScopeValues(cond, current, invariants);
     RETURN_IF_ERROR(Annotate(RunScope(cond, cond_values), "while cond"));
     const DeviceArray test = Lookup(ins.cond->yields[0], cond_values);
     cond_values.clear();
@@ -328,9 +336,9 @@ absl::Status Executor::RunWhile(const Instruction& ins, const PlannedScope& body
         break;
       }
     }
-    std::vector<DeviceArray> body_values = scope_values(body, true);
+    std::vector<DeviceArray> body_values = LoopScopeValues(body, std::move(current), invariants);
     RETURN_IF_ERROR(Annotate(RunScope(body, body_values), "while body"));
-    for (size_t c = 0; c < carried; ++c) current[c] = Lookup(prog.yields[c], body_values);
+    current = Yields(prog, body_values);
     ++trips;
   }
   ASSIGN_OR_RETURN(values[first_output + carried], ScalarArray(DType::kInt64, Scalar::Int(trips)));
@@ -379,9 +387,11 @@ absl::StatusOr<bool> Executor::RunGraphTrips(const Instruction& ins, const Plann
   }
   for (size_t c = 0; c < carried; ++c) current[c] = slots[c];
 
-  auto view = [&](size_t c) {
-    DeviceArray v = slots[c];
-    if (v.buffer != nullptr) v.buffer = std::make_shared<BorrowedBuffer>(slots[c].buffer.get());
+  auto views = [&] {
+    std::vector<DeviceArray> v = slots;
+    for (DeviceArray& a : v) {
+      if (a.buffer != nullptr) a.buffer = std::make_shared<BorrowedBuffer>(a.buffer.get());
+    }
     return v;
   };
   auto in_a_slot = [&](const DeviceArray& y) {
@@ -394,12 +404,9 @@ absl::StatusOr<bool> Executor::RunGraphTrips(const Instruction& ins, const Plann
   // blocks of the arena, charged once as the arena.
   auto record_body = [&]() -> absl::Status {
     Device::ArenaScope in_arena(ctx_.device);
-    std::vector<DeviceArray> values(body.types.size());
-    for (size_t c = 0; c < carried; ++c) values[c] = view(c);
-    for (size_t j = 0; j < invariants.size(); ++j) values[carried + j] = invariants[j];
+    std::vector<DeviceArray> values = LoopScopeValues(body, views(), invariants);
     RETURN_IF_ERROR(RunScope(body, values));
-    std::vector<DeviceArray> results(carried);
-    for (size_t c = 0; c < carried; ++c) results[c] = Lookup(prog.yields[c], values);
+    std::vector<DeviceArray> results = Yields(prog, values);
     values.clear();
     // A result left in another value's slot is copied aside first: the
     // writes below may overwrite that slot.
@@ -420,11 +427,8 @@ absl::StatusOr<bool> Executor::RunGraphTrips(const Instruction& ins, const Plann
   // The condition on the slots; the held views keep it from writing them.
   auto record_cond = [&]() -> absl::StatusOr<DeviceArray> {
     Device::ArenaScope in_arena(ctx_.device);
-    std::vector<DeviceArray> held(carried);
-    for (size_t c = 0; c < carried; ++c) held[c] = view(c);
-    std::vector<DeviceArray> values(cond->types.size());
-    for (size_t c = 0; c < carried; ++c) values[c] = held[c];
-    for (size_t j = 0; j < invariants.size(); ++j) values[carried + j] = invariants[j];
+    const std::vector<DeviceArray> held = views();
+    std::vector<DeviceArray> values = LoopScopeValues(*cond, held, invariants);
     RETURN_IF_ERROR(RunScope(*cond, values));
     return Lookup(ins.cond->yields[0], values);
   };
