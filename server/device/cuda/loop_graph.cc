@@ -123,13 +123,17 @@ CaptureScope::CaptureScope(const StreamState& state, cudaStream_t capture, Captu
 CaptureScope::~CaptureScope() { tl_capture = previous_; }
 
 bool CudaBackend::CapturesLoops() const {
-  // Conditional nodes set from a kernel: CUDA 12.4 in the driver too.
-  int driver = 0;
-  if (cudaDriverGetVersion(&driver) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return false;
-  }
-  return driver >= 12040;
+  // Conditional nodes set from a kernel: CUDA 12.4 in the driver too. Asked
+  // once per process: every program's planning asks.
+  static const bool supported = [] {
+    int driver = 0;
+    if (cudaDriverGetVersion(&driver) != cudaSuccess) {
+      (void)cudaGetLastError();
+      return false;
+    }
+    return driver >= 12040;
+  }();
+  return supported;
 }
 
 absl::StatusOr<std::unique_ptr<LoopGraph>> CudaBackend::CaptureLoop(Stream& stream,
