@@ -128,6 +128,10 @@ class LoopGraph {
   // (at least one more: call it only when the condition held); complete on
   // return. The carried values live in the slots the capture wrote.
   virtual absl::StatusOr<Round> Run(int64_t trips_after) = 0;
+  // Whether the backend made it ready by updating an executable graph of
+  // an earlier loop of the same shape (SetLoopGraphCache) rather than
+  // instantiating a new one.
+  virtual bool from_cache() const { return false; }
 };
 
 // What CaptureLoop records, in a trip's order. Both run on the capturing
@@ -170,6 +174,12 @@ class Backend : public DeviceInfo, public Allocator {
   virtual absl::StatusOr<std::shared_ptr<void>> RegisterHost(void* data, int64_t bytes) {
     return std::shared_ptr<void>();
   }
+  // How many executable loop graphs each stream keeps after its loops end,
+  // the least recently used dropped first, so that a later loop of the same
+  // shape on that stream updates one with its new addresses instead of
+  // instantiating its own (CUDA: cudaGraphExecUpdate). 0: none kept. They
+  // hold no arrays, only the device's own description of the graph.
+  virtual void SetLoopGraphCache(int entries) {}
   // Whether CaptureLoop can work here (CUDA 12.4+: conditional graph nodes).
   virtual bool CapturesLoops() const { return false; }
   // Records `spec`'s trip into a graph whose condition is decided on the

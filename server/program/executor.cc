@@ -448,7 +448,12 @@ absl::StatusOr<bool> Executor::RunGraphTrips(const Instruction& ins, const Plann
     spec.body = record_body;
     if (cond != nullptr) spec.cond = record_cond;
     spec.arena = *std::move(arena);
+    const auto start = std::chrono::steady_clock::now();
     absl::StatusOr<std::unique_ptr<LoopGraph>> captured = backend.CaptureLoop(ctx_.stream, spec);
+    if (options_.loops != nullptr) {
+      options_.loops->graph_setup_seconds +=
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    }
     if (captured.ok()) {
       graph = *std::move(captured);
     } else {
@@ -464,6 +469,7 @@ absl::StatusOr<bool> Executor::RunGraphTrips(const Instruction& ins, const Plann
     if (options_.loops != nullptr) ++options_.loops->graph_fallbacks;
     return false;
   }
+  if (options_.loops != nullptr && graph->from_cache()) ++options_.loops->graph_cache_hits;
   // Rounds, each one launch and one read-back, sized as fused loops' are so
   // that a deadline or a cancel still stops the loop promptly.
   const int64_t before = trips;

@@ -48,6 +48,11 @@ struct LoopCounts {
   int64_t graph_whiles = 0;
   int64_t graph_loops = 0;  // fixed-trip
   int64_t graph_fallbacks = 0;
+  // Of the graphs, those the backend made ready by updating one kept from
+  // an earlier loop of the same shape (Backend::SetLoopGraphCache), and the
+  // seconds recording and readying all of them took.
+  int64_t graph_cache_hits = 0;
+  double graph_setup_seconds = 0;
   // Ops of the trips whiles did not take: Plan::executed_ops less this is
   // what ran.
   int64_t ops_not_run = 0;

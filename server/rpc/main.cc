@@ -36,6 +36,10 @@ ABSL_FLAG(bool, loop_graphs, true,
           "run loops and whiles whose bodies a device graph can record as one after their "
           "first trip (CUDA: a conditional WHILE node, the condition tested on the device); "
           "false: trip by trip, the condition read back each trip");
+ABSL_FLAG(int32_t, loop_graph_cache, 16,
+          "executable loop graphs each session keeps after its loops end, so that a later loop "
+          "of the same shape updates one with its new addresses instead of instantiating its "
+          "own (CUDA: cudaGraphExecUpdate); they hold no arrays. 0: keep none");
 ABSL_FLAG(int64_t, max_inline_bytes, 4 << 20,
           "largest total of results returned inline by one program, bytes");
 ABSL_FLAG(int64_t, chunk_bytes, 4 << 20, "download chunk size, bytes");
@@ -134,6 +138,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   options.limits.loop_graphs = absl::GetFlag(FLAGS_loop_graphs);
+  options.loop_graph_cache = absl::GetFlag(FLAGS_loop_graph_cache);
   options.chunk_bytes = absl::GetFlag(FLAGS_chunk_bytes);
   options.auth_tokens_file = absl::GetFlag(FLAGS_auth_tokens);
   options.tls_cert_file = absl::GetFlag(FLAGS_tls_cert);

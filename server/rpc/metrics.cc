@@ -91,6 +91,8 @@ void Metrics::RecordLoops(const LoopCounts& loops) {
   loops_.graph_whiles += loops.graph_whiles;
   loops_.graph_loops += loops.graph_loops;
   loops_.graph_fallbacks += loops.graph_fallbacks;
+  loops_.graph_cache_hits += loops.graph_cache_hits;
+  loops_.graph_setup_seconds += loops.graph_setup_seconds;
 }
 
 void Metrics::RecordProgram(const std::string& tenant, int64_t ops) {
@@ -199,6 +201,14 @@ std::string Metrics::Render(const MetricsGauges& g) const {
          "Loops and whiles the plan marked for a device graph whose recording failed; they ran "
          "trip by trip (the server log says why).");
   absl::StrAppend(&out, "resident_loop_graph_fallbacks_total ", loops_.graph_fallbacks, "\n");
+  Header(out, "resident_loop_graph_cache_hits_total", "counter",
+         "Loop graphs made ready by updating the executable graph of an earlier loop of the "
+         "same shape on the same session's stream (--loop-graph-cache), not instantiating one.");
+  absl::StrAppend(&out, "resident_loop_graph_cache_hits_total ", loops_.graph_cache_hits, "\n");
+  Header(out, "resident_loop_graph_setup_seconds_total", "counter",
+         "Time spent recording loop graphs' trips and readying their executable graphs.");
+  absl::StrAppend(&out, "resident_loop_graph_setup_seconds_total ", loops_.graph_setup_seconds,
+                  "\n");
   Header(out, "resident_while_loops_capped_total", "counter",
          "While loops that stopped at max_trips with their condition still true.");
   absl::StrAppend(&out, "resident_while_loops_capped_total ", loops_.capped, "\n");

@@ -46,7 +46,11 @@ class Server::Impl {
     if (options_.max_memory_bytes < 0) {
       return absl::InvalidArgumentError("--max-memory must not be negative");
     }
+    if (options_.loop_graph_cache < 0) {
+      return absl::InvalidArgumentError("--loop-graph-cache must not be negative");
+    }
     ASSIGN_OR_RETURN(devices_, CreateDeviceSet(options_.device, options_.max_memory_bytes));
+    for (Device* d : devices_->all()) d->backend().SetLoopGraphCache(options_.loop_graph_cache);
     SessionOptions so;
     so.idle_timeout = options_.session_idle_timeout;
     so.reap_interval = std::min(absl::Seconds(1), options_.session_idle_timeout / 4);

@@ -44,6 +44,9 @@ struct ServerOptions {
   int max_extra_workers = 64;
   TableLimits table_limits;  // sessions and handles, server-wide
   ProgramLimits limits;
+  // Executable loop graphs each session's stream keeps for later loops of
+  // the same shape (Backend::SetLoopGraphCache); 0: none.
+  int loop_graph_cache = 16;
   QuotaConfig quotas;    // per-tenant bytes and arrays
   std::string data_dir;  // named arrays persist here; empty: memory only
   // Called (once) when the device is poisoned and the process must exit.

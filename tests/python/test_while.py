@@ -175,6 +175,45 @@ def test_device_graphs_equal_trip_by_trip_bit_for_bit(start_server):
         assert (graphs, loops) == (0, 0)
 
 
+def test_kept_loop_graphs_are_reused_and_equal_trip_by_trip(start_server):
+    """One session solving again at a size it solved before reuses the
+    executable graph of that solve (updated with the new arrays' addresses)
+    on CUDA, and every answer is still the trip-by-trip server's, bit for
+    bit, whatever was solved in between. --loop-graph-cache=0 keeps none."""
+    server = start_server("--loop-graphs=true")
+    uncached = start_server("--loop-graphs=true", "--loop-graph-cache=0")
+    plain = start_server("--loop-graphs=false")
+    rng = np.random.default_rng(11)
+    sizes = [48, 48, 96, 48]
+    problems = []
+    for n in sizes:
+        a = 2 * np.eye(n) - np.eye(n, k=1) - np.eye(n, k=-1) + np.diag(rng.random(n))
+        problems.append((a, rng.standard_normal(n)))
+
+    def run(target):
+        out = []
+        with rs.connect(target, lazy=True) as c:
+            def while_loop(cond, body, state, max_trips):
+                return c.while_loop(cond, body, state, max_trips=max_trips, full_output=True)
+            for a, b in problems:
+                (x, r, p, rr), trips, capped = conjugate_gradient(
+                    rs, rs.matmul, c.asarray(a), c.asarray(b), 1e-12, 1000, while_loop)
+                out.append((x.get().tobytes(), r.get().tobytes(), int(trips), bool(capped)))
+        return out
+    hits = "resident_loop_graph_cache_hits_total"
+    want = run(plain.target)
+    assert all(t > 10 for _, _, t, _ in want)
+    assert run(server.target) == want
+    assert run(uncached.target) == want
+    assert _metric(uncached, hits) == 0
+    if server.args[server.args.index("--device") + 1].startswith("cuda"):
+        # The second and the fourth solve at 48 at least; 96 may fit too.
+        assert _metric(server, 'resident_while_loops_total{form="graph"}') == len(sizes)
+        assert _metric(server, hits) >= 2, server.log()
+    else:
+        assert _metric(server, hits) == 0
+
+
 def test_bad_conditions_and_bodies_are_refused(c):
     x = c.ones(3)
     with pytest.raises(rs.InvalidArgument, match="a while condition must be a bool scalar"):

@@ -110,6 +110,7 @@ StreamState::~StreamState() {
   if (solver_.handle != nullptr) (void)cusolverDnDestroy(solver_.handle);
   if (cublas_ != nullptr) (void)cublasDestroy(cublas_);
   if (cublas_workspace_ != nullptr) (void)cudaFreeAsync(cublas_workspace_, stream_);
+  loop_graphs_.reset();
   if (capture_stream_ != nullptr) (void)cudaStreamDestroy(capture_stream_);
   // Returns at once; the stream's pending work still completes.
   (void)cudaStreamDestroy(stream_);
@@ -124,6 +125,12 @@ absl::StatusOr<cudaStream_t> StreamState::CaptureStream() {
     capture_stream_ = made;
   }
   return capture_stream_;
+}
+
+LoopGraphCache& StreamState::loop_graphs() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (loop_graphs_ == nullptr) loop_graphs_ = std::make_shared<LoopGraphCache>(device_->ordinal);
+  return *loop_graphs_;
 }
 
 Staging& StreamState::staging() {

@@ -75,7 +75,8 @@ struct DeviceState {
 };
 
 class StreamState;
-class CaptureArena;  // loop_graph.h
+class CaptureArena;    // loop_graph.h
+class LoopGraphCache;  // loop_graph.h
 
 // The capture the calling thread is recording (CaptureScope, loop_graph.h):
 // while set, ops this thread queues on `state` go to `stream`, a private
@@ -115,6 +116,8 @@ class StreamState {
   // A private stream that loop graphs are recorded on, made on first use
   // and kept for this stream's life (cuBLAS may still name it).
   absl::StatusOr<cudaStream_t> CaptureStream();
+  // The executable loop graphs this stream keeps, made on first use.
+  LoopGraphCache& loop_graphs();
   // Pinned staging for large host copies on this stream, made on first use.
   Staging& staging();
   // This stream's cuFFT plans, made on first use.
@@ -134,6 +137,7 @@ class StreamState {
   cublasHandle_t cublas_ = nullptr;
   cudaStream_t cublas_stream_ = nullptr;  // the stream cublas_ is bound to
   cudaStream_t capture_stream_ = nullptr;
+  std::shared_ptr<LoopGraphCache> loop_graphs_;  // shared: the type is incomplete here
   void* cublas_workspace_ = nullptr;
   size_t cublas_workspace_bytes_ = 0;
   std::unique_ptr<Staging> staging_;
@@ -241,6 +245,7 @@ class CudaBackend final : public Backend {
   bool CapturesLoops() const override;
   absl::StatusOr<std::unique_ptr<LoopGraph>> CaptureLoop(Stream& stream,
                                                          const LoopCaptureSpec& spec) override;
+  void SetLoopGraphCache(int entries) override { loop_graph_cache_.store(entries); }
 
  private:
   using StreamRef = std::shared_ptr<StreamState>;
@@ -305,6 +310,8 @@ class CudaBackend final : public Backend {
   std::shared_ptr<DeviceState> device_;
   std::string description_;
   std::unique_ptr<FusedKernelCache> fused_kernels_;
+  // Executable loop graphs each stream keeps (SetLoopGraphCache).
+  std::atomic<int> loop_graph_cache_{16};
 };
 
 }  // namespace resident::cuda_internal

@@ -7,8 +7,11 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <utility>
+#include <vector>
 
+#include "absl/hash/hash.h"
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "kernels/cuda/loop_graph.h"
@@ -26,15 +29,24 @@ int64_t AlignUp(int64_t bytes) { return (bytes + kAlign - 1) / kAlign * kAlign; 
 class CudaLoopGraph final : public LoopGraph {
  public:
   CudaLoopGraph(std::shared_ptr<DeviceState> device, std::shared_ptr<StreamState> stream,
-                std::shared_ptr<CaptureArena> arena, int64_t* state)
+                std::shared_ptr<CaptureArena> arena, int64_t* state, CachedLoopGraph graph,
+                bool from_cache, int keep)
       : device_(std::move(device)),
         stream_(std::move(stream)),
         arena_(std::move(arena)),
-        state_(state) {}
+        state_(state),
+        graph_(graph),
+        from_cache_(from_cache),
+        keep_(keep) {}
+  // The executable goes back to the stream's cache unless a round may
+  // still be running it.
   ~CudaLoopGraph() override {
     DeviceGuard guard(device_->ordinal);
-    if (exec_ != nullptr) (void)cudaGraphExecDestroy(exec_);
-    if (graph_ != nullptr) (void)cudaGraphDestroy(graph_);
+    if (idle_ && !device_->poisoned.load()) {
+      stream_->loop_graphs().Put(graph_, keep_);
+    } else {
+      DestroyLoopGraph(graph_);
+    }
   }
 
   absl::StatusOr<Round> Run(int64_t until) override {
@@ -42,28 +54,39 @@ class CudaLoopGraph final : public LoopGraph {
     DeviceGuard guard(device_->ordinal);
     const cudaStream_t stream = stream_->home_stream();
     const int64_t limit = until;
+    idle_ = false;
     // From pageable memory: returns once `limit` is staged.
     RETURN_IF_ERROR(device_->Check(cudaMemcpyAsync(state_ + cuda_kernels::kLoopUntil, &limit,
                                                    sizeof limit, cudaMemcpyHostToDevice, stream),
                                    "cudaMemcpyAsync(loop round)"));
-    RETURN_IF_ERROR(device_->Check(cudaGraphLaunch(exec_, stream), "cudaGraphLaunch"));
+    RETURN_IF_ERROR(device_->Check(cudaGraphLaunch(graph_.exec, stream), "cudaGraphLaunch"));
     int64_t host[3] = {0, 0, 0};
     RETURN_IF_ERROR(
         device_->Check(cudaMemcpyAsync(host, state_, sizeof host, cudaMemcpyDeviceToHost, stream),
                        "cudaMemcpyAsync(loop state)"));
     RETURN_IF_ERROR(device_->Check(cudaStreamSynchronize(stream), "cudaStreamSynchronize"));
+    idle_ = true;
     return Round{host[cuda_kernels::kLoopTrips], host[cuda_kernels::kLoopHolds] != 0};
   }
 
-  cudaGraph_t graph_ = nullptr;
-  cudaGraphExec_t exec_ = nullptr;
+  bool from_cache() const override { return from_cache_; }
 
  private:
   std::shared_ptr<DeviceState> device_;
   std::shared_ptr<StreamState> stream_;
   std::shared_ptr<CaptureArena> arena_;  // every address the graph names
   int64_t* state_;                       // in the arena
+  CachedLoopGraph graph_;
+  const bool from_cache_;
+  const int keep_;    // the stream's cache capacity
+  bool idle_ = true;  // no round of ours in flight
 };
+
+// Owns a graph until released.
+struct GraphDeleter {
+  void operator()(CUgraph_st* g) const { (void)cudaGraphDestroy(g); }
+};
+using GraphOwner = std::unique_ptr<CUgraph_st, GraphDeleter>;
 
 }  // namespace
 
@@ -122,6 +145,73 @@ CaptureScope::CaptureScope(const StreamState& state, cudaStream_t capture, Captu
 
 CaptureScope::~CaptureScope() { tl_capture = previous_; }
 
+void DestroyLoopGraph(CachedLoopGraph& g) {
+  if (g.exec != nullptr) (void)cudaGraphExecDestroy(g.exec);
+  if (g.graph != nullptr) (void)cudaGraphDestroy(g.graph);
+  g = CachedLoopGraph();
+}
+
+uint64_t LoopGraphShape(cudaGraph_t body) {
+  size_t count = 0;
+  if (cudaGraphGetNodes(body, nullptr, &count) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  std::vector<cudaGraphNode_t> nodes(count);
+  if (count > 0 && cudaGraphGetNodes(body, nodes.data(), &count) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  uint64_t shape = absl::HashOf(count);
+  for (cudaGraphNode_t node : nodes) {
+    cudaGraphNodeType type = cudaGraphNodeTypeEmpty;
+    if (cudaGraphNodeGetType(node, &type) != cudaSuccess) (void)cudaGetLastError();
+    shape = absl::HashOf(shape, static_cast<int>(type));
+    if (type != cudaGraphNodeTypeKernel) continue;
+    cudaKernelNodeParams p{};
+    if (cudaGraphKernelNodeGetParams(node, &p) != cudaSuccess) {
+      (void)cudaGetLastError();  // e.g. a driver-API kernel: its type alone
+      continue;
+    }
+    shape = absl::HashOf(shape, reinterpret_cast<uintptr_t>(p.func), p.gridDim.x, p.gridDim.y,
+                         p.gridDim.z, p.blockDim.x, p.blockDim.y, p.blockDim.z, p.sharedMemBytes);
+  }
+  return shape;
+}
+
+LoopGraphCache::~LoopGraphCache() {
+  DeviceGuard guard(ordinal_);
+  for (CachedLoopGraph& g : graphs_) DestroyLoopGraph(g);
+}
+
+std::optional<CachedLoopGraph> LoopGraphCache::Take(uint64_t shape) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto it = graphs_.rbegin(); it != graphs_.rend(); ++it) {
+    if (it->shape != shape) continue;
+    CachedLoopGraph g = *it;
+    graphs_.erase(std::next(it).base());
+    return g;
+  }
+  return std::nullopt;
+}
+
+void LoopGraphCache::Put(CachedLoopGraph g, int capacity) {
+  std::list<CachedLoopGraph> dropped;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    graphs_.push_back(g);
+    while (static_cast<int64_t>(graphs_.size()) > std::max(capacity, 0)) {
+      dropped.splice(dropped.end(), graphs_, graphs_.begin());
+    }
+  }
+  for (CachedLoopGraph& d : dropped) DestroyLoopGraph(d);
+}
+
+int64_t LoopGraphCache::size() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return static_cast<int64_t>(graphs_.size());
+}
+
 bool CudaBackend::CapturesLoops() const {
   // Conditional nodes set from a kernel: CUDA 12.4 in the driver too. Asked
   // once per process: every program's planning asks.
@@ -149,18 +239,20 @@ absl::StatusOr<std::unique_ptr<LoopGraph>> CudaBackend::CaptureLoop(Stream& stre
   DeviceGuard guard(device_->ordinal);
   ASSIGN_OR_RETURN(const cudaStream_t capture, s->CaptureStream());
   auto arena = std::make_shared<CaptureArena>(spec.arena);
-  ASSIGN_OR_RETURN(void* state_block, arena->Take(3 * sizeof(int64_t)));
+  constexpr int64_t kStateBytes = cuda_kernels::kLoopStateWords * sizeof(int64_t);
+  ASSIGN_OR_RETURN(void* state_block, arena->Take(kStateBytes));
   auto* state = static_cast<int64_t*>(state_block);
-  RETURN_IF_ERROR(Check(cudaMemsetAsync(state, 0, 3 * sizeof(int64_t), s->home_stream()),
+  RETURN_IF_ERROR(Check(cudaMemsetAsync(state, 0, kStateBytes, s->home_stream()),
                         "cudaMemsetAsync(loop state)"));
-  auto graph = std::make_unique<CudaLoopGraph>(device_, s, arena, state);
-  RETURN_IF_ERROR(Check(cudaGraphCreate(&graph->graph_, 0), "cudaGraphCreate"));
+  cudaGraph_t made = nullptr;
+  RETURN_IF_ERROR(Check(cudaGraphCreate(&made, 0), "cudaGraphCreate"));
+  GraphOwner fresh(made);
   // Launched, the node runs its body once (the handle's default), then
   // again while LoopStep sets the handle: the caller launches a round only
   // when the condition held.
   cudaGraphConditionalHandle handle = 0;
   RETURN_IF_ERROR(
-      Check(cudaGraphConditionalHandleCreate(&handle, graph->graph_, 1, cudaGraphCondAssignDefault),
+      Check(cudaGraphConditionalHandleCreate(&handle, made, 1, cudaGraphCondAssignDefault),
             "cudaGraphConditionalHandleCreate"));
   cudaGraphNodeParams params{};
   params.type = cudaGraphNodeTypeConditional;
@@ -168,7 +260,7 @@ absl::StatusOr<std::unique_ptr<LoopGraph>> CudaBackend::CaptureLoop(Stream& stre
   params.conditional.type = cudaGraphCondTypeWhile;
   params.conditional.size = 1;
   cudaGraphNode_t node = nullptr;
-  RETURN_IF_ERROR(Check(cudaGraphAddNode(&node, graph->graph_, nullptr, nullptr, 0, &params),
+  RETURN_IF_ERROR(Check(cudaGraphAddNode(&node, made, nullptr, nullptr, 0, &params),
                         "cudaGraphAddNode(while)"));
   cudaGraph_t body = params.conditional.phGraph_out[0];
 
@@ -189,7 +281,7 @@ absl::StatusOr<std::unique_ptr<LoopGraph>> CudaBackend::CaptureLoop(Stream& stre
       }
     }
     if (recorded.ok()) {
-      recorded = Check(cuda_kernels::LoopStep(capture, test.data(), state, handle), "loop step");
+      recorded = Check(cuda_kernels::LoopStep(capture, test.data(), state), "loop step");
     }
     test = DeviceArray();  // back to the arena; the graph keeps the address
     // Always leave capture mode, whatever failed.
@@ -202,9 +294,40 @@ absl::StatusOr<std::unique_ptr<LoopGraph>> CudaBackend::CaptureLoop(Stream& stre
     }
   }
   RETURN_IF_ERROR(recorded);
-  RETURN_IF_ERROR(
-      Check(cudaGraphInstantiate(&graph->exec_, graph->graph_, 0), "cudaGraphInstantiate"));
-  return std::unique_ptr<LoopGraph>(std::move(graph));
+
+  // An executable of an earlier loop of this shape on this stream, updated
+  // with this recording's addresses, else a new one.
+  const int keep = loop_graph_cache_.load();
+  const uint64_t shape = LoopGraphShape(body);
+  std::optional<CachedLoopGraph> ready;
+  if (keep > 0) ready = s->loop_graphs().Take(shape);
+  bool updated = false;
+  if (ready.has_value()) {
+    cudaGraphExecUpdateResultInfo info{};
+    updated = cudaGraphExecUpdate(ready->exec, made, &info) == cudaSuccess;
+    if (!updated) {
+      (void)cudaGetLastError();  // another topology after all: instantiate
+      DestroyLoopGraph(*ready);
+      ready.reset();
+    }
+  }
+  if (!ready.has_value()) {
+    cudaGraphExec_t exec = nullptr;
+    RETURN_IF_ERROR(Check(cudaGraphInstantiate(&exec, made, 0), "cudaGraphInstantiate"));
+    ready = CachedLoopGraph{shape, fresh.release(), exec, handle};
+  }
+  // The handle LoopStep sets: the one the executable was made with.
+  // From pageable memory: returns once staged.
+  const int64_t word = static_cast<int64_t>(ready->handle);
+  absl::Status set = Check(cudaMemcpyAsync(state + cuda_kernels::kLoopHandle, &word, sizeof word,
+                                           cudaMemcpyHostToDevice, s->home_stream()),
+                           "cudaMemcpyAsync(loop handle)");
+  if (!set.ok()) {
+    DestroyLoopGraph(*ready);
+    return set;
+  }
+  return std::unique_ptr<LoopGraph>(
+      std::make_unique<CudaLoopGraph>(device_, s, std::move(arena), state, *ready, updated, keep));
 }
 
 }  // namespace resident::cuda_internal

@@ -13,9 +13,11 @@
 #define RESIDENT_SERVER_DEVICE_CUDA_LOOP_GRAPH_H_
 
 #include <cstdint>
+#include <list>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
@@ -53,6 +55,48 @@ class CaptureScope {
 
  private:
   ThreadCapture previous_;
+};
+
+// An executable loop graph and the graph it was instantiated from, which
+// owns the conditional handle the executable sets (its LoopStep reads the
+// handle from the loop's state, so updating the executable from a newer
+// recording leaves the handle as it was).
+struct CachedLoopGraph {
+  uint64_t shape = 0;  // LoopGraphShape of the recording it was made from
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  cudaGraphConditionalHandle handle = 0;
+};
+
+// Destroys both graphs (either may be null).
+void DestroyLoopGraph(CachedLoopGraph& g);
+
+// What makes two recordings of a trip likely to fit one executable graph:
+// the body's nodes, their types and each kernel's function and launch
+// shape, not the addresses they name. A match is only a candidate:
+// cudaGraphExecUpdate decides.
+uint64_t LoopGraphShape(cudaGraph_t body);
+
+// A stream's executable loop graphs kept after their loops ended
+// (CudaBackend::SetLoopGraphCache), least recently used first.
+class LoopGraphCache {
+ public:
+  explicit LoopGraphCache(int ordinal) : ordinal_(ordinal) {}
+  ~LoopGraphCache();
+  LoopGraphCache(const LoopGraphCache&) = delete;
+  LoopGraphCache& operator=(const LoopGraphCache&) = delete;
+
+  // Takes out the most recent graph of `shape`, if any.
+  std::optional<CachedLoopGraph> Take(uint64_t shape);
+  // Keeps `g` as the most recent, destroying the least recent beyond
+  // `capacity` (all of them, `g` too, for 0).
+  void Put(CachedLoopGraph g, int capacity);
+  int64_t size() const;
+
+ private:
+  const int ordinal_;
+  mutable std::mutex mu_;
+  std::list<CachedLoopGraph> graphs_;  // least recent first
 };
 
 }  // namespace resident::cuda_internal
