@@ -8,7 +8,7 @@ test, as CuPy users write it), in the same run.
 
     bench/while_loops.py --server 127.0.0.1:50051 [--cg 2048] [--jacobi 1024]
         [--dot 256] [--trips 1000] [--reps 3] [--json out.json]
-        [--server-trip-by-trip 127.0.0.1:50052]
+        [--server-trip-by-trip 127.0.0.1:50052] [--windows windows.json]
 
 --server-trip-by-trip names a second server started with --loop-graphs=false:
 the same request there runs trip by trip (the condition read back each
@@ -21,6 +21,11 @@ Each figure is the median of --reps runs after one warm-up, from the call to
 the answer in hand (the trip count read back). The algorithms are written
 once over an array namespace (numpy, cupy, resident) so each side runs the
 same operations.
+
+--windows writes each timed run of the Resident and CuPy rows as a window
+{"label", "start_ns", "end_ns"} in CLOCK_MONOTONIC ns (labels such as
+"CG 2048².resident_while rep 2"), for bench/kernel_time.py to set beside the
+GPU time of the kernels that a profiled server ran in it.
 """
 
 from __future__ import annotations
@@ -35,14 +40,22 @@ import numpy as np
 import resident as rs
 
 
-def median_ms(reps: int, fn) -> tuple:
-    """(median ms, what fn returned last) after one warm-up."""
+WINDOWS: list | None = None  # --windows: the labelled runs' windows
+
+
+def median_ms(reps: int, fn, label: str | None = None) -> tuple:
+    """(median ms, what fn returned last) after one warm-up; with --windows,
+    each timed run of a labelled call is recorded as a window."""
     out = fn()
     times = []
-    for _ in range(reps):
+    for rep in range(reps):
+        start_ns = time.monotonic_ns()
         t0 = time.perf_counter()
         out = fn()
         times.append((time.perf_counter() - t0) * 1e3)
+        if WINDOWS is not None and label:
+            WINDOWS.append({"label": f"{label} rep {rep}", "start_ns": start_ns,
+                            "end_ns": time.monotonic_ns()})
     return statistics.median(times), out
 
 
@@ -133,7 +146,7 @@ def run_problem(name, parts, n, tol, max_trips, reps, c, cupy, m, rows, c_plain=
             trips = host_loop(s, cond, step, max_trips)  # bool() synchronises each test
             cupy.cuda.Device().synchronize()
             return trips
-        t, trips = median_ms(reps, cupy_run)
+        t, trips = median_ms(reps, cupy_run, f"{name}.cupy_loop")
         m[f"{name}.cupy_loop_ms"] = t
         rows.append((name, "CuPy, Python loop (sync per test)", t, trips))
 
@@ -142,7 +155,7 @@ def run_problem(name, parts, n, tol, max_trips, reps, c, cupy, m, rows, c_plain=
             fixed_trips(s, step, trips)
             cupy.cuda.Device().synchronize()
             return trips
-        t, _ = median_ms(reps, cupy_untested)
+        t, _ = median_ms(reps, cupy_untested, f"{name}.cupy_no_test")
         m[f"{name}.cupy_no_test_ms"] = t
         rows.append((name, "CuPy, same trips, no test", t, trips))
 
@@ -154,7 +167,7 @@ def run_problem(name, parts, n, tol, max_trips, reps, c, cupy, m, rows, c_plain=
             s, cond, step = parts(rs, b_res, tol)
             _, trips, _ = client.while_loop(cond, step, s, max_trips=max_trips, full_output=True)
             return int(trips)
-        t, trips = median_ms(reps, resident_while)
+        t, trips = median_ms(reps, resident_while, f"{name}.{key}")
         m[f"{name}.{key}_ms"], m[f"{name}.{key}_trips"] = t, trips
         rows.append((name, how, t, trips))
         rs.set_default_client(c)
@@ -201,7 +214,7 @@ def run_dot_loop(n, trips, reps, c, cupy, m, rows, c_plain=None, numpy=True):
                 x = body(cupy, x)
             cupy.cuda.Device().synchronize()
             return trips
-        t, _ = median_ms(reps, cupy_run)
+        t, _ = median_ms(reps, cupy_run, "dot_loop.cupy")
         m["dot_loop.cupy_ms"] = t
         rows.append((f"{trips} x ({n}² dot + update)", "CuPy, one launch per op", t, trips))
     for client, key, how in ((c, "resident", "Resident loop, one request"),
@@ -216,7 +229,7 @@ def run_dot_loop(n, trips, reps, c, cupy, m, rows, c_plain=None, numpy=True):
         def resident_run():
             x = client.loop(trips, x_res, lambda x: body(rs, x))
             return float(x[0, 0])
-        t, _ = median_ms(reps, resident_run)
+        t, _ = median_ms(reps, resident_run, f"dot_loop.{key}")
         m[f"dot_loop.{key}_ms"] = t
         rows.append((f"{trips} x ({n}² dot + update)", how, t, trips))
     rs.set_default_client(c)
@@ -237,7 +250,11 @@ def main() -> None:
                     help="skip NumPy's rows (minutes at GPU sizes)")
     ap.add_argument("--server-trip-by-trip",
                     help="a second server started with --loop-graphs=false, timed beside")
+    ap.add_argument("--windows", help="write the Resident and CuPy runs' CLOCK_MONOTONIC windows "
+                    "here, for bench/kernel_time.py")
     args = ap.parse_args()
+    global WINDOWS
+    WINDOWS = [] if args.windows else None
     try:
         import cupy  # noqa: PLC0415: GPU hosts only
         cupy.cuda.runtime.getDeviceCount()
@@ -264,6 +281,9 @@ def main() -> None:
     if args.json:
         with open(args.json, "w") as f:
             json.dump(m, f, indent=1)
+    if args.windows:
+        with open(args.windows, "w") as f:
+            json.dump(WINDOWS, f, indent=1)
 
 
 if __name__ == "__main__":
