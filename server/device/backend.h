@@ -132,6 +132,10 @@ class LoopGraph {
   // an earlier loop of the same shape (SetLoopGraphCache) rather than
   // instantiating a new one.
   virtual bool from_cache() const { return false; }
+  // The most bytes of its arena the recorded trip held at once (values and
+  // scratch), against which the planner's arena size can be judged; -1
+  // where the backend does not know.
+  virtual int64_t arena_peak_bytes() const { return -1; }
 };
 
 // What CaptureLoop records, in a trip's order. Both run on the capturing

@@ -489,6 +489,10 @@ absl::StatusOr<bool> Executor::RunGraphTrips(const Instruction& ins, const Plann
                        ins.trip_count - before - done);
   }
   trips = before + done;
+  if (options_.loops != nullptr) {
+    options_.loops->graph_arena_bytes += arena_bytes;
+    options_.loops->graph_arena_peak_bytes += std::max<int64_t>(graph->arena_peak_bytes(), 0);
+  }
   return true;
 }
 

@@ -53,6 +53,11 @@ struct LoopCounts {
   // seconds recording and readying all of them took.
   int64_t graph_cache_hits = 0;
   double graph_setup_seconds = 0;
+  // The graphs' arenas: the bytes reserved for them (the planner's
+  // LoopGraphArenaBytes, or four times that after a retry) and the most
+  // each recorded trip held at once, where the backend knows it.
+  int64_t graph_arena_bytes = 0;
+  int64_t graph_arena_peak_bytes = 0;
   // Ops of the trips whiles did not take: Plan::executed_ops less this is
   // what ran.
   int64_t ops_not_run = 0;

@@ -93,6 +93,8 @@ void Metrics::RecordLoops(const LoopCounts& loops) {
   loops_.graph_fallbacks += loops.graph_fallbacks;
   loops_.graph_cache_hits += loops.graph_cache_hits;
   loops_.graph_setup_seconds += loops.graph_setup_seconds;
+  loops_.graph_arena_bytes += loops.graph_arena_bytes;
+  loops_.graph_arena_peak_bytes += loops.graph_arena_peak_bytes;
 }
 
 void Metrics::RecordProgram(const std::string& tenant, int64_t ops) {
@@ -209,6 +211,13 @@ std::string Metrics::Render(const MetricsGauges& g) const {
          "Time spent recording loop graphs' trips and readying their executable graphs.");
   absl::StrAppend(&out, "resident_loop_graph_setup_seconds_total ", loops_.graph_setup_seconds,
                   "\n");
+  Header(out, "resident_loop_graph_arena_bytes_total", "counter",
+         "Loop graphs' arenas: the bytes reserved for them (planned), and the most each "
+         "recorded trip held at once (peak).");
+  absl::StrAppend(&out, "resident_loop_graph_arena_bytes_total{use=\"planned\"} ",
+                  loops_.graph_arena_bytes, "\n");
+  absl::StrAppend(&out, "resident_loop_graph_arena_bytes_total{use=\"peak\"} ",
+                  loops_.graph_arena_peak_bytes, "\n");
   Header(out, "resident_while_loops_capped_total", "counter",
          "While loops that stopped at max_trips with their condition still true.");
   absl::StrAppend(&out, "resident_while_loops_capped_total ", loops_.capped, "\n");

@@ -210,6 +210,10 @@ def test_kept_loop_graphs_are_reused_and_equal_trip_by_trip(start_server):
         # The second and the fourth solve at 48 at least; 96 may fit too.
         assert _metric(server, 'resident_while_loops_total{form="graph"}') == len(sizes)
         assert _metric(server, hits) >= 2, server.log()
+        # Each recorded trip stayed within the arena the planner sized.
+        peak = _metric(server, 'resident_loop_graph_arena_bytes_total{use="peak"}')
+        planned = _metric(server, 'resident_loop_graph_arena_bytes_total{use="planned"}')
+        assert 0 < peak <= planned
     else:
         assert _metric(server, hits) == 0
 

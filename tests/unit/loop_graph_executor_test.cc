@@ -192,6 +192,11 @@ TEST(LoopGraphExecutorTest, WhileToConvergenceEqualsTripByTripBitForBit) {
   EXPECT_TRUE(graph.x_after == plain.x_after);
   EXPECT_TRUE(graph.x_after != graph.outputs[0]) << "the handle X was overwritten";
   EXPECT_LE(graph.peak_trip_bytes, graph.arena_bytes) << "a trip outgrew the arena it was given";
+  // What the metrics report: the arena planned, and the trip's peak in it.
+  EXPECT_EQ(graph.loops.graph_arena_bytes, graph.arena_bytes);
+  EXPECT_EQ(graph.loops.graph_arena_peak_bytes, graph.peak_trip_bytes);
+  EXPECT_GT(graph.loops.graph_arena_peak_bytes, 0);
+  EXPECT_EQ(plain.loops.graph_arena_bytes, 0);
 }
 
 TEST(LoopGraphExecutorTest, WhileStoppedAtMaxTripsIsCappedInTheGraph) {

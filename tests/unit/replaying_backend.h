@@ -83,6 +83,7 @@ class ReplayingBackend final : public Backend {
                                 ? spec_.arena->size()
                                 : std::min(owner_->arena_bytes, spec_.arena->size());
     }
+    int64_t arena_peak_bytes() const override { return owner_->peak_trip_bytes; }
     absl::StatusOr<Round> Run(int64_t until) override {
       Round r{trips_, true};
       for (;;) {

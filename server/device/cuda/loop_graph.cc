@@ -70,6 +70,7 @@ class CudaLoopGraph final : public LoopGraph {
   }
 
   bool from_cache() const override { return from_cache_; }
+  int64_t arena_peak_bytes() const override { return arena_->peak(); }
 
  private:
   std::shared_ptr<DeviceState> device_;
@@ -110,6 +111,8 @@ absl::StatusOr<void*> CaptureArena::Take(int64_t bytes) {
     free_.erase(it);
     if (rest > 0) free_[offset + want] = rest;
     taken_[offset] = want;
+    in_use_ += want;
+    peak_ = std::max(peak_, in_use_);
     return static_cast<void*>(base_ + offset);
   }
   return absl::ResourceExhaustedError(absl::StrCat("a loop graph's arena of ", memory_->size(),
@@ -123,6 +126,7 @@ void CaptureArena::Give(void* block) {
   if (t == taken_.end()) return;
   int64_t offset = t->first, bytes = t->second;
   taken_.erase(t);
+  in_use_ -= bytes;
   auto next = free_.lower_bound(offset);
   if (next != free_.end() && next->first == offset + bytes) {
     bytes += next->second;
@@ -136,6 +140,11 @@ void CaptureArena::Give(void* block) {
     }
   }
   free_[offset] = bytes;
+}
+
+int64_t CaptureArena::peak() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return peak_;
 }
 
 CaptureScope::CaptureScope(const StreamState& state, cudaStream_t capture, CaptureArena* arena)

@@ -35,13 +35,17 @@ class CaptureArena : public std::enable_shared_from_this<CaptureArena> {
   absl::StatusOr<void*> Take(int64_t bytes);
   // Gives back a block Take returned (null is ignored).
   void Give(void* block);
+  // The most bytes taken at once so far.
+  int64_t peak() const;
 
  private:
   std::shared_ptr<Buffer> memory_;
   char* base_;
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::map<int64_t, int64_t> free_;              // offset -> bytes
   absl::flat_hash_map<int64_t, int64_t> taken_;  // offset -> bytes
+  int64_t in_use_ = 0;
+  int64_t peak_ = 0;
 };
 
 // While alive, ops the calling thread queues on `state` are recorded on
