@@ -41,6 +41,7 @@ import resident as rs
 
 
 WINDOWS: list | None = None  # --windows: the labelled runs' windows
+WINDOWS_PATH: str | None = None  # rewritten after each window, so a cut-off run keeps its own
 
 
 def median_ms(reps: int, fn, label: str | None = None) -> tuple:
@@ -56,6 +57,8 @@ def median_ms(reps: int, fn, label: str | None = None) -> tuple:
         if WINDOWS is not None and label:
             WINDOWS.append({"label": f"{label} rep {rep}", "start_ns": start_ns,
                             "end_ns": time.monotonic_ns()})
+            with open(WINDOWS_PATH, "w") as f:
+                json.dump(WINDOWS, f, indent=1)
     return statistics.median(times), out
 
 
@@ -253,8 +256,9 @@ def main() -> None:
     ap.add_argument("--windows", help="write the Resident and CuPy runs' CLOCK_MONOTONIC windows "
                     "here, for bench/kernel_time.py")
     args = ap.parse_args()
-    global WINDOWS
+    global WINDOWS, WINDOWS_PATH
     WINDOWS = [] if args.windows else None
+    WINDOWS_PATH = args.windows
     try:
         import cupy  # noqa: PLC0415: GPU hosts only
         cupy.cuda.runtime.getDeviceCount()
