@@ -247,10 +247,25 @@ __global__ void __launch_bounds__(kThreads)
                    int64_t chunks) {
   const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
   const Tr op{};
+  using Acc = typename Tr::Acc;
+  // Loads in batches ahead of the combines, which stay in order: one
+  // thread's dependent loads one at a time cost an L2 round trip each (a
+  // whole-array max over 256 chunks took 25 us on an H100, three times the
+  // first pass).
+  constexpr int kBatch = 16;
   for (int64_t o = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; o < n_out;
        o += step) {
-    typename Tr::Acc acc = Tr::Identity();
-    for (int64_t c = 0; c < chunks; ++c) acc = op(acc, partial[o * chunks + c]);
+    const Acc* p = partial + o * chunks;
+    Acc acc = Tr::Identity();
+    int64_t c = 0;
+    for (; c + kBatch <= chunks; c += kBatch) {
+      Acc v[kBatch];
+#pragma unroll
+      for (int k = 0; k < kBatch; ++k) v[k] = p[c + k];
+#pragma unroll
+      for (int k = 0; k < kBatch; ++k) acc = op(acc, v[k]);
+    }
+    for (; c < chunks; ++c) acc = op(acc, p[c]);
     out[o] = Tr::Finalize(acc, m);
   }
 }
