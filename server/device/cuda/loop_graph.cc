@@ -13,6 +13,7 @@
 
 #include "absl/hash/hash.h"
 #include "absl/strings/str_cat.h"
+#include "core/log.h"
 #include "core/status_macros.h"
 #include "kernels/cuda/loop_graph.h"
 
@@ -204,10 +205,21 @@ std::optional<CachedLoopGraph> LoopGraphCache::Take(uint64_t shape) {
   return std::nullopt;
 }
 
+void LoopGraphCache::Refuse(uint64_t shape) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (refused_.size() < kMaxRefused) refused_.insert(shape);
+}
+
+bool LoopGraphCache::Refused(uint64_t shape) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return refused_.contains(shape);
+}
+
 void LoopGraphCache::Put(CachedLoopGraph g, int capacity) {
   std::list<CachedLoopGraph> dropped;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    if (refused_.contains(g.shape)) capacity = 0;  // dropped below, with any excess
     graphs_.push_back(g);
     while (static_cast<int64_t>(graphs_.size()) > std::max(capacity, 0)) {
       dropped.splice(dropped.end(), graphs_, graphs_.begin());
@@ -309,13 +321,20 @@ absl::StatusOr<std::unique_ptr<LoopGraph>> CudaBackend::CaptureLoop(Stream& stre
   const int keep = loop_graph_cache_.load();
   const uint64_t shape = LoopGraphShape(body);
   std::optional<CachedLoopGraph> ready;
-  if (keep > 0) ready = s->loop_graphs().Take(shape);
+  if (keep > 0 && !s->loop_graphs().Refused(shape)) ready = s->loop_graphs().Take(shape);
   bool updated = false;
   if (ready.has_value()) {
     cudaGraphExecUpdateResultInfo info{};
-    updated = cudaGraphExecUpdate(ready->exec, made, &info) == cudaSuccess;
+    const cudaError_t e = cudaGraphExecUpdate(ready->exec, made, &info);
+    updated = e == cudaSuccess;
     if (!updated) {
-      (void)cudaGetLastError();  // another topology after all: instantiate
+      // Not updatable after all: instantiate, and stop trying for this
+      // shape on this stream, so such loops do not pay a refused update
+      // each time.
+      (void)cudaGetLastError();
+      RESIDENT_LOG(kDebug, "loop graph update refused (", cudaGetErrorString(e), ", result ",
+                   static_cast<int>(info.result), "); this shape is no longer kept");
+      s->loop_graphs().Refuse(shape);
       DestroyLoopGraph(*ready);
       ready.reset();
     }

@@ -20,6 +20,7 @@
 #include <optional>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "server/device/buffer.h"
 #include "server/device/cuda/cuda_backend_internal.h"
@@ -93,14 +94,20 @@ class LoopGraphCache {
   // Takes out the most recent graph of `shape`, if any.
   std::optional<CachedLoopGraph> Take(uint64_t shape);
   // Keeps `g` as the most recent, destroying the least recent beyond
-  // `capacity` (all of them, `g` too, for 0).
+  // `capacity` (all of them, `g` too, for 0, or when its shape is refused).
   void Put(CachedLoopGraph g, int capacity);
+  // A shape whose recording an executable refused to be updated from: its
+  // graphs are neither taken nor kept from then on (at most kMaxRefused).
+  void Refuse(uint64_t shape);
+  bool Refused(uint64_t shape) const;
   int64_t size() const;
 
  private:
   const int ordinal_;
   mutable std::mutex mu_;
+  static constexpr size_t kMaxRefused = 1024;
   std::list<CachedLoopGraph> graphs_;  // least recent first
+  absl::flat_hash_set<uint64_t> refused_;
 };
 
 }  // namespace resident::cuda_internal
