@@ -243,6 +243,25 @@ def self_test() -> None:
     print("kernel_time self-test: ok")
 
 
+def graph_rounds(records, names) -> list:
+    """Per graph (RESIDENT_KERNEL_TIME_GRAPHS=1 records): its launches, the
+    first one's and the median one's duration, and their total. CUPTI
+    reports no kernel inside a conditional node's body (seen on an H100,
+    CUDA 13), so a loop graph's own time per trip comes from its launches:
+    a loop's first round runs a known number of trips (the executor's
+    kFirstGraphRound, 4)."""
+    by_graph: dict = collections.defaultdict(list)
+    for s, e, n, k in records:
+        if k == GRAPH:
+            by_graph[names.get(n, str(n))].append(e - s)
+    out = []
+    for name, spans in by_graph.items():
+        out.append({"graph": name, "launches": len(spans), "first_ms": spans[0] / 1e6,
+                    "median_ms": sorted(spans)[len(spans) // 2] / 1e6,
+                    "total_ms": sum(spans) / 1e6})
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("files", nargs="*", metavar="FILE",
@@ -251,9 +270,19 @@ def main() -> None:
     ap.add_argument("--json", help="write each window's figures here too")
     ap.add_argument("--self-test", action="store_true",
                     help="check the arithmetic on a case worked out by hand")
+    ap.add_argument("--rounds", action="store_true",
+                    help="list each graph's launches (first, median, total) instead: only "
+                    "records files are given")
     args = ap.parse_args()
     if args.self_test:
         self_test()
+        return
+    if args.rounds:
+        names, records, _ = read_all(args.files)
+        print(f"{'graph':>14} {'launches':>8} {'first ms':>9} {'median ms':>10} {'total ms':>10}")
+        for g in graph_rounds(records, names):
+            print(f"{g['graph']:>14} {g['launches']:8d} {g['first_ms']:9.3f} {g['median_ms']:10.3f} "
+                  f"{g['total_ms']:10.1f}")
         return
     if len(args.files) < 2:
         ap.error("a records file and a windows file are required (or --self-test)")
