@@ -219,8 +219,9 @@ void LoopGraphCache::Put(CachedLoopGraph g, int capacity) {
   std::list<CachedLoopGraph> dropped;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (refused_.contains(g.shape)) capacity = 0;  // dropped below, with any excess
     graphs_.push_back(g);
+    if (refused_.contains(g.shape))
+      dropped.splice(dropped.end(), graphs_, std::prev(graphs_.end()));
     while (static_cast<int64_t>(graphs_.size()) > std::max(capacity, 0)) {
       dropped.splice(dropped.end(), graphs_, graphs_.begin());
     }

@@ -94,7 +94,8 @@ class LoopGraphCache {
   // Takes out the most recent graph of `shape`, if any.
   std::optional<CachedLoopGraph> Take(uint64_t shape);
   // Keeps `g` as the most recent, destroying the least recent beyond
-  // `capacity` (all of them, `g` too, for 0, or when its shape is refused).
+  // `capacity` (all of them, `g` too, for 0); `g` alone when its shape is
+  // refused.
   void Put(CachedLoopGraph g, int capacity);
   // A shape whose recording an executable refused to be updated from: its
   // graphs are neither taken nor kept from then on (at most kMaxRefused).
