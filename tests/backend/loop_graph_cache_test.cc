@@ -67,11 +67,10 @@ TEST(LoopGraphCacheTest, ARefusedShapeIsNeitherKeptNorTakenAgain) {
   cache.Refuse(5);
   EXPECT_TRUE(cache.Refused(5));
   EXPECT_FALSE(cache.Refused(6));
+  EXPECT_EQ(cache.size(), 1) << "the kept graph of the refused shape stays";
   cache.Put(Entry(5, 3), 4);  // dropped at once
-  EXPECT_EQ(cache.size(), 2);
-  // The entry kept before the refusal is still there; CaptureLoop asks
-  // Refused before Take, so it is never updated again, and goes when the
-  // capacity pushes it out or the stream ends.
+  EXPECT_EQ(cache.size(), 1);
+  EXPECT_FALSE(cache.Take(5).has_value());
   EXPECT_TRUE(cache.Take(6).has_value());
 }
 

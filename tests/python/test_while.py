@@ -218,6 +218,11 @@ def test_kept_loop_graphs_are_reused_and_equal_trip_by_trip(start_server):
         assert _metric(server, hits) == 0
 
 
+def test_a_negative_loop_graph_cache_is_refused_at_start(start_server):
+    with pytest.raises(RuntimeError, match="--loop-graph-cache must not be negative"):
+        start_server("--loop-graph-cache=-1")
+
+
 def test_bad_conditions_and_bodies_are_refused(c):
     x = c.ones(3)
     with pytest.raises(rs.InvalidArgument, match="a while condition must be a bool scalar"):

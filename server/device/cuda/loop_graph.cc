@@ -206,8 +206,17 @@ std::optional<CachedLoopGraph> LoopGraphCache::Take(uint64_t shape) {
 }
 
 void LoopGraphCache::Refuse(uint64_t shape) {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (refused_.size() < kMaxRefused) refused_.insert(shape);
+  std::list<CachedLoopGraph> dropped;  // kept ones of the shape: never taken again
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (refused_.size() < kMaxRefused) refused_.insert(shape);
+    for (auto it = graphs_.begin(); it != graphs_.end();) {
+      auto next = std::next(it);
+      if (it->shape == shape) dropped.splice(dropped.end(), graphs_, it);
+      it = next;
+    }
+  }
+  for (CachedLoopGraph& d : dropped) DestroyLoopGraph(d);
 }
 
 bool LoopGraphCache::Refused(uint64_t shape) const {
@@ -219,9 +228,7 @@ void LoopGraphCache::Put(CachedLoopGraph g, int capacity) {
   std::list<CachedLoopGraph> dropped;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    graphs_.push_back(g);
-    if (refused_.contains(g.shape))
-      dropped.splice(dropped.end(), graphs_, std::prev(graphs_.end()));
+    (refused_.contains(g.shape) ? dropped : graphs_).push_back(g);
     while (static_cast<int64_t>(graphs_.size()) > std::max(capacity, 0)) {
       dropped.splice(dropped.end(), graphs_, graphs_.begin());
     }

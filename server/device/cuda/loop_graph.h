@@ -98,7 +98,8 @@ class LoopGraphCache {
   // refused.
   void Put(CachedLoopGraph g, int capacity);
   // A shape whose recording an executable refused to be updated from: its
-  // graphs are neither taken nor kept from then on (at most kMaxRefused).
+  // kept graphs are destroyed, and none is kept from then on (at most
+  // kMaxRefused shapes are remembered).
   void Refuse(uint64_t shape);
   bool Refused(uint64_t shape) const;
   int64_t size() const;
