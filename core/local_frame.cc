@@ -1,8 +1,10 @@
 #include "core/local_frame.h"
 
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -13,10 +15,27 @@ namespace {
 // fails the read.
 constexpr int kMaxFds = 4;
 
-// Reads exactly n bytes, collecting descriptors passed with them.
-bool RecvAll(int fd, char* buf, size_t n, std::vector<int>* fds) {
+// Waits until fd is readable or the deadline passes.
+FrameStatus WaitReadable(int fd, std::chrono::steady_clock::time_point deadline) {
+  if (deadline == std::chrono::steady_clock::time_point::max()) return FrameStatus::kOk;
+  while (true) {
+    const auto left =
+        std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return FrameStatus::kTimedOut;
+    pollfd p{fd, POLLIN, 0};
+    const int r = poll(&p, 1, static_cast<int>(std::min<int64_t>(left.count(), 1 << 30)));
+    if (r > 0) return FrameStatus::kOk;  // data, the end, or an error: the read tells
+    if (r < 0 && errno != EINTR) return FrameStatus::kBroken;
+  }
+}
+
+// Reads exactly n bytes, collecting descriptors passed with them; fails as
+// soon as *fds holds more than max_fds beyond its first `base`.
+FrameStatus RecvAll(int fd, char* buf, size_t n, const FrameLimits& limits, size_t base,
+                    std::vector<int>* fds) {
   size_t got = 0;
   while (got < n) {
+    if (FrameStatus w = WaitReadable(fd, limits.deadline); w != FrameStatus::kOk) return w;
     iovec iov{buf + got, n - got};
     alignas(cmsghdr) char control[CMSG_SPACE(kMaxFds * sizeof(int))];
     msghdr msg{};
@@ -35,10 +54,14 @@ bool RecvAll(int fd, char* buf, size_t n, std::vector<int>* fds) {
         fds->push_back(passed);
       }
     }
-    if (r <= 0 || (msg.msg_flags & MSG_CTRUNC) != 0) return false;
+    if (r < 0 || (msg.msg_flags & MSG_CTRUNC) != 0) return FrameStatus::kBroken;
+    if (fds->size() - base > static_cast<size_t>(std::max(limits.max_fds, 0))) {
+      return FrameStatus::kTooManyFds;
+    }
+    if (r == 0) return FrameStatus::kEnd;
     got += static_cast<size_t>(r);
   }
-  return true;
+  return FrameStatus::kOk;
 }
 
 }  // namespace
@@ -81,21 +104,31 @@ bool SendFrame(int fd, std::string_view payload, int pass_fd) {
   return true;
 }
 
-bool RecvFrame(int fd, uint32_t max_bytes, std::string* payload, std::vector<int>* fds) {
+FrameStatus ReadFrame(int fd, const FrameLimits& limits, std::string* payload,
+                      std::vector<int>* fds) {
+  const size_t base = fds->size();
   char head[4];
-  uint32_t len = 0;
-  bool ok = RecvAll(fd, head, 4, fds);
-  if (ok) {
-    for (int i = 0; i < 4; ++i)
+  FrameStatus st = RecvAll(fd, head, 4, limits, base, fds);
+  if (st == FrameStatus::kOk) {
+    uint32_t len = 0;
+    for (int i = 0; i < 4; ++i) {
       len |= static_cast<uint32_t>(static_cast<uint8_t>(head[i])) << (8 * i);
-    ok = len <= max_bytes;
+    }
+    if (len > limits.max_bytes) {
+      st = FrameStatus::kTooLarge;
+    } else {
+      payload->assign(len, '\0');
+      st = RecvAll(fd, payload->data(), len, limits, base, fds);
+    }
   }
-  if (ok) {
-    payload->assign(len, '\0');
-    ok = RecvAll(fd, payload->data(), len, fds);
-  }
-  if (!ok) CloseAll(*fds);
-  return ok;
+  if (st != FrameStatus::kOk) CloseAll(*fds);
+  return st;
+}
+
+bool RecvFrame(int fd, uint32_t max_bytes, std::string* payload, std::vector<int>* fds) {
+  FrameLimits limits;
+  limits.max_bytes = max_bytes;
+  return ReadFrame(fd, limits, payload, fds) == FrameStatus::kOk;
 }
 
 }  // namespace resident

@@ -9,7 +9,11 @@
 //   SendFrame(fd, req.SerializeAsString(), memfd);
 //   std::string body; std::vector<int> fds;
 //   if (!RecvFrame(fd, 64 << 10, &body, &fds)) { /* peer gone or not ours */ }
+//
+// A server that must bound what a stranger can hold reads with ReadFrame:
+// one deadline for the whole frame and a cap on its descriptors.
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -26,6 +30,32 @@ bool SendFrame(int fd, std::string_view payload, int pass_fd = -1);
 // a frame over max_bytes, more than a few descriptors or a truncated control
 // message; the descriptors of a failed read are closed and *fds left empty.
 bool RecvFrame(int fd, uint32_t max_bytes, std::string* payload, std::vector<int>* fds);
+
+// What ReadFrame accepts of one frame.
+struct FrameLimits {
+  uint32_t max_bytes = 64 << 10;
+  // Descriptors the whole frame may carry, counted over all its reads as
+  // they arrive: one more fails the frame at once (at most 4 come per read).
+  int max_fds = 4;
+  // Every byte of the frame must have come by then, however the peer spaces
+  // them; time_point::max(): no deadline.
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+};
+
+enum class FrameStatus {
+  kOk,
+  kEnd,         // the peer closed (or shut down) the stream
+  kTimedOut,    // limits.deadline passed
+  kTooLarge,    // the frame's length is over limits.max_bytes
+  kTooManyFds,  // more descriptors than limits.max_fds
+  kBroken,      // a read failed or a control message was truncated
+};
+
+// Reads one frame within `limits` into *payload, appending the descriptors
+// passed with it to *fds (close-on-exec). On anything but kOk every
+// descriptor in *fds is closed, at once, and *fds left empty.
+FrameStatus ReadFrame(int fd, const FrameLimits& limits, std::string* payload,
+                      std::vector<int>* fds);
 
 // Closes every descriptor in fds and empties it.
 void CloseAll(std::vector<int>& fds);

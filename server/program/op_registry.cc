@@ -12,6 +12,12 @@ constexpr OpDef Lowered(OpDef def, LowerFn lower) {
   return def;
 }
 
+// An op whose time its size does not bound (OpDef::size_bounded).
+constexpr OpDef Unbounded(OpDef def) {
+  def.size_bounded = false;
+  return def;
+}
+
 // An op a loop graph cannot record (OpDef::graph).
 constexpr OpDef NoGraph(OpDef def) {
   def.graph = false;
@@ -39,14 +45,14 @@ constexpr OpDef Transform(OpKind kind, const char* name) {
 }
 
 constexpr OpDef Factorisation(OpKind kind, const char* name, int operands) {
-  return NoGraph({kind, name, operands, false, false, ResultBuffer::kNew, std::nullopt, InferLinalg,
-                  LinalgBound, RunLinalg});
+  return Unbounded(NoGraph({kind, name, operands, false, false, ResultBuffer::kNew, std::nullopt,
+                            InferLinalg, LinalgBound, RunLinalg}));
 }
 
 // Several results: qr, svd, eigh, slogdet.
 constexpr OpDef Decomposition(OpKind kind, const char* name, int results) {
-  return NoGraph({kind, name, 1, false, false, ResultBuffer::kNew, std::nullopt, nullptr,
-                  LinalgBound, nullptr, InferDecomposition, RunDecomposition, results});
+  return Unbounded(NoGraph({kind, name, 1, false, false, ResultBuffer::kNew, std::nullopt, nullptr,
+                            LinalgBound, nullptr, InferDecomposition, RunDecomposition, results}));
 }
 
 // In OpKind's order (checked below).
@@ -54,7 +60,8 @@ constexpr OpDef kOps[] = {
     Creation(OpKind::kOnes, "ones", InferFill, RunFill, LowerFill),
     Creation(OpKind::kZeros, "zeros", InferFill, RunFill, LowerFill),
     Creation(OpKind::kFull, "full", InferFill, RunFill, LowerFill),
-    Creation(OpKind::kArange, "arange", InferArange, RunArange, LowerArange, ArangeBound),
+    Unbounded(
+        Creation(OpKind::kArange, "arange", InferArange, RunArange, LowerArange, ArangeBound)),
     Lowered({OpKind::kElementwise, "elementwise", kByPosition, true, true, ResultBuffer::kNew,
              std::nullopt, InferElementwise, ElementwiseAllocationBound, RunElementwise},
             LowerElementwise),
@@ -64,10 +71,10 @@ constexpr OpDef kOps[] = {
     Lowered({OpKind::kClip, "clip", kByPosition, true, true, ResultBuffer::kNew, std::nullopt,
              InferSelect, SelectAllocationBound, RunClip},
             LowerSelect),
-    {OpKind::kDot, "dot", 2, false, false, ResultBuffer::kNew, std::nullopt, InferDot, DotBound,
-     RunDot},
-    {OpKind::kMatmul, "matmul", 2, false, false, ResultBuffer::kNew, std::nullopt, InferMatmul,
-     MatmulBound, RunMatmul},
+    Unbounded({OpKind::kDot, "dot", 2, false, false, ResultBuffer::kNew, std::nullopt, InferDot,
+               DotBound, RunDot}),
+    Unbounded({OpKind::kMatmul, "matmul", 2, false, false, ResultBuffer::kNew, std::nullopt,
+               InferMatmul, MatmulBound, RunMatmul}),
     Reduction(OpKind::kSum, ReduceKind::kSum),
     Unary(OpKind::kReshape, "reshape", InferReshape, RunAlias, ResultBuffer::kOperand),
     Unary(OpKind::kTranspose, "transpose", InferTranspose, RunTranspose),
@@ -127,8 +134,8 @@ constexpr OpDef kOps[] = {
     NoGraph({OpKind::kExponential, "exponential", 1, false, false, ResultBuffer::kNew, std::nullopt,
              nullptr, RandomBound, nullptr, InferRandom, RunRandom, 2}),
     // Planned and run by the planner and executor themselves, as loop is.
-    NoGraph({OpKind::kWhile, "while", kAnyOperands, false, false, ResultBuffer::kNew, std::nullopt,
-             nullptr, nullptr, nullptr}),
+    Unbounded(NoGraph({OpKind::kWhile, "while", kAnyOperands, false, false, ResultBuffer::kNew,
+                       std::nullopt, nullptr, nullptr, nullptr})),
 };
 
 constexpr bool InOpKindOrder() {

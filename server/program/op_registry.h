@@ -78,6 +78,14 @@ struct OpDef {
   // infos), advances host-side state each run (random), runs through a
   // library plan bound to the session's stream (FFT), or is a loop itself.
   bool graph = true;
+  // Whether its time is bounded by the elements it reads and makes, so a
+  // small instance is quick enough to run on the RPC thread itself
+  // (service.cc's small programs): false for dot and matmul (cubic), arange
+  // (its length comes from scalars), the linear-algebra routines (LAPACK's
+  // and cuSOLVER's iterations are not interruptible; on a 3x3 matrix they
+  // may still take long) and while loops (their trips are not known). A
+  // blocked RPC thread stalls every tenant's calls, admin ones included.
+  bool size_bounded = true;
 };
 
 const OpDef& OpDefOf(OpKind op);

@@ -5,8 +5,11 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -117,6 +120,12 @@ void LocalDataSocket::AcceptLoop() {
       }
       continue;
     }
+    // Who connected: a stranger's connections are capped per uid until they
+    // authenticate. A peer without credentials (none on Linux) counts as
+    // uid -1, one stranger.
+    ucred cred{};
+    socklen_t cred_len = sizeof(cred);
+    if (getsockopt(c, SOL_SOCKET, SO_PEERCRED, &cred, &cred_len) != 0) cred.uid = ~uid_t{0};
     std::lock_guard<std::mutex> lock(mu_);
     ReapDone();
     if (static_cast<int>(connections_.size()) >= options_.max_connections) {
@@ -125,8 +134,21 @@ void LocalDataSocket::AcceptLoop() {
       close(c);
       continue;
     }
+    int strangers = 0;
+    for (const auto& other : connections_) {
+      strangers += !other->done && other->tenant.empty() && other->uid == cred.uid ? 1 : 0;
+    }
+    if (strangers >= options_.max_unauthenticated_connections_per_uid) {
+      RESIDENT_LOG(kWarning, "local data socket: uid ", cred.uid, " already holds ", strangers,
+                   " connections not yet authenticated "
+                   "(--max-unauthenticated-local-data-connections-per-uid); closing a new one");
+      close(c);
+      continue;
+    }
     auto conn = std::make_unique<Connection>();
     conn->owner = next_owner_++;
+    conn->uid = cred.uid;
+    conn->accepted = std::chrono::steady_clock::now();
     conn->fd = c;
     Connection* raw = conn.get();
     connections_.push_back(std::move(conn));
@@ -153,20 +175,41 @@ absl::Status LocalDataSocket::Claim(Connection* c, const std::string& tenant) {
 }
 
 namespace {
-void SetReceiveTimeout(int fd, int ms) {
-  timeval tv{ms / 1000, (ms % 1000) * 1000};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+void SetSendTimeout(int fd, std::chrono::milliseconds ms) {
+  const int64_t n = std::max<int64_t>(ms.count(), 0);
+  timeval tv{static_cast<time_t>(n / 1000), static_cast<suseconds_t>((n % 1000) * 1000)};
+  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 }
 }  // namespace
 
 void LocalDataSocket::Serve(Connection* c) {
   bool vouched = false;  // an authenticated request was answered OK
-  SetReceiveTimeout(c->fd, options_.first_request_timeout_ms);
+  // Until then everything (every read of every frame, and each answer's
+  // send) happens before one deadline, so a peer that dribbles bytes or
+  // never reads its answers is closed on time.
+  const auto deadline =
+      c->accepted + std::chrono::milliseconds(std::max(options_.first_request_timeout_ms, 1));
   while (!stopping_) {
     std::vector<int> fds;
     std::string payload;
-    // False also for a frame far over kMaxFrameBytes: not a client of ours.
-    if (!RecvFrame(c->fd, kMaxFrameBytes, &payload, &fds)) break;
+    FrameLimits limits;
+    limits.max_bytes = kMaxFrameBytes;
+    limits.max_fds = 1;  // a register's memfd; no other request carries one
+    limits.deadline = vouched ? std::chrono::steady_clock::time_point::max() : deadline;
+    // Anything but a whole frame in time, within its bounds, ends the
+    // connection; ReadFrame has closed every descriptor that came with it.
+    const FrameStatus read = ReadFrame(c->fd, limits, &payload, &fds);
+    if (read != FrameStatus::kOk) {
+      if (read == FrameStatus::kTooManyFds) {
+        RESIDENT_LOG(kWarning, "local data socket: a frame of uid ", c->uid,
+                     " carried more than one file descriptor; closing its connection");
+      } else if (read == FrameStatus::kTimedOut) {
+        RESIDENT_LOG(kInfo, "local data socket: a connection of uid ", c->uid,
+                     " made no authenticated request within --local-data-first-request-timeout; "
+                     "closing it");
+      }
+      break;
+    }
     v1::LocalDataResponse resp;
     auto answer = [&](const absl::Status& status) {
       resp.set_code(static_cast<int>(status.code()));
@@ -226,10 +269,16 @@ void LocalDataSocket::Serve(Connection* c) {
         answer(absl::InvalidArgumentError("the request asks for nothing (register or release)"));
       }
     }
+    if (!vouched) {
+      const auto left =
+          std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0) break;
+      SetSendTimeout(c->fd, left);
+    }
     if (!SendFrame(c->fd, resp.SerializeAsString()) || !claimed) break;
     if (!vouched && who.ok() && resp.code() == 0) {
       vouched = true;
-      SetReceiveTimeout(c->fd, 0);  // a client may then stay quiet between transfers
+      SetSendTimeout(c->fd, std::chrono::milliseconds(0));  // then quiet is allowed
     }
   }
   // The client is gone, broke the protocol, or the server stops: the peer

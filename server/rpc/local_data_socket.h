@@ -10,6 +10,13 @@
 // is done), when their session ends, or when released. The socket's file
 // mode limits who may connect at all.
 //
+// What a connection can hold is bounded before it authenticates: one
+// deadline from accept to its first successful authenticated request
+// (first_request_timeout_ms), at most one descriptor per frame (a register's
+// memfd; a second closes them all and the connection as soon as it arrives,
+// before the frame is complete), and a cap on unauthenticated connections
+// per peer uid, beside the caps in all and per tenant.
+//
 //   ASSIGN_OR_RETURN(auto local, LocalDataSocket::Start(options, sessions, auth));
 //   ... hand local->path() to clients in OpenSessionResponse ...
 #ifndef RESIDENT_SERVER_RPC_LOCAL_DATA_SOCKET_H_
@@ -18,6 +25,7 @@
 #include <sys/types.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -39,8 +47,13 @@ struct LocalDataOptions {
   // first authenticated request; one more is refused (RESOURCE_EXHAUSTED) and
   // closed, so one tenant cannot take every slot.
   int max_connections_per_tenant = 32;
-  // A connection that has not made one authenticated request by then is
-  // closed, so idle strangers cannot hold the connection slots.
+  // Connections not yet authenticated (no tenant yet) of one peer uid
+  // (SO_PEERCRED) at once; more are closed at accept, so one local user
+  // cannot fill max_connections with strangers.
+  int max_unauthenticated_connections_per_uid = 32;
+  // A connection that has not made one successful authenticated request
+  // this long after its accept is closed, however it spaces its bytes: one
+  // deadline for every read and answer until then, not one per read.
   int first_request_timeout_ms = 10000;
 };
 
@@ -63,6 +76,9 @@ class LocalDataSocket {
  private:
   struct Connection {
     uint64_t owner;
+    uid_t uid;  // the peer's (SO_PEERCRED)
+    // The first-request deadline counts from here.
+    std::chrono::steady_clock::time_point accepted;
     std::string tenant;  // set by its first authenticated request (mu_ held)
     std::mutex mu;       // guards fd: Serve closes it, Stop shuts it down
     int fd;              // -1 once closed

@@ -5,12 +5,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "core/byte_size.h"
 #include "core/flags_util.h"
@@ -44,7 +46,8 @@ ABSL_FLAG(int64_t, max_inline_bytes, 4 << 20,
           "largest total of results returned inline by one program, bytes");
 ABSL_FLAG(int64_t, chunk_bytes, 4 << 20, "download chunk size, bytes");
 ABSL_FLAG(absl::Duration, shutdown_grace, absl::Seconds(10),
-          "how long in-flight calls may finish after SIGINT/SIGTERM");
+          "how long in-flight calls may finish after SIGINT/SIGTERM; the process is gone by "
+          "then whatever still runs");
 ABSL_FLAG(std::string, auth_tokens, "",
           "tokens file: '<sha256-hex> <tenant> <user|admin>' per line "
           "(make entries with `resident token new`); empty: single-user mode");
@@ -96,14 +99,34 @@ ABSL_FLAG(int32_t, max_local_data_connections, 256,
           "connections to --local-data-socket open at once");
 ABSL_FLAG(int32_t, max_local_data_connections_per_tenant, 32,
           "--local-data-socket connections one tenant may hold open at once");
+ABSL_FLAG(int32_t, max_unauthenticated_local_data_connections_per_uid, 32,
+          "--local-data-socket connections of one peer uid (SO_PEERCRED) not yet authenticated, "
+          "at once; more are closed at accept");
 ABSL_FLAG(absl::Duration, local_data_first_request_timeout, absl::Seconds(10),
-          "a --local-data-socket connection that makes no authenticated request by then is "
-          "closed");
+          "a --local-data-socket connection that makes no authenticated request this long after "
+          "it connects is closed (one deadline for all its bytes, not one per read)");
 ABSL_FLAG(std::string, metrics_listen, "",
           "HOST:PORT to serve Prometheus metrics on (GET /metrics); empty: off");
 ABSL_FLAG(std::string, health_listen, "",
           "HOST:PORT of a plaintext listener serving only grpc.health.v1.Health/Check "
           "(for kubelet gRPC probes); empty: off");
+
+namespace {
+
+// A call stuck in a routine that cannot be interrupted (a library call that
+// never returns) would keep a drain waiting forever: the process leaves
+// after `drain` with `code` whatever still runs.
+void ExitAfter(absl::Duration drain, int code) {
+  std::thread([drain, code] {
+    absl::SleepFor(drain);
+    RESIDENT_LOG(kError, "work still running at the end of the drain time (",
+                 absl::FormatDuration(drain), "): exiting without it");
+    resident::FlushLog();
+    std::_Exit(code);
+  }).detach();
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   resident::PrepareHostLibraries(argv);  // may execute this program again, once
@@ -187,6 +210,8 @@ int main(int argc, char** argv) {
   options.max_local_data_connections = absl::GetFlag(FLAGS_max_local_data_connections);
   options.max_local_data_connections_per_tenant =
       absl::GetFlag(FLAGS_max_local_data_connections_per_tenant);
+  options.max_unauthenticated_local_data_connections_per_uid =
+      absl::GetFlag(FLAGS_max_unauthenticated_local_data_connections_per_uid);
   options.local_data_first_request_timeout_ms = static_cast<int>(std::clamp<int64_t>(
       absl::ToInt64Milliseconds(absl::GetFlag(FLAGS_local_data_first_request_timeout)), 1,
       int64_t{1} << 30));
@@ -204,11 +229,12 @@ int main(int argc, char** argv) {
                                &options.table_limits.max_region_bytes_per_tenant) ||
       options.table_limits.max_region_bytes_per_tenant < 1 ||
       options.table_limits.max_regions_per_tenant < 1 || options.max_local_data_connections < 1 ||
-      options.max_local_data_connections_per_tenant < 1) {
+      options.max_local_data_connections_per_tenant < 1 ||
+      options.max_unauthenticated_local_data_connections_per_uid < 1) {
     std::fprintf(stderr,
                  "--max-regions-per-tenant, --max-region-bytes-per-tenant, "
-                 "--max-local-data-connections and --max-local-data-connections-per-tenant must "
-                 "be at least 1\n");
+                 "--max-local-data-connections, --max-local-data-connections-per-tenant and "
+                 "--max-unauthenticated-local-data-connections-per-uid must be at least 1\n");
     return 2;
   }
   if (options.max_queued_per_tenant < 1 || options.table_limits.max_sessions < 1 ||
@@ -247,14 +273,19 @@ int main(int argc, char** argv) {
   sigwait(&signals, &sig);
   if (sig == SIGUSR1) {
     // In-flight calls already fail with UNAVAILABLE; a supervisor restarts us.
+    ExitAfter(absl::Seconds(2), 3);
     (*server)->Shutdown(absl::Seconds(1));
     RESIDENT_LOG(kError, "exiting after an unrecoverable device error");
     resident::FlushLog();
     std::_Exit(3);
   }
-  RESIDENT_LOG(kInfo, "signal ", sig, ": draining for up to ",
-               absl::FormatDuration(absl::GetFlag(FLAGS_shutdown_grace)));
-  (*server)->Shutdown(absl::GetFlag(FLAGS_shutdown_grace));
+  const absl::Duration grace = absl::GetFlag(FLAGS_shutdown_grace);
+  RESIDENT_LOG(kInfo, "signal ", sig, ": draining for up to ", absl::FormatDuration(grace));
+  // The calls get the drain time less a teardown allowance, so a clean
+  // stop is never cut short.
+  ExitAfter(grace, 1);
+  const absl::Duration teardown = std::min(absl::Seconds(1), grace / 4);
+  (*server)->Shutdown(grace - teardown);
   RESIDENT_LOG(kInfo, "stopped");
   return 0;
 }

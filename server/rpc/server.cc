@@ -138,6 +138,8 @@ class Server::Impl {
     local.mode = static_cast<mode_t>(options_.local_data_socket_mode);
     local.max_connections = options_.max_local_data_connections;
     local.max_connections_per_tenant = options_.max_local_data_connections_per_tenant;
+    local.max_unauthenticated_connections_per_uid =
+        options_.max_unauthenticated_local_data_connections_per_uid;
     local.first_request_timeout_ms = options_.local_data_first_request_timeout_ms;
     ASSIGN_OR_RETURN(local_data_, LocalDataSocket::Start(local, *sessions_, auth_));
     service_->set_local_data_socket(local_data_->path());

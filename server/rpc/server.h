@@ -73,7 +73,10 @@ struct ServerOptions {
   int local_data_socket_mode = 0660;  // its file mode: who may connect
   int max_local_data_connections = 256;
   int max_local_data_connections_per_tenant = 32;
-  // A local data connection without an authenticated request by then closes.
+  // Local data connections of one peer uid not yet authenticated, at once.
+  int max_unauthenticated_local_data_connections_per_uid = 32;
+  // A local data connection without an authenticated request this long
+  // after its accept closes (one deadline, however it spaces its bytes).
   int local_data_first_request_timeout_ms = 10000;
 };
 

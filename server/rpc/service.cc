@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "core/status_macros.h"
+#include "server/program/op_registry.h"
 #include "server/rpc/proto_convert.h"
 #include "server/rpc/status_util.h"
 #include "server/rpc/transfer_reactors.h"
@@ -94,25 +95,17 @@ class SmallProgramCheck {
   // false as soon as one is not small.
   bool Walk(const Program& program, int64_t times, int64_t& executed) {
     for (const Instruction& ins : program.instructions) {
-      switch (ins.op) {
-        case OpKind::kDot:
-        case OpKind::kMatmul:
-        case OpKind::kArange:
+      // One that may run long would hold the RPC thread (op_registry.h).
+      if (!OpDefOf(ins.op).size_bounded) return false;
+      if (ins.op == OpKind::kLoop) {
+        if (ins.body == nullptr || ins.trip_count < 0 ||
+            ins.trip_count > kMaxExecuted / std::max<int64_t>(1, times)) {
           return false;
-        case OpKind::kWhile:  // its trips are not known before it runs
-          return false;
-        case OpKind::kLoop:
-          if (ins.body == nullptr || ins.trip_count < 0 ||
-              ins.trip_count > kMaxExecuted / std::max<int64_t>(1, times)) {
-            return false;
-          }
-          if (!Walk(*ins.body, times * ins.trip_count, executed)) return false;
-          // Carrying a value from trip to trip costs like an instruction.
-          executed += times * ins.trip_count * static_cast<int64_t>(ins.body->yields.size());
-          if (executed > kMaxExecuted) return false;
-          break;
-        default:
-          break;
+        }
+        if (!Walk(*ins.body, times * ins.trip_count, executed)) return false;
+        // Carrying a value from trip to trip costs like an instruction.
+        executed += times * ins.trip_count * static_cast<int64_t>(ins.body->yields.size());
+        if (executed > kMaxExecuted) return false;
       }
       absl::StatusOr<int64_t> n = CheckedNumElements(ins.shape);
       if (!n.ok() || *n > small_bytes_ / 8) return false;

@@ -1,11 +1,14 @@
 #include "server/session/host_regions.h"
 
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <utility>
 
@@ -26,19 +29,35 @@ absl::StatusOr<std::shared_ptr<HostRegion>> HostRegion::Map(int fd, int64_t byte
   if (fd < 0) return absl::InvalidArgumentError("the region request carried no file descriptor");
   if (bytes <= 0) return refuse(absl::StrCat("a region needs a positive size, not ", bytes));
   struct stat st {};
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+  struct statfs fs {};
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || fstatfs(fd, &fs) != 0) {
     return refuse("the region's file descriptor is not shared memory (memfd_create)");
   }
-  if (st.st_size < bytes) {
-    return refuse(absl::StrCat("the region's memfd holds ", st.st_size, " bytes, fewer than the ",
-                               bytes, " asked for"));
+  if (static_cast<uint64_t>(fs.f_type) == HUGETLBFS_MAGIC) {
+    return refuse(
+        "the region's memfd is on hugetlbfs (MFD_HUGETLB), which is refused: when huge pages "
+        "run out, a page of it can fault the server; create it without MFD_HUGETLB");
   }
+  if (static_cast<uint64_t>(fs.f_type) != TMPFS_MAGIC) {
+    return refuse("the region's file descriptor is not shared memory (memfd_create)");
+  }
+  // The seals first, then the size: a file sealed against shrinking can
+  // only grow, so the size read after them holds for the region's life. (In
+  // the other order a client could shrink the file, then seal it, between
+  // the two checks, and have a region mapped past its end.)
   const int seals = fcntl(fd, F_GET_SEALS);
   if (seals < 0 || (seals & F_SEAL_SHRINK) == 0) {
     return refuse(
         "the region's memfd is not sealed against shrinking: create it with "
         "MFD_ALLOW_SEALING and add F_SEAL_SHRINK (a region that could shrink under the "
         "server would fault its transfers)");
+  }
+  if (fstat(fd, &st) != 0) {
+    return refuse("the region's file descriptor is not shared memory (memfd_create)");
+  }
+  if (st.st_size < bytes) {
+    return refuse(absl::StrCat("the region's memfd holds ", st.st_size, " bytes, fewer than the ",
+                               bytes, " asked for"));
   }
   void* p = mmap(nullptr, static_cast<size_t>(bytes), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (p == MAP_FAILED) {
@@ -64,11 +83,35 @@ HostRegion::~HostRegion() {
   close(fd_);
 }
 
-absl::StatusOr<char*> HostRegion::Range(int64_t offset, int64_t n) const {
+absl::StatusOr<char*> HostRegion::Range(int64_t offset, int64_t n, Access access) const {
   if (offset < 0 || n < 0 || offset > bytes_ || n > bytes_ - offset) {
     return absl::InvalidArgumentError(absl::StrCat("bytes [", offset, ", ", offset, " + ", n,
                                                    ") are outside the region of ", bytes_,
                                                    " bytes"));
+  }
+  if (n == 0) return data_ + offset;
+  // Bring every page in now, through a call that answers an error where a
+  // load or store would raise SIGBUS (a page the file cannot back).
+  static const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const uintptr_t begin = reinterpret_cast<uintptr_t>(data_ + offset) & ~(page - 1);
+  const uintptr_t end = reinterpret_cast<uintptr_t>(data_ + offset + n);
+  const int advice = access == Access::kRead ? MADV_POPULATE_READ : MADV_POPULATE_WRITE;
+  int rc;
+  do {
+    rc = madvise(reinterpret_cast<void*>(begin), end - begin, advice);
+  } while (rc != 0 && errno == EINTR);
+  if (rc != 0) {
+    const int err = errno;
+    if (err == EINVAL) return data_ + offset;  // a kernel before 5.14: no MADV_POPULATE_*
+    const char* what = access == Access::kRead ? "read" : "written";
+    if (err == ENOMEM || err == EAGAIN) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "bytes [", offset, ", ", offset, " + ", n, ") of the region cannot be ", what,
+          ": the host has no memory for their pages (", std::strerror(err), ")"));
+    }
+    return absl::InvalidArgumentError(
+        absl::StrCat("bytes [", offset, ", ", offset, " + ", n, ") of the region cannot be ", what,
+                     ": its memfd cannot back them (", std::strerror(err), "); nothing was done"));
   }
   return data_ + offset;
 }

@@ -9,12 +9,17 @@
 // (the shared_ptr), so the memory is unregistered and unmapped only after
 // the last transfer using it is done.
 //
+// A client's mapping must never fault the server (a SIGBUS kills every
+// tenant's work): Map takes only plain shared memory (tmpfs) sealed against
+// shrinking, checking the seals before the size, and Range prefaults what it
+// hands out, so a page that cannot be backed is an error of that request.
+//
 // Thread-safety: RegionTable locks itself; its mutex is a leaf. HostRegion
 // is immutable after Map.
 //
 //   ASSIGN_OR_RETURN(std::shared_ptr<HostRegion> r, HostRegion::Map(fd, bytes, backend));
 //   ASSIGN_OR_RETURN(HandleId id, table.Insert(tenant, session, owner, r));
-//   ASSIGN_OR_RETURN(char* p, r->Range(offset, n));
+//   ASSIGN_OR_RETURN(char* p, r->Range(offset, n, HostRegion::Access::kRead));
 #ifndef RESIDENT_SERVER_SESSION_HOST_REGIONS_H_
 #define RESIDENT_SERVER_SESSION_HOST_REGIONS_H_
 
@@ -35,11 +40,16 @@ namespace resident {
 
 class HostRegion {
  public:
+  // How the caller will touch a range: Range prefaults its pages for that.
+  enum class Access { kRead, kWrite };
+
   // Maps the first `bytes` of `fd` (taken over: closed here, also on
   // error) read-write and registers them with `backend`. INVALID_ARGUMENT
-  // unless fd is shared memory (a memfd) of at least `bytes`, sealed
+  // unless fd is plain shared memory (a memfd on tmpfs; hugetlbfs is refused:
+  // its pages can run out after a hole punch, faulting the server), sealed
   // against shrinking (F_SEAL_SHRINK: a client that could shrink it would
-  // make the server's next access a SIGBUS) and writable. A region the
+  // make the server's next access a SIGBUS), at least `bytes` long (checked
+  // after the seals: a sealed file can only grow) and writable. A region the
   // backend cannot register still works, unpinned (pinned() false).
   static absl::StatusOr<std::shared_ptr<HostRegion>> Map(int fd, int64_t bytes, Backend& backend);
   ~HostRegion();  // unregisters, unmaps, closes
@@ -50,8 +60,14 @@ class HostRegion {
   // Ready for the device's fastest copies (registered, or a device that
   // needs no registration); false when registration failed.
   bool pinned() const { return pinned_; }
-  // The memory of [offset, offset + n); INVALID_ARGUMENT outside the region.
-  absl::StatusOr<char*> Range(int64_t offset, int64_t n) const;
+  // The memory of [offset, offset + n), its pages made present for `access`
+  // first (MADV_POPULATE_READ / _WRITE), so the caller's reads or writes do
+  // not fault on a page that cannot be backed: that is this error instead.
+  // INVALID_ARGUMENT outside the region or for pages that cannot be brought
+  // in (a SIGBUS had the caller touched them); RESOURCE_EXHAUSTED when the
+  // host has no memory for them. On a kernel without MADV_POPULATE_* (before
+  // Linux 5.14) the range is handed out unprefaulted.
+  absl::StatusOr<char*> Range(int64_t offset, int64_t n, Access access) const;
 
  private:
   HostRegion(int fd, char* data, int64_t bytes) : fd_(fd), data_(data), bytes_(bytes) {}

@@ -596,7 +596,8 @@ absl::StatusOr<ArrayDescription> SessionManager::UploadFromRegion(const std::str
   ASSIGN_OR_RETURN(std::shared_ptr<HostRegion> r, regions_.Find(tenant, session, region));
   ASSIGN_OR_RETURN(int64_t n, CheckedNumElements(shape));
   ASSIGN_OR_RETURN(int64_t bytes, CheckedNumBytes(n, ItemSize(dtype)));
-  ASSIGN_OR_RETURN(char* src, r->Range(offset, bytes));  // before anything is allocated
+  // Before anything is allocated; prefaulted, so the copy cannot fault.
+  ASSIGN_OR_RETURN(char* src, r->Range(offset, bytes, HostRegion::Access::kRead));
   ASSIGN_OR_RETURN(std::unique_ptr<Upload> up, BeginUpload(tenant, session, dtype, shape));
   RETURN_IF_ERROR(up->Append(std::string_view(src, static_cast<size_t>(bytes))));
   return up->Finish();
@@ -610,7 +611,7 @@ absl::StatusOr<ArrayDescription> SessionManager::DownloadToRegion(const std::str
   ASSIGN_OR_RETURN(std::shared_ptr<HostRegion> r, regions_.Find(tenant, session, region));
   ASSIGN_OR_RETURN(std::unique_ptr<Download> d, BeginDownload(tenant, session, handle));
   const int64_t bytes = d->description().nbytes;
-  ASSIGN_OR_RETURN(char* dst, r->Range(offset, bytes));
+  ASSIGN_OR_RETURN(char* dst, r->Range(offset, bytes, HostRegion::Access::kWrite));
   RETURN_IF_ERROR(d->Read(0, bytes, dst));
   return d->description();
 }
