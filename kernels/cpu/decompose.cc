@@ -81,6 +81,9 @@ absl::Status OneMatrix(LinalgRoutine routine, bool full, const T* a, int64_t m, 
         Identity(vt, vr, n);
         break;
       }
+      if (!lapack::AllFinite(a, m, n, /*lower_only=*/false)) {
+        return lapack::NonFiniteError("SVD did not converge");
+      }
       scratch.assign(a, a + m * n);
       info = L::Gesdd(full ? 'A' : 'S', lm, ln, scratch.data(), s, u, static_cast<lapack_int>(uc),
                       vt, ln);
@@ -90,6 +93,9 @@ absl::Status OneMatrix(LinalgRoutine routine, bool full, const T* a, int64_t m, 
     case LinalgRoutine::kEigh: {
       R* w = static_cast<R*>(outs[0]);
       T* v = static_cast<T*>(outs[1]);
+      if (!lapack::AllFinite(a, n, n, /*lower_only=*/true)) {
+        return lapack::NonFiniteError("Eigenvalues did not converge");
+      }
       std::copy(a, a + n * n, v);
       if (n > 0) info = L::Syevd('V', ln, v, w);
       if (info > 0) return LinAlgError("Eigenvalues did not converge");
@@ -132,7 +138,7 @@ absl::Status OneMatrix(LinalgRoutine routine, bool full, const T* a, int64_t m, 
 
 template <typename T>
 absl::Status Run(ThreadPool* pool, LinalgRoutine routine, bool full, const ConstView& a,
-                 absl::Span<const MutView> outs) {
+                 absl::Span<const MutView> outs, const std::function<bool()>& stop) {
   lapack::UseLapackOnNan();
   const size_t rank = a.shape.size();
   const int64_t m = a.shape[rank - 2], n = a.shape[rank - 1];
@@ -143,7 +149,7 @@ absl::Status Run(ThreadPool* pool, LinalgRoutine routine, bool full, const Const
   }
   const auto* src = static_cast<const T*>(a.data);
   return lapack::ForEachMatrix<T>(
-      pool, batch, [&](int64_t i, std::vector<T>& scratch, std::vector<lapack_int>& ipiv) {
+      pool, batch, stop, [&](int64_t i, std::vector<T>& scratch, std::vector<lapack_int>& ipiv) {
         void* parts[3] = {nullptr, nullptr, nullptr};
         for (size_t r = 0; r < outs.size(); ++r) {
           parts[r] = static_cast<char*>(outs[r].data) + i * out_bytes[r];
@@ -155,19 +161,31 @@ absl::Status Run(ThreadPool* pool, LinalgRoutine routine, bool full, const Const
 }  // namespace
 
 absl::Status Decompose(ThreadPool* pool, LinalgRoutine routine, bool full, const ConstView& a,
-                       absl::Span<const MutView> outs) {
+                       absl::Span<const MutView> outs, const std::function<bool()>& stop) {
   if (a.shape.size() < 2 || outs.size() > 3) {
     return absl::InvalidArgumentError("linalg: needs a stack of matrices and at most 3 results");
   }
+  if (lapack::SingleWithNonFinite(a)) {  // in double precision (lapack_routines.h)
+    std::vector<double> wide_a;
+    const ConstView a2 = lapack::Widen(a, wide_a);
+    std::vector<std::vector<double>> wide(outs.size());
+    std::vector<MutView> outs2;
+    for (size_t r = 0; r < outs.size(); ++r) outs2.push_back(lapack::WideOutput(outs[r], wide[r]));
+    absl::Status s = Decompose(pool, routine, full, a2, outs2, stop);
+    if (s.ok()) {
+      for (size_t r = 0; r < outs.size(); ++r) lapack::Narrow(wide[r], outs[r]);
+    }
+    return s;
+  }
   switch (a.dtype) {
     case DType::kFloat32:
-      return Run<float>(pool, routine, full, a, outs);
+      return Run<float>(pool, routine, full, a, outs, stop);
     case DType::kFloat64:
-      return Run<double>(pool, routine, full, a, outs);
+      return Run<double>(pool, routine, full, a, outs, stop);
     case DType::kComplex64:
-      return Run<C64>(pool, routine, full, a, outs);
+      return Run<C64>(pool, routine, full, a, outs, stop);
     case DType::kComplex128:
-      return Run<C128>(pool, routine, full, a, outs);
+      return Run<C128>(pool, routine, full, a, outs, stop);
     default:
       return absl::InvalidArgumentError(absl::StrCat(
           "linalg of ", DTypeName(a.dtype), ": float32, float64, complex64 or complex128 only"));

@@ -5,9 +5,12 @@
 #ifndef RESIDENT_KERNELS_CPU_LAPACK_ROUTINES_H_
 #define RESIDENT_KERNELS_CPU_LAPACK_ROUTINES_H_
 
+#include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <complex>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <vector>
 
@@ -84,12 +87,72 @@ inline void UseLapackOnNan() {
   (void)done;
 }
 
+// Whether every element of a row-major rows x cols matrix that LAPACK
+// reads is finite: all of them, or with `lower_only` the lower triangle and
+// the diagonal (what syevd/heevd read for NumPy's UPLO='L'). The iterative
+// routines (gesdd, syevd) are refused NaN and infinity before they run: on
+// NaN they fail (gesdd refuses it as an argument), and on some matrices
+// holding infinity gesdd's iteration never ends (NumPy's svd hangs there).
+template <typename T>
+bool AllFinite(const T* a, int64_t rows, int64_t cols, bool lower_only) {
+  for (int64_t i = 0; i < rows; ++i) {
+    const T* row = a + i * cols;
+    const int64_t end = lower_only ? std::min(i + 1, cols) : cols;
+    for (int64_t j = 0; j < end; ++j) {
+      if (!std::isfinite(std::real(row[j])) || !std::isfinite(std::imag(row[j]))) return false;
+    }
+  }
+  return true;
+}
+
+// Debian 12's OpenBLAS (0.3.21) loses NaN and infinity in some
+// single-precision paths where its double-precision ones keep them, as
+// NumPy's OpenBLAS does: float32 qr of eye(3) with NaN below the diagonal
+// gave a finite Q, inv of eye(3) with inf above it a finite row, where
+// NumPy's are NaN. So a float32 or complex64 stack holding NaN or infinity
+// is computed in double precision and rounded back (linalg.cc, decompose.cc):
+// NaN where NumPy's answer is NaN. Finite stacks are untouched.
+inline bool SingleWithNonFinite(const ConstView& v) {
+  if (v.dtype != DType::kFloat32 && v.dtype != DType::kComplex64) return false;
+  const auto* p = static_cast<const float*>(v.data);
+  const int64_t count = v.size() * (v.dtype == DType::kComplex64 ? 2 : 1);
+  for (int64_t i = 0; i < count; ++i) {
+    if (!std::isfinite(p[i])) return true;
+  }
+  return false;
+}
+
+// float32 -> float64, complex64 -> complex128.
+inline DType Wider(DType d) {
+  return d == DType::kFloat32 ? DType::kFloat64 : d == DType::kComplex64 ? DType::kComplex128 : d;
+}
+
+// v's float components in double precision, held by `values`.
+inline ConstView Widen(const ConstView& v, std::vector<double>& values) {
+  const auto* p = static_cast<const float*>(v.data);
+  values.assign(p, p + v.size() * (v.dtype == DType::kComplex64 ? 2 : 1));
+  return {values.data(), Wider(v.dtype), v.shape};
+}
+
+// A double-precision stand-in for out (held by `values`), and out = it
+// rounded back.
+inline MutView WideOutput(const MutView& out, std::vector<double>& values) {
+  values.assign(static_cast<size_t>(out.size() * (IsComplex(out.dtype) ? 2 : 1)), 0.0);
+  return {values.data(), Wider(out.dtype), out.shape};
+}
+inline void Narrow(const std::vector<double>& values, const MutView& out) {
+  auto* p = static_cast<float*>(out.data);
+  for (size_t i = 0; i < values.size(); ++i) p[i] = static_cast<float>(values[i]);
+}
+
 // Runs matrix(i, scratch, ipiv) for i in [0, batch), matrices in parallel
 // over the pool, each thread with its own scratch and pivots; stops at the
-// first error and returns it (OK if none). A stack runs OpenBLAS on one
-// thread per matrix; one matrix gets OpenBLAS's threads.
+// first error and returns it (OK if none), or with CANCELLED once `stop`
+// (polled before each matrix, when set) says so. A stack runs OpenBLAS on
+// one thread per matrix; one matrix gets OpenBLAS's threads.
 template <typename T, typename F>
-absl::Status ForEachMatrix(ThreadPool* pool, int64_t batch, F&& matrix) {
+absl::Status ForEachMatrix(ThreadPool* pool, int64_t batch, const std::function<bool()>& stop,
+                           F&& matrix) {
   SingleThreadedBlas one_thread_each(batch > 1);
   std::atomic<bool> failed{false};
   absl::Status first;
@@ -98,7 +161,8 @@ absl::Status ForEachMatrix(ThreadPool* pool, int64_t batch, F&& matrix) {
     std::vector<T> scratch;
     std::vector<lapack_int> ipiv;
     for (int64_t i = begin; i < end && !failed.load(std::memory_order_relaxed); ++i) {
-      absl::Status s = matrix(i, scratch, ipiv);
+      absl::Status s = stop && stop() ? absl::CancelledError("stopped between matrices")
+                                      : matrix(i, scratch, ipiv);
       if (!s.ok()) {
         std::lock_guard<std::mutex> lock(mu);
         if (!failed.exchange(true)) first = s;
@@ -111,6 +175,14 @@ absl::Status ForEachMatrix(ThreadPool* pool, int64_t batch, F&& matrix) {
 // NumPy's LinAlgError, as the program layer reports it.
 inline absl::Status LinAlgError(const char* what) {
   return absl::InvalidArgumentError(absl::StrCat("LinAlgError: ", what));
+}
+
+// NumPy's LinAlgError for an iterative routine given NaN or infinity
+// (AllFinite), without running it: `what` is NumPy's message for NaN ("SVD
+// did not converge", "Eigenvalues did not converge").
+inline absl::Status NonFiniteError(const char* what) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("LinAlgError: ", what, " (the matrix holds NaN or infinity)"));
 }
 
 }  // namespace resident::cpu::lapack

@@ -62,16 +62,25 @@ absl::Status OneMatrix(LinalgRoutine routine, const T* a, const T* b, int64_t m,
           det *= scratch[i * n + i];
           if (ipiv[i] != static_cast<lapack_int>(i + 1)) det = -det;
         }
-        if (info > 0) info = 0;
+        if (info > 0) {  // 0, as NumPy's, even if another pivot is inf or NaN
+          det = T(0);
+          info = 0;
+        }
       }
       *static_cast<T*>(out) = det;
       break;
     }
     case LinalgRoutine::kEigvalsh:
+      if (!lapack::AllFinite(scratch.data(), n, n, /*lower_only=*/true)) {
+        return lapack::NonFiniteError("Eigenvalues did not converge");
+      }
       if (n > 0) info = L::Syevd('N', ln, scratch.data(), static_cast<R*>(out));
       if (info > 0) return LinAlgError("Eigenvalues did not converge");
       break;
     case LinalgRoutine::kSvdvals:
+      if (!lapack::AllFinite(scratch.data(), m, n, /*lower_only=*/false)) {
+        return lapack::NonFiniteError("SVD did not converge");
+      }
       if (m > 0 && n > 0)
         info =
             L::Gesdd('N', lm, ln, scratch.data(), static_cast<R*>(out), nullptr, lm, nullptr, ln);
@@ -88,7 +97,7 @@ absl::Status OneMatrix(LinalgRoutine routine, const T* a, const T* b, int64_t m,
 
 template <typename T>
 absl::Status Run(ThreadPool* pool, LinalgRoutine routine, const ConstView& a, const ConstView* b,
-                 const MutView& out) {
+                 const MutView& out, const std::function<bool()>& stop) {
   lapack::UseLapackOnNan();
   const size_t rank = a.shape.size();
   const int64_t m = a.shape[rank - 2], n = a.shape[rank - 1];
@@ -101,7 +110,7 @@ absl::Status Run(ThreadPool* pool, LinalgRoutine routine, const ConstView& a, co
   const auto* rhs = b != nullptr ? static_cast<const T*>(b->data) : nullptr;
   const size_t out_item = ItemSize(out.dtype);
   return lapack::ForEachMatrix<T>(
-      pool, batch, [&](int64_t i, std::vector<T>& scratch, std::vector<lapack_int>& ipiv) {
+      pool, batch, stop, [&](int64_t i, std::vector<T>& scratch, std::vector<lapack_int>& ipiv) {
         return OneMatrix<T>(routine, src + i * m * n, rhs != nullptr ? rhs + i * n * k : nullptr, m,
                             n, k, scratch, ipiv,
                             static_cast<char*>(out.data) + i * out_each * out_item);
@@ -111,17 +120,27 @@ absl::Status Run(ThreadPool* pool, LinalgRoutine routine, const ConstView& a, co
 }  // namespace
 
 absl::Status Linalg(ThreadPool* pool, LinalgRoutine routine, const ConstView& a, const ConstView* b,
-                    const MutView& out) {
+                    const MutView& out, const std::function<bool()>& stop) {
   if (a.shape.size() < 2) return absl::InvalidArgumentError("linalg: needs a stack of matrices");
+  if (lapack::SingleWithNonFinite(a) || (b != nullptr && lapack::SingleWithNonFinite(*b))) {
+    std::vector<double> wide_a, wide_b, wide_out;
+    const ConstView a2 = lapack::Widen(a, wide_a);
+    ConstView b2;
+    if (b != nullptr) b2 = lapack::Widen(*b, wide_b);
+    const MutView out2 = lapack::WideOutput(out, wide_out);
+    absl::Status s = Linalg(pool, routine, a2, b != nullptr ? &b2 : nullptr, out2, stop);
+    if (s.ok()) lapack::Narrow(wide_out, out);
+    return s;
+  }
   switch (a.dtype) {
     case DType::kFloat32:
-      return Run<float>(pool, routine, a, b, out);
+      return Run<float>(pool, routine, a, b, out, stop);
     case DType::kFloat64:
-      return Run<double>(pool, routine, a, b, out);
+      return Run<double>(pool, routine, a, b, out, stop);
     case DType::kComplex64:
-      return Run<C64>(pool, routine, a, b, out);
+      return Run<C64>(pool, routine, a, b, out, stop);
     case DType::kComplex128:
-      return Run<C128>(pool, routine, a, b, out);
+      return Run<C128>(pool, routine, a, b, out, stop);
     default:
       return absl::InvalidArgumentError(
           absl::StrCat("linalg of ", DTypeName(a.dtype),

@@ -7,6 +7,7 @@
 #define RESIDENT_KERNELS_CPU_LINALG_H_
 
 #include <cstdint>
+#include <functional>
 
 #include "absl/status/status.h"
 #include "absl/types/span.h"
@@ -36,8 +37,15 @@ enum class LinalgRoutine : uint8_t {
 // singular values descending. A matrix LAPACK cannot factor is
 // INVALID_ARGUMENT naming NumPy's LinAlgError ("Singular matrix", "Matrix is
 // not positive definite", "... did not converge"); out is then undefined.
+// The iterative routines (eigvalsh, svdvals, and Decompose's svd and eigh)
+// refuse a matrix holding NaN or infinity in what they read with that
+// LinAlgError before LAPACK runs (on such input it fails or never ends);
+// the others give NaN as NumPy does.
+// `stop`, when set, is polled before each matrix of a stack (from any of
+// the pool's threads); once it returns true the call fails with CANCELLED.
+// One LAPACK call is not interrupted: it is bounded (finite input).
 absl::Status Linalg(ThreadPool* pool, LinalgRoutine routine, const ConstView& a, const ConstView* b,
-                    const MutView& out);
+                    const MutView& out, const std::function<bool()>& stop = {});
 
 // The routines of several results (decompose.cc), NumPy's: kQr (geqrf,
 // orgqr/ungqr) writes Q, R; kSvd (gesdd) U, S, Vh; kEigh (syevd/heevd of
@@ -46,7 +54,7 @@ absl::Status Linalg(ThreadPool* pool, LinalgRoutine routine, const ConstView& a,
 // mode='complete', svd's full_matrices. Shapes as LinalgOp's
 // (server/device/device_op.h), checked by the caller.
 absl::Status Decompose(ThreadPool* pool, LinalgRoutine routine, bool full, const ConstView& a,
-                       absl::Span<const MutView> outs);
+                       absl::Span<const MutView> outs, const std::function<bool()>& stop = {});
 
 }  // namespace resident::cpu
 

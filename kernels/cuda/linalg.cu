@@ -61,18 +61,31 @@ __device__ __forceinline__ Cx<R> Neg(Cx<R> a) {
   return {-a.re, -a.im};
 }
 
-// One thread per matrix: the product down the diagonal, in order.
+template <typename R>
+__device__ __forceinline__ bool IsZero(R x) {
+  return x == R(0);
+}
+template <typename R>
+__device__ __forceinline__ bool IsZero(Cx<R> x) {
+  return x.re == R(0) && x.im == R(0);
+}
+
+// One thread per matrix: the product down the diagonal, in order; 0 when a
+// pivot is exactly 0 (getrf's "singular"), as NumPy's, even if another
+// pivot is inf or NaN.
 template <typename T>
 __global__ void Det(const T* lu, const int64_t* ipiv, int64_t batch, int64_t n, T* out) {
   for (int64_t b = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; b < batch;
        b += int64_t{gridDim.x} * blockDim.x) {
     T d = One(static_cast<T*>(nullptr));
     const T* m = lu + b * n * n;
+    bool singular = false;
     for (int64_t i = 0; i < n; ++i) {
+      singular = singular || IsZero(m[i * n + i]);
       d = Mul(d, m[i * n + i]);
       if (ipiv[b * n + i] != i + 1) d = Neg(d);
     }
-    out[b] = d;
+    out[b] = singular ? Zero<T>() : d;
   }
 }
 
@@ -95,14 +108,6 @@ template <typename R>
 __device__ __forceinline__ void Split(Cx<R> x, Cx<R>& sign, R& magnitude) {
   magnitude = hypot(x.re, x.im);
   sign = {x.re / magnitude, x.im / magnitude};
-}
-template <typename R>
-__device__ __forceinline__ bool IsZero(R x) {
-  return x == R(0);
-}
-template <typename R>
-__device__ __forceinline__ bool IsZero(Cx<R> x) {
-  return x.re == R(0) && x.im == R(0);
 }
 
 // One thread per matrix, in order down the diagonal (NumPy's order).
@@ -192,7 +197,42 @@ __global__ void TransposeEach(const T* in, int64_t total, int64_t rows, int64_t 
   }
 }
 
+template <typename R>
+__device__ __forceinline__ bool Finite(R x) {
+  return isfinite(x);
+}
+template <typename R>
+__device__ __forceinline__ bool Finite(Cx<R> x) {
+  return isfinite(x.re) && isfinite(x.im);
+}
+
+// Every thread that meets a non-finite element writes 1 (the same value, so
+// the race is benign); the flag was zeroed first.
+template <typename T>
+__global__ void NonFinite(const T* a, int64_t total, int64_t rows, int64_t cols, bool lower_only,
+                          int* flag) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total;
+       i += int64_t{gridDim.x} * blockDim.x) {
+    const int64_t within = i % (rows * cols);
+    if (lower_only && within % cols > within / cols) continue;
+    if (!Finite(a[i])) *flag = 1;
+  }
+}
+
 }  // namespace
+
+cudaError_t AnyNonFinite(const LaunchContext& ctx, DType t, const void* a, int64_t batch,
+                         int64_t rows, int64_t cols, bool lower_only, int* flag) {
+  cudaError_t e = cudaMemsetAsync(flag, 0, sizeof(int), ctx.stream);
+  const int64_t total = batch * rows * cols;
+  if (e != cudaSuccess || total == 0) return e;
+  return ByType(t, [&](auto zero) {
+    using T = decltype(zero);
+    NonFinite<T><<<GridFor(ctx, total, kThreads), kThreads, 0, ctx.stream>>>(
+        static_cast<const T*>(a), total, rows, cols, lower_only, flag);
+    return cudaGetLastError();
+  });
+}
 
 cudaError_t ZeroAboveDiagonal(const LaunchContext& ctx, DType t, void* a, int64_t batch,
                               int64_t n) {

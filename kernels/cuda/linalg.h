@@ -52,6 +52,14 @@ cudaError_t WidenPivots(const LaunchContext& ctx, const int* in, int64_t count, 
 cudaError_t TransposeMatrices(const LaunchContext& ctx, DType t, const void* in, int64_t batch,
                               int64_t rows, int64_t cols, void* out);
 
+// *flag (device memory) = 1 if an element of `batch` row-major rows x cols
+// matrices of a (dtype t) is NaN or infinite, else 0; with lower_only only
+// each matrix's lower triangle and diagonal are read (square matrices).
+// The check before an iterative cuSOLVER routine, which on such input
+// fails or may never end.
+cudaError_t AnyNonFinite(const LaunchContext& ctx, DType t, const void* a, int64_t batch,
+                         int64_t rows, int64_t cols, bool lower_only, int* flag);
+
 }  // namespace resident::cuda_kernels
 
 #endif  // RESIDENT_KERNELS_CUDA_LINALG_H_

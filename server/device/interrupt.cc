@@ -19,6 +19,12 @@ ScopedInterruptCheck::~ScopedInterruptCheck() { g_check = outer_; }
 
 bool InterruptRequested() { return g_check != nullptr && *g_check && (*g_check)(); }
 
+std::function<bool()> CurrentInterruptCheck() {
+  const std::function<bool()>* check = g_check;
+  if (check == nullptr || !*check) return {};
+  return [check] { return (*check)(); };
+}
+
 absl::Status Interrupted() { return absl::CancelledError(kInterrupted); }
 
 bool IsInterrupted(const absl::Status& status) {

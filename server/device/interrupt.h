@@ -37,6 +37,9 @@ class ScopedInterruptCheck {
 
 // Whether the innermost check of this thread asks to stop (false if none).
 bool InterruptRequested();
+// This thread's innermost check as a function other threads may call (an
+// op's helper threads) while the op runs inside the check's scope.
+std::function<bool()> CurrentInterruptCheck();
 // The status of an op stopped early, and the test for it.
 absl::Status Interrupted();
 bool IsInterrupted(const absl::Status& status);

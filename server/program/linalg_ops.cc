@@ -52,12 +52,13 @@ absl::StatusOr<DType> LinalgType(const Instruction& ins, DType d) {
 DType RealOf(DType d) { return IsComplex(d) ? ComplexComponent(d) : d; }
 
 // NumPy's checks of a stack of matrices: at least two dimensions, and
-// square ones but for svdvals, qr and svd.
+// square ones but for svdvals, qr and svd; NumPy raises LinAlgError for
+// both, so the messages name it (the client maps them to its LinAlgError).
 absl::Status CheckMatrices(const Instruction& ins, const ValueType& a) {
   const char* name = OpName(ins.op);
   const size_t rank = a.shape.size();
   if (rank < 2) {
-    return absl::InvalidArgumentError(absl::StrCat("linalg.", name, ": ", rank,
+    return absl::InvalidArgumentError(absl::StrCat("linalg.", name, ": LinAlgError: ", rank,
                                                    "-dimensional array given. Array must be at "
                                                    "least two-dimensional"));
   }
@@ -65,8 +66,8 @@ absl::Status CheckMatrices(const Instruction& ins, const ValueType& a) {
   const bool any_shape =
       kind == LinalgKind::kSvdvals || kind == LinalgKind::kQr || kind == LinalgKind::kSvd;
   if (!any_shape && a.shape[rank - 2] != a.shape[rank - 1]) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("linalg.", name, ": Last 2 dimensions of the array must be square"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "linalg.", name, ": LinAlgError: Last 2 dimensions of the array must be square"));
   }
   return absl::OkStatus();
 }

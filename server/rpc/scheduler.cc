@@ -4,12 +4,15 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "core/thread_stack.h"
 
 namespace resident {
 
 namespace {
 // How often idle workers look for queued tasks whose deadline passed.
 constexpr std::chrono::milliseconds kExpiryScan(20);
+// How long a worker is idle before its stack's touched pages go back.
+constexpr std::chrono::seconds kIdleBeforeStackRelease(1);
 }  // namespace
 
 Scheduler::Scheduler(Options options) : options_(options) {
@@ -178,6 +181,7 @@ std::vector<Scheduler::Task> Scheduler::TakeExpired(Clock::time_point now) {
 void Scheduler::Loop(bool extra) {
   std::unique_lock<std::mutex> lock(mu_);
   bool fresh = extra;  // an extra worker counts as starting until it looks
+  bool released = false;  // its stack given back since its last task
   for (;;) {
     std::optional<std::string> picked = NextTenant(/*idle_only=*/extra);
     if (fresh) {
@@ -188,10 +192,18 @@ void Scheduler::Loop(bool extra) {
       if (extra) break;
       if (stopping_ && stats_.queued == 0) return;
       ++idle_;
-      cv_.wait(lock);
+      // Idle a while after work: the stack pages the work touched go back
+      // (core/thread_stack.h), off the path of a busy worker.
+      if (cv_.wait_for(lock, kIdleBeforeStackRelease) == std::cv_status::timeout && !released) {
+        lock.unlock();
+        ReleaseUnusedStack();
+        lock.lock();
+        released = true;
+      }
       --idle_;
       continue;
     }
+    released = false;
     std::string tenant = *std::move(picked);
     TenantQueue& q = tenants_[tenant];
     Queued next = PopFront(q);
@@ -227,6 +239,11 @@ void Scheduler::Loop(bool extra) {
     }
   }
   // An extra worker with no tenant left to serve ends; Submit joins it.
+  // Its stack waits in glibc's cache for the next thread: without the pages
+  // its work touched.
+  lock.unlock();
+  ReleaseUnusedStack();
+  lock.lock();
   --stats_.extra_threads;
   finished_.push_back(std::this_thread::get_id());
 }

@@ -31,6 +31,7 @@
 #include "server/rpc/metrics.h"
 #include "server/rpc/metrics_http.h"
 #include "server/rpc/service.h"
+#include "server/rpc/slice_pool.h"
 #include "server/session/session_manager.h"
 
 namespace resident {
@@ -57,6 +58,7 @@ class Server::Impl {
     so.limits = options_.limits;
     so.quotas = options_.quotas;
     so.table_limits = options_.table_limits;
+    so.trim_host_caches = TrimSlicePool;
     sessions_ = std::make_unique<SessionManager>(*devices_, so);
     if (!options_.data_dir.empty()) {
       RETURN_IF_ERROR(sessions_->EnableDataDir(options_.data_dir));

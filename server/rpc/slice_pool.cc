@@ -29,9 +29,11 @@ class Pool {
           Block* b = free_[i];
           free_[i] = free_.back();
           free_.pop_back();
+          taken_ = true;
           return b;
         }
       }
+      taken_ = true;
     }
     void* raw = std::malloc(sizeof(Block) + n);
     return raw == nullptr ? nullptr : new (raw) Block{n};
@@ -48,9 +50,23 @@ class Pool {
     std::free(b);
   }
 
+  bool Trim() {
+    std::vector<Block*> gone;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      const bool taken = taken_;
+      taken_ = false;
+      if (taken) return false;
+      gone.swap(free_);
+    }
+    for (Block* b : gone) std::free(b);
+    return !gone.empty();
+  }
+
  private:
   std::mutex mu_;
   std::vector<Block*> free_;
+  bool taken_ = false;  // a block was asked for since the last Trim
 };
 
 Pool& ThePool() {
@@ -61,6 +77,8 @@ Pool& ThePool() {
 void GiveBack(void* block) { ThePool().Give(static_cast<Block*>(block)); }
 
 }  // namespace
+
+bool TrimSlicePool() { return ThePool().Trim(); }
 
 grpc::Slice PooledSlice(size_t n) {
   if (n < kMinPooled) return grpc::Slice(n);

@@ -38,6 +38,7 @@ SessionManager::SessionManager(DeviceSet& devices, SessionOptions options)
 void SessionManager::TrimIdle() {
   bool trimmed = false;
   for (Device* d : devices_.all()) trimmed |= d->TrimIfIdle();
+  if (options_.trim_host_caches) trimmed |= options_.trim_host_caches();
   // The heap too: glibc keeps freed tables and requests in its arenas.
   if (trimmed) malloc_trim(0);
 }

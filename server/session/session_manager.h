@@ -40,6 +40,7 @@
 #define RESIDENT_SERVER_SESSION_SESSION_MANAGER_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -85,6 +86,10 @@ struct SessionOptions {
   ProgramLimits limits;
   QuotaConfig quotas;  // per-tenant device bytes and arrays
   TableLimits table_limits;
+  // Host caches of the layers above (the RPC layer's download slices),
+  // called each reap interval; returns whether it freed anything, so that
+  // the heap is trimmed after it.
+  std::function<bool()> trim_host_caches;
 };
 
 // Handles a program read that lived on another device than its session's,

@@ -31,6 +31,7 @@
 #include <tuple>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "gtest/gtest.h"
@@ -1482,6 +1483,115 @@ TEST_P(BackendConformanceTest, DecompositionsEveryRoutineAndDtype) {
             near(g[1].value(b), w[1].value(b), "logabsdet", b);
             break;
         }
+      }
+    }
+  }
+}
+
+TEST_P(BackendConformanceTest, IterativeLinalgRefusesNanAndInfinity) {
+  // svd, svdvals, eigh and eigvalsh of a stack holding NaN or infinity where
+  // the routine reads (all of it; eigh's lower triangle) are NumPy's
+  // LinAlgError, raised before LAPACK or cuSOLVER runs: gesdd's iteration
+  // never ends on eye(3) with inf at (0, 0) (NumPy's svd hangs there too),
+  // and it refused NaN as an argument (was INTERNAL). An infinity in the
+  // triangle eigh does not read changes nothing.
+  const double inf = std::numeric_limits<double>::infinity();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  constexpr int64_t n = 3;
+  // eye(3) (a stack of `batch` when batch > 0) with v at (i, j) of matrix
+  // `which`, in its imaginary part with `imag`.
+  auto eye_with = [&](DType d, int64_t batch, int64_t which, int64_t i, int64_t j, double v,
+                      bool imag) {
+    HostArray h{d, batch > 0 ? Shape{batch, n, n} : Shape{n, n}, {}};
+    const int64_t count = std::max<int64_t>(batch, 1);
+    h.bytes.assign(static_cast<size_t>(count * n * n * ItemSize(d)), 0);
+    const int64_t per = IsComplex(d) ? 2 : 1;
+    const bool single = (IsComplex(d) ? ComplexComponent(d) : d) == DType::kFloat32;
+    auto put = [&](int64_t e, int64_t part, double x) {
+      const int64_t at = (e * per + part) * (single ? 4 : 8);
+      if (single) {
+        const float f = static_cast<float>(x);
+        std::memcpy(&h.bytes[at], &f, 4);
+      } else {
+        std::memcpy(&h.bytes[at], &x, 8);
+      }
+    };
+    for (int64_t b = 0; b < count; ++b) {
+      for (int64_t k = 0; k < n; ++k) put(b * n * n + k * n + k, 0, 1.0);
+    }
+    put(which * n * n + i * n + j, imag ? 1 : 0, v);
+    return h;
+  };
+  auto run = [&](LinalgKind kind, bool full, const HostArray& a) -> absl::StatusOr<HostArray> {
+    const DType d = a.dtype, real = IsComplex(d) ? ComplexComponent(d) : d;
+    const Shape batch(a.shape.begin(), a.shape.end() - 2);
+    auto with = [&](std::initializer_list<int64_t> tail) {
+      Shape s = batch;
+      s.insert(s.end(), tail.begin(), tail.end());
+      return s;
+    };
+    std::vector<std::pair<DType, Shape>> outs;
+    switch (kind) {
+      case LinalgKind::kSvd:
+        outs = {{d, with({n, n})}, {real, with({n})}, {d, with({n, n})}};
+        break;
+      case LinalgKind::kEigh:
+        outs = {{real, with({n})}, {d, with({n, n})}};
+        break;
+      default:  // svdvals, eigvalsh
+        outs = {{real, with({n})}};
+        break;
+    }
+    ASSIGN_OR_RETURN(DeviceArray in, test_.Upload(a));
+    std::vector<DeviceArray> o;
+    for (const auto& [dt, shape] : outs) {
+      ASSIGN_OR_RETURN(DeviceArray x, test_.Output(dt, shape));
+      o.push_back(std::move(x));
+    }
+    RETURN_IF_ERROR(test_.backend->Run(
+        *test_.stream, LinalgOp{kind, &in, nullptr, &o[0], o.size() > 1 ? &o[1] : nullptr,
+                                o.size() > 2 ? &o[2] : nullptr, full}));
+    return test_.Download(o[0]);
+  };
+  struct Case {
+    int64_t batch, which, i, j;
+    double v;
+    bool imag;
+  };
+  const std::vector<Case> cases = {
+      {0, 0, 0, 0, -inf, false}, {0, 0, 0, 0, inf, false},  {0, 0, 1, 1, nan, false},
+      {3, 1, 2, 1, nan, false},  {3, 2, 1, 0, -inf, false}, {2, 0, 2, 2, inf, true},
+  };
+  const std::vector<std::pair<LinalgKind, bool>> routines = {{LinalgKind::kSvdvals, false},
+                                                             {LinalgKind::kSvd, true},
+                                                             {LinalgKind::kSvd, false},
+                                                             {LinalgKind::kEigvalsh, false},
+                                                             {LinalgKind::kEigh, false}};
+  for (DType d : {DType::kFloat32, DType::kFloat64, DType::kComplex64, DType::kComplex128}) {
+    for (const Case& c : cases) {
+      if (c.imag && !IsComplex(d)) continue;
+      const HostArray a = eye_with(d, c.batch, c.which, c.i, c.j, c.v, c.imag);
+      for (auto [kind, full] : routines) {
+        SCOPED_TRACE(absl::StrCat(GetParam(), " ", DTypeName(d), " routine ",
+                                  static_cast<int>(kind), " ", c.v, " at ", c.which, ",", c.i, ",",
+                                  c.j, c.imag ? " (imaginary)" : ""));
+        absl::StatusOr<HostArray> got = run(kind, full, a);
+        ASSERT_FALSE(got.ok());
+        EXPECT_EQ(got.status().code(), absl::StatusCode::kInvalidArgument) << got.status();
+        EXPECT_TRUE(absl::StartsWith(got.status().message(), "LinAlgError: ")) << got.status();
+        EXPECT_NE(got.status().message().find("did not converge"), std::string::npos)
+            << got.status();
+      }
+    }
+    // The upper triangle holds inf, NaN: eigh reads the lower one, as
+    // NumPy's UPLO='L', and answers eye(3)'s eigenvalues.
+    for (double v : {inf, nan}) {
+      const HostArray a = eye_with(d, 2, 1, 0, 2, v, false);
+      for (LinalgKind kind : {LinalgKind::kEigvalsh, LinalgKind::kEigh}) {
+        SCOPED_TRACE(absl::StrCat(GetParam(), " ", DTypeName(d), " upper ", v));
+        absl::StatusOr<HostArray> got = run(kind, false, a);
+        ASSERT_TRUE(got.ok()) << got.status();
+        for (int64_t e = 0; e < got->size(); ++e) EXPECT_NEAR(got->value(e), 1.0, 1e-6);
       }
     }
   }

@@ -14,6 +14,7 @@
 #include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "server/rpc/slice_pool.h"
 #include "tests/support/server_process.h"
 #include "tests/tenancy/tenancy_fixture.h"
 
@@ -478,6 +479,20 @@ TEST(SharedServerTest, TheCpuCacheStaysWithinTheBudgetAndIsTrimmedWhenIdle) {
               static_cast<long long>(idle >> 20));
   EXPECT_EQ(describe().cached_bytes(), 0);
   EXPECT_LT(idle - baseline, int64_t{64} << 20);
+}
+
+// 5b. The download slices kept for reuse go back once no download took one
+// for a reap interval (they held up to 32 MiB of an idle server's RSS).
+TEST(SharedServerTest, KeptDownloadSlicesAreFreedOnceIdle) {
+  TrimSlicePool();
+  TrimSlicePool();  // whatever earlier tests left: gone
+  { grpc::Slice a = PooledSlice(size_t{4} << 20), b = PooledSlice(size_t{4} << 20); }
+  EXPECT_FALSE(TrimSlicePool()) << "a block was taken during this interval: kept";
+  EXPECT_TRUE(TrimSlicePool()) << "none taken since: the kept blocks are freed";
+  EXPECT_FALSE(TrimSlicePool()) << "nothing left to free";
+  { grpc::Slice small = PooledSlice(1024); }  // left to malloc, never kept
+  TrimSlicePool();
+  EXPECT_FALSE(TrimSlicePool());
 }
 
 // 6. One tenant cannot take every handle; its handles' host memory goes

@@ -203,15 +203,21 @@ class CpuBackend final : public Backend {
     RETURN_IF_ERROR(CheckLinalgOp(op));
     static_assert(static_cast<int>(cpu::LinalgRoutine::kSlogdet) ==
                   static_cast<int>(LinalgKind::kSlogdet));
+    // A stack of matrices stops between them once the program must stop.
+    const std::function<bool()> stop = CurrentInterruptCheck();
+    auto interrupted = [](absl::Status s) {
+      return s.code() == absl::StatusCode::kCancelled ? Interrupted() : s;
+    };
     if (LinalgResults(op.kind) > 1) {
       std::vector<cpu::MutView> outs = {MutableView(*op.out), MutableView(*op.out2)};
       if (op.out3 != nullptr) outs.push_back(MutableView(*op.out3));
-      return cpu::Decompose(&pool_, static_cast<cpu::LinalgRoutine>(op.kind), op.full, View(*op.a),
-                            outs);
+      return interrupted(cpu::Decompose(&pool_, static_cast<cpu::LinalgRoutine>(op.kind), op.full,
+                                        View(*op.a), outs, stop));
     }
     const cpu::ConstView b = op.b != nullptr ? View(*op.b) : cpu::ConstView{};
-    return cpu::Linalg(&pool_, static_cast<cpu::LinalgRoutine>(op.kind), View(*op.a),
-                       op.kind == LinalgKind::kSolve ? &b : nullptr, MutableView(*op.out));
+    return interrupted(cpu::Linalg(&pool_, static_cast<cpu::LinalgRoutine>(op.kind), View(*op.a),
+                                   op.kind == LinalgKind::kSolve ? &b : nullptr,
+                                   MutableView(*op.out), stop));
   }
   absl::Status Do(const RandomOp& op) {
     RETURN_IF_ERROR(CheckRandomOp(op));

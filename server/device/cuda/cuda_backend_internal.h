@@ -283,6 +283,13 @@ class CudaBackend final : public Backend {
   // argument cuSOLVER refused, is INTERNAL (cuda_linalg_ops.cc).
   absl::Status ReadBackInfos(const StreamRef& s, const int* info, int64_t batch,
                              const std::function<absl::Status(int)>& error);
+  // NumPy's LinAlgError (`what`, its message) if an element of a's matrices
+  // that an iterative routine reads (all of them, or with lower_only the
+  // lower triangles) is NaN or infinite: checked on the device and read
+  // back (synchronising) before cuSOLVER runs, which on such input fails or
+  // may never end (cuda_linalg_ops.cc).
+  absl::Status RefuseNonFinite(const StreamRef& s, const DeviceArray& a, bool lower_only,
+                               const char* what);
   absl::Status Binary(const StreamRef& s, ElementwiseKind kind, const DeviceArray& a,
                       const DeviceArray& b, const DeviceArray& out);
   absl::Status Negative(const StreamRef& s, const DeviceArray& a, const DeviceArray& out);

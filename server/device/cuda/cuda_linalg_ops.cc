@@ -92,6 +92,12 @@ absl::Status Transpose(cublasHandle_t h, DType t, const void* in, int64_t rows, 
 
 absl::Status CudaBackend::Do(const StreamRef& s, const LinalgOp& op) {
   RETURN_IF_ERROR(CheckLinalgOp(op));
+  // The iterative routines never see NaN or infinity (NumPy's LinAlgError).
+  if (op.kind == LinalgKind::kSvdvals || op.kind == LinalgKind::kSvd) {
+    RETURN_IF_ERROR(RefuseNonFinite(s, *op.a, /*lower_only=*/false, "SVD did not converge"));
+  } else if (op.kind == LinalgKind::kEigvalsh || op.kind == LinalgKind::kEigh) {
+    RETURN_IF_ERROR(RefuseNonFinite(s, *op.a, /*lower_only=*/true, "Eigenvalues did not converge"));
+  }
   if (LinalgResults(op.kind) > 1) return Decompose(s, op);
   const DeviceArray &a = *op.a, &out = *op.out;
   const size_t rank = a.shape.size();
@@ -308,6 +314,26 @@ absl::Status CudaBackend::Do(const StreamRef& s, const LinalgOp& op) {
         return absl::InvalidArgumentError("LinAlgError: SVD did not converge");
     }
   });
+}
+
+absl::Status CudaBackend::RefuseNonFinite(const StreamRef& s, const DeviceArray& a, bool lower_only,
+                                          const char* what) {
+  const size_t rank = a.shape.size();
+  const int64_t rows = a.shape[rank - 2], cols = a.shape[rank - 1];
+  const int64_t batch = NumElements(Shape(a.shape.begin(), a.shape.end() - 2));
+  if (batch == 0 || rows == 0 || cols == 0) return absl::OkStatus();
+  ASSIGN_OR_RETURN(std::shared_ptr<CudaBuffer> flag, AllocateOn(s, sizeof(int)));
+  RETURN_IF_ERROR(Check(k::AnyNonFinite(Launch(*s), a.dtype, a.data(), batch, rows, cols,
+                                        lower_only, static_cast<int*>(flag->data())),
+                        "linalg"));
+  int found = 0;
+  RETURN_IF_ERROR(
+      Check(cudaMemcpyAsync(&found, flag->data(), sizeof(int), cudaMemcpyDeviceToHost, s->stream()),
+            "cudaMemcpyAsync"));
+  RETURN_IF_ERROR(Check(cudaStreamSynchronize(s->stream()), "cudaStreamSynchronize"));
+  if (found == 0) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat("LinAlgError: ", what, " (the matrix holds NaN or infinity)"));
 }
 
 absl::Status CudaBackend::ReadBackInfos(const StreamRef& s, const int* info, int64_t batch,

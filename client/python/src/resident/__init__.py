@@ -40,7 +40,8 @@ from ._numpy_extras import (allclose, argwhere, bincount, column_stack, copy, co
                             histogram, hstack, isclose, median, outer, vstack)
 from . import fft, linalg, random
 from ._errors import (Aborted, AlreadyExists, Cancelled, DataLoss, DeadlineExceeded,
-                      FailedPrecondition, Internal, InvalidArgument, NotFound, OutOfRange,
+                      FailedPrecondition, IndexOutOfBounds, Internal, InvalidArgument, NotFound,
+                      OutOfRange,
                       PermissionDenied, ResidentError, ResourceExhausted, Unauthenticated,
                       Unavailable, Unimplemented, Unknown)
 
@@ -72,5 +73,5 @@ __all__ = [
     "ServerInfo", "DeviceInfo", "ArrayListing", "SessionListing", "ResidentError", "Cancelled",
     "Unknown", "InvalidArgument", "DeadlineExceeded", "NotFound", "AlreadyExists",
     "PermissionDenied", "ResourceExhausted", "FailedPrecondition", "Aborted", "OutOfRange",
-    "Unimplemented", "Internal", "Unavailable", "DataLoss", "Unauthenticated",
+    "Unimplemented", "Internal", "Unavailable", "DataLoss", "Unauthenticated", "IndexOutOfBounds",
 ]

@@ -11,7 +11,7 @@ from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from . import _dtypes
-from ._errors import AxisError, FailedPrecondition, InvalidArgument
+from ._errors import AxisError, FailedPrecondition, InvalidArgument, LinAlgError
 from ._graph import Kind, Node
 from ._infer import Meta
 from ._ops import (ALIASES, BINARY_ELEMENTWISE, COMPARISONS, OPERATORS, OPS,
@@ -287,6 +287,8 @@ def record(op: str, inputs: Sequence[Node], session: Any,
             meta = spec.infer(metas, ins)  # type: ignore[arg-type]
         except (ValueError, TypeError) as e:
             if spec.eager_errors:
+                if isinstance(e, LinAlgError):  # numpy.linalg's class, kept
+                    raise LinAlgError(f"{op}: {e.details}") from None
                 error = AxisError if isinstance(e, IndexError) else InvalidArgument
                 raise error(f"{op}: {e}") from None
             meta = None  # invalid: the server's error surfaces when it is evaluated

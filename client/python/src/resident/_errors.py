@@ -9,9 +9,11 @@ quota as it would with CuPy.
 
 from __future__ import annotations
 
+import re
 from typing import Dict, Optional, Type
 
 import grpc
+import numpy as np
 
 
 class ResidentError(Exception):
@@ -54,6 +56,12 @@ class InvalidArgument(ResidentError, ValueError):
 
 class AxisError(InvalidArgument, IndexError):
     """An axis out of range: a ValueError and an IndexError, as NumPy's."""
+
+
+class IndexOutOfBounds(InvalidArgument, IndexError):
+    """An index array's value out of range, found on the server when the
+    program ran (``x[idx]`` with idx a resident array): an IndexError, as
+    NumPy's, and an InvalidArgument, as every refused program."""
 
 
 class DeadlineExceeded(ResidentError, TimeoutError):
@@ -130,18 +138,28 @@ _BY_CODE: Dict[grpc.StatusCode, Type[ResidentError]] = {
 }
 
 
-class LinAlgError(InvalidArgument):
-    """numpy.linalg.LinAlgError's case (a ValueError, as NumPy's): the server
+class LinAlgError(InvalidArgument, np.linalg.LinAlgError):
+    """numpy.linalg.LinAlgError's case (a subclass of it, so ``except
+    numpy.linalg.LinAlgError`` catches it, and a ValueError): the server
     could not factor a matrix ("Singular matrix", "Matrix is not positive
-    definite", "... did not converge"). Also ``resident.linalg.LinAlgError``."""
+    definite", "... did not converge", NaN or infinity given to svd or eigh),
+    or the array is not a stack of (square) matrices. Also
+    ``resident.linalg.LinAlgError``."""
+
+
+# take_along_axis's message (every backend's) for an index out of range.
+_OUT_OF_BOUNDS = re.compile(r"index -?\d+ is out of bounds for axis")
 
 
 def error_for(code: grpc.StatusCode, details: str,
               request_id: Optional[str] = None) -> ResidentError:
     """The exception of the class for ``code`` (LinAlgError for a
-    factorisation's failure, which the server's message names)."""
+    factorisation's failure, which the server's message names;
+    IndexOutOfBounds for an index array's value out of range)."""
     if code == grpc.StatusCode.INVALID_ARGUMENT and "LinAlgError: " in details:
         return LinAlgError(details, code, request_id)
+    if code == grpc.StatusCode.INVALID_ARGUMENT and _OUT_OF_BOUNDS.search(details):
+        return IndexOutOfBounds(details, code, request_id)
     return _BY_CODE.get(code, ResidentError)(details, code, request_id)
 
 

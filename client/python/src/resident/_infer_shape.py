@@ -8,6 +8,7 @@ from typing import Any, Dict, List, Sequence, Tuple
 
 import numpy as np
 
+from ._errors import LinAlgError
 from ._infer import Meta
 from .v1 import resident_pb2 as pb
 
@@ -262,11 +263,11 @@ def _linalg_types(name: str, a: Meta, dt: np.dtype, square: bool) -> Tuple[int, 
     computes in: (rows, columns, dtype, its real dtype); ints and bool
     compute in float64, float16/bfloat16 are refused."""
     if len(a.shape) < 2:
-        raise ValueError(f"linalg.{name}: {len(a.shape)}-dimensional array given. Array must "
-                         "be at least two-dimensional")
+        raise LinAlgError(f"linalg.{name}: {len(a.shape)}-dimensional array given. Array must "
+                          "be at least two-dimensional")
     m, n = a.shape[-2:]
     if square and m != n:
-        raise ValueError(f"linalg.{name}: Last 2 dimensions of the array must be square")
+        raise LinAlgError(f"linalg.{name}: Last 2 dimensions of the array must be square")
     if dt.itemsize == 2 and dt.kind == "f" or dt.name == "bfloat16":
         raise TypeError(f"linalg.{name}: array type {dt} is unsupported in linalg")
     if dt.kind not in "fc":

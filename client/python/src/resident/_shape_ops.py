@@ -142,8 +142,10 @@ def _getitem(self: ndarray, key: Any) -> ndarray:
     mask goes to _indexing.py."""
     key = key if isinstance(key, tuple) else (key,)
     # A 0-d integer array indexes as its int (evaluated), as in NumPy.
+    # A Python bool is a 0-d mask (a new axis of length 1 or 0).
     key = tuple(operator.index(k) if isinstance(k, ndarray) and k.ndim == 0 and
-                k.dtype.kind in "iu" else k for k in key)
+                k.dtype.kind in "iu" else np.asarray(k) if isinstance(k, (bool, np.bool_))
+                else k for k in key)
     from . import _indexing
     if builtins.any(_indexing._is_advanced(k) for k in key):
         return _indexing.getitem_advanced(self, key)

@@ -104,9 +104,11 @@ def solve(x1: ndarray, x2: ndarray, /) -> ndarray:
     if not isinstance(x1, ndarray) or not isinstance(x2, ndarray):
         raise TypeError("linalg.solve needs resident arrays")
     if x1.ndim < 2:
-        raise ValueError(f"linalg.solve: {x1.ndim}-dimensional array given. Array must be at "
-                         "least two-dimensional")
+        raise LinAlgError(f"linalg.solve: {x1.ndim}-dimensional array given. Array must be at "
+                          "least two-dimensional")
     m = x1.shape[-1]
+    if x1.shape[-2] != m:
+        raise LinAlgError("linalg.solve: Last 2 dimensions of the array must be square")
     vector = x2.ndim == 1
     b = x2.reshape((x2.shape[0], 1)) if vector else x2
     if b.shape[-2] != m:
@@ -372,18 +374,25 @@ def matrix_norm(x: ndarray, /, *, keepdims: bool = False,
     elif ord in (1, -1):
         cols = _sum(a, axis=-2, keepdims=True)
         pick = _max if ord == 1 else _min
+        if ord == 1 and cols.shape[-1] == 0:
+            pick = _sum  # NumPy's largest of no sums is 0 (the smallest an error)
         out = pick(cols, axis=-1, keepdims=True)
         if not keepdims:
             out = out.reshape(out.shape[:-2])
     elif ord in (math.inf, -math.inf):
         rows = _sum(a, axis=-1, keepdims=True)
         pick = _max if ord == math.inf else _min
+        if ord == math.inf and rows.shape[-2] == 0:
+            pick = _sum
         out = pick(rows, axis=-2, keepdims=True)
         if not keepdims:
             out = out.reshape(out.shape[:-2])
     elif ord in (2, -2, "nuc"):
         sv = svdvals(x)
-        out = (_max(sv, axis=-1) if ord == 2 else _min(sv, axis=-1) if ord == -2
+        # No singular values (an empty matrix): NumPy's 2-norm is 0, as the
+        # nuclear norm; its -2-norm an error, as _min's.
+        largest = _sum if sv.shape[-1] == 0 else _max
+        out = (largest(sv, axis=-1) if ord == 2 else _min(sv, axis=-1) if ord == -2
                else _sum(sv, axis=-1))
         if keepdims:
             out = out.reshape(out.shape + (1, 1))
@@ -397,9 +406,9 @@ def matrix_power(x: ndarray, n: int, /) -> ndarray:
     ``n`` by repeated squaring, as numpy.linalg.matrix_power; n = 0 gives
     identities of x's dtype; a negative n is the inverse's power."""
     n = operator.index(n)
-    if x.ndim < 2 or x.shape[-1] != x.shape[-2]:
-        raise ValueError(f"matrix_power needs square matrices in the last two axes, got shape "
-                         f"{x.shape}")
+    if x.ndim < 2 or x.shape[-1] != x.shape[-2]:  # NumPy's LinAlgError (a ValueError)
+        raise LinAlgError(f"matrix_power needs square matrices in the last two axes, got shape "
+                          f"{x.shape}")
     if n < 0:
         x = inv(x)
         n = -n
