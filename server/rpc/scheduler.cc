@@ -180,7 +180,7 @@ std::vector<Scheduler::Task> Scheduler::TakeExpired(Clock::time_point now) {
 
 void Scheduler::Loop(bool extra) {
   std::unique_lock<std::mutex> lock(mu_);
-  bool fresh = extra;  // an extra worker counts as starting until it looks
+  bool fresh = extra;     // an extra worker counts as starting until it looks
   bool released = false;  // its stack given back since its last task
   for (;;) {
     std::optional<std::string> picked = NextTenant(/*idle_only=*/extra);

@@ -74,14 +74,14 @@ TEST(OpRegistry, AliasingFollowsTheRow) {
 // Ops whose time their size does not bound never run on the RPC thread:
 // a 3x3 svd that never returned there stalled every tenant's calls.
 TEST(OpRegistry, LibraryRoutinesAndLoopsAreNotSizeBounded) {
-  for (OpKind op : {OpKind::kDot, OpKind::kMatmul, OpKind::kArange, OpKind::kWhile,
-                    OpKind::kCholesky, OpKind::kSolve, OpKind::kInv, OpKind::kDet,
-                    OpKind::kEigvalsh, OpKind::kSvdvals, OpKind::kQr, OpKind::kSvd, OpKind::kEigh,
-                    OpKind::kSlogdet}) {
+  for (OpKind op :
+       {OpKind::kDot, OpKind::kMatmul, OpKind::kArange, OpKind::kWhile, OpKind::kCholesky,
+        OpKind::kSolve, OpKind::kInv, OpKind::kDet, OpKind::kEigvalsh, OpKind::kSvdvals,
+        OpKind::kQr, OpKind::kSvd, OpKind::kEigh, OpKind::kSlogdet}) {
     EXPECT_FALSE(OpDefOf(op).size_bounded) << OpName(op);
   }
-  for (OpKind op : {OpKind::kElementwise, OpKind::kSum, OpKind::kSlice, OpKind::kReshape,
-                    OpKind::kFull}) {
+  for (OpKind op :
+       {OpKind::kElementwise, OpKind::kSum, OpKind::kSlice, OpKind::kReshape, OpKind::kFull}) {
     EXPECT_TRUE(OpDefOf(op).size_bounded) << OpName(op);
   }
 }

@@ -37,7 +37,7 @@ __attribute__((noinline)) int64_t Deep(int64_t bytes) {
   volatile char block[64 << 10];
   std::memset(const_cast<char*>(block), 1, sizeof(block));
   return bytes <= static_cast<int64_t>(sizeof(block)) ? block[7]
-                                                       : block[9] + Deep(bytes - sizeof(block));
+                                                      : block[9] + Deep(bytes - sizeof(block));
 }
 
 TEST(ThreadStack, ReleasesWhatADeepCallTouched) {
