@@ -26,10 +26,12 @@
 #include "core/local_frame.h"
 #include "e2e_fixture.h"
 #include "gmock/gmock.h"
+#include "tests/support/memfd.h"
 
 namespace resident::e2e {
 namespace {
 
+using testing_support::Memfd;
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
@@ -83,16 +85,6 @@ int OpenFds() {
   int n = 0;
   for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) ++n;
   return n;
-}
-
-int Memfd(int64_t size, bool seal) {
-  const int fd = memfd_create("bounds-test", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-  EXPECT_GE(fd, 0);
-  EXPECT_EQ(ftruncate(fd, size), 0);
-  if (seal) {
-    EXPECT_EQ(fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK), 0);
-  }
-  return fd;
 }
 
 class LocalDataBoundsTest : public ::testing::Test {

@@ -22,21 +22,13 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/device/cpu/cpu_backend.h"
+#include "tests/support/memfd.h"
 
 namespace resident {
 namespace {
 
 using ::testing::HasSubstr;
-
-int Memfd(int64_t size, bool seal) {
-  const int fd = memfd_create("region-test", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-  EXPECT_GE(fd, 0);
-  EXPECT_EQ(ftruncate(fd, size), 0);
-  if (seal) {
-    EXPECT_EQ(fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK), 0);
-  }
-  return fd;
-}
+using testing_support::Memfd;
 
 bool IsOpen(int fd) { return fcntl(fd, F_GETFD) != -1; }
 
