@@ -417,7 +417,8 @@ def test_singular_matrices(client, case, dtype):
     routines["svd_values"] = (lambda a: LA.svd(a).S, lambda x: rs.linalg.svd(x).S, True)
     for name, (np_fn, rs_fn, approx) in routines.items():
         got = bounded(lambda: outcome(lambda: rs_fn(x)))
-        if CUDA_DIRECT and case == "rank2" and name in ("inv", "solve", "matrix_power_-1"):
+        if CUDA_DIRECT and case == "rank2" and name in ("inv", "solve", "matrix_power_-1", "det",
+                                                         "slogdet"):
             answered(got, name)  # singular only in LAPACK's rounding
             continue
         loose = approx or name in ("det", "slogdet")
