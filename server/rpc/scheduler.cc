@@ -194,7 +194,9 @@ void Scheduler::Loop(bool extra) {
       ++idle_;
       // Idle a while after work: the stack pages the work touched go back
       // (core/thread_stack.h), off the path of a busy worker.
-      if (cv_.wait_for(lock, kIdleBeforeStackRelease) == std::cv_status::timeout && !released) {
+      if (released) {
+        cv_.wait(lock);
+      } else if (cv_.wait_for(lock, kIdleBeforeStackRelease) == std::cv_status::timeout) {
         lock.unlock();
         ReleaseUnusedStack();
         lock.lock();

@@ -192,11 +192,8 @@ def direct_routines(client):
     }
 
 
-@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128], ids=str)
-@pytest.mark.parametrize("case", sorted(NONFINITE))
-def test_direct_routines_give_numpys_nan(client, case, dtype):
-    a = NONFINITE[case].astype(dtype)
-    x = client.asarray(a)
+def check_direct_routines(client, a: np.ndarray, x) -> None:
+    """Each direct routine of x (a on the server) against NumPy's of a."""
     for name, (ours_np, ours_rs) in direct_routines(client).items():
         got = bounded(lambda: outcome(lambda: ours_rs(x)))
         if CUDA_DIRECT:
@@ -206,6 +203,14 @@ def test_direct_routines_give_numpys_nan(client, case, dtype):
             same_nan_outcome(got, lambda: ours_np(a), loose=(0, 1) if name == "qr" else ())
         except AssertionError as e:
             raise AssertionError(f"{name}: {e}") from None
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128], ids=str)
+@pytest.mark.parametrize("case", sorted(NONFINITE))
+def test_direct_routines_give_numpys_nan(client, case, dtype):
+    a = NONFINITE[case].astype(dtype)
+    x = client.asarray(a)
+    check_direct_routines(client, a, x)
 
 
 # The iterative routines, and what is composed from them: name -> ours of a
@@ -284,15 +289,7 @@ def test_nonfinite_imaginary_part(client, dtype, value):
             assert kind == "value", f"{name}: {got}"
             continue
         assert kind == "raise" and isinstance(got, rs.linalg.LinAlgError), f"{name}: {got!r}"
-    for name, (ours_np, ours_rs) in direct_routines(client).items():
-        got = bounded(lambda: outcome(lambda: ours_rs(x)))
-        if CUDA_DIRECT:
-            answered(got, name)
-            continue
-        try:
-            same_nan_outcome(got, lambda: ours_np(a), loose=(0, 1) if name == "qr" else ())
-        except AssertionError as e:
-            raise AssertionError(f"{name}: {e}") from None
+    check_direct_routines(client, a, x)
 
 
 def test_svd_of_eye_with_one_infinity_never_hangs(client):
